@@ -1,0 +1,130 @@
+"""Profiles: where the compared storages and engines live (lab, emr, or a user's YAML file).
+
+A notebook takes one `profile` parameter; nothing else changes between the lab and a cluster.
+"""
+from __future__ import annotations
+
+import socket
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from perfkit.errors import PerfkitError
+
+BUILTIN = ("lab", "emr")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    hdfs_uri: str  # filesystem URI engines use, e.g. hdfs://127.0.0.1:9000
+    webhdfs_url: str  # perfkit itself talks to HDFS over WebHDFS (no native client needed)
+    hdfs_user: str
+    s3_bucket: str
+    s3_scheme: str  # s3a for Hadoop's S3A, s3 for EMRFS
+    s3_endpoint: str | None  # None means AWS itself
+    s3_region: str
+    prefix: str  # everything perfkit writes lives under this prefix, on both storages
+    spark_master: str
+    hive_host: str
+    hive_port: int
+    hive_user: str = "perfkit"
+    uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
+    spark_conf: dict = field(default_factory=dict)
+
+    def hdfs_path(self, *parts: str) -> str:
+        return "/" + "/".join(p.strip("/") for p in (self.prefix, *parts) if p)
+
+    def hdfs_url(self, *parts: str) -> str:
+        return self.hdfs_uri.rstrip("/") + self.hdfs_path(*parts)
+
+    def s3_key(self, *parts: str) -> str:
+        return "/".join(p.strip("/") for p in (self.prefix, *parts) if p)
+
+    def s3_url(self, *parts: str) -> str:
+        return f"{self.s3_scheme}://{self.s3_bucket}/{self.s3_key(*parts)}"
+
+    def describe(self) -> dict:
+        """What a report may show: addresses and settings, never credentials."""
+        return asdict(self)
+
+
+def lab_profile() -> Profile:
+    from perfkit.lab.settings import BUCKET, HOST, LabPorts
+
+    ports = LabPorts.from_env()
+    return Profile(
+        name="lab",
+        hdfs_uri=f"hdfs://{HOST}:{ports.namenode_rpc}",
+        webhdfs_url=f"http://{HOST}:{ports.namenode_http}",
+        hdfs_user="perfkit",
+        s3_bucket=BUCKET,
+        s3_scheme="s3a",
+        s3_endpoint=f"http://{HOST}:{ports.s3}",
+        s3_region="us-east-1",
+        prefix="perfkit",
+        spark_master="local[2]",
+        hive_host=HOST,
+        hive_port=ports.hiveserver2,
+        uses_lab=True,
+    )
+
+
+def emr_profile(bucket: str = "", master: str = "", region: str = "us-east-1") -> Profile:
+    if not bucket:
+        raise PerfkitError("profile 'emr' needs an S3 bucket: pass bucket=NAME (the notebook parameter `bucket`)")
+    master = master or socket.getfqdn()  # notebooks on EMR run on the master node
+    return Profile(
+        name="emr",
+        hdfs_uri="hdfs://",
+        webhdfs_url=f"http://{master}:9870",
+        hdfs_user="hadoop",
+        s3_bucket=bucket.removeprefix("s3://").strip("/"),
+        s3_scheme="s3",
+        s3_endpoint=None,
+        s3_region=region,
+        prefix="perfkit",
+        spark_master="yarn",
+        hive_host=master,
+        hive_port=10000,
+        hive_user="hadoop",
+    )
+
+
+def load_profile(name: str = "lab", **options) -> Profile:
+    """`lab`, `emr` (options: bucket, master, region) or the path of a YAML file.
+
+    A YAML profile names a `base` (lab or emr) and overrides any Profile field, e.g.
+        base: emr
+        bucket: my-bucket
+        spark_master: yarn
+    """
+    options = {k: v for k, v in options.items() if v not in (None, "")}
+    if name == "lab":
+        return replace(lab_profile(), **_fields_only(options, "lab"))
+    if name == "emr":
+        own = {k: options.pop(k) for k in ("bucket", "master", "region") if k in options}
+        return replace(emr_profile(**own), **_fields_only(options, "emr"))
+    path = Path(name)
+    if path.suffix in (".yml", ".yaml"):
+        if not path.exists():
+            raise PerfkitError(f"profile file {path} does not exist: give the path of a YAML profile, or 'lab' or 'emr'")
+        data = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(data, dict):
+            raise PerfkitError(f"profile file {path} must hold a mapping of settings (base: lab|emr, then overrides)")
+        base = data.pop("base", "lab")
+        if base not in BUILTIN:
+            raise PerfkitError(f"profile file {path}: base {base!r} is unknown; use one of {', '.join(BUILTIN)}")
+        return replace(load_profile(base, **{**data, **options}), name=path.stem)
+    raise PerfkitError(f"unknown profile {name!r}: use 'lab', 'emr' or the path of a YAML profile file")
+
+
+def _fields_only(options: dict, profile: str) -> dict:
+    known = set(Profile.__dataclass_fields__)
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise PerfkitError(
+            f"profile {profile!r} has no setting {', '.join(unknown)}: known settings are {', '.join(sorted(known))}"
+        )
+    return options

@@ -1,0 +1,1 @@
+"""Deterministic dataset generators and their placement on the compared storages."""

@@ -1,0 +1,96 @@
+"""Query engines behind one interface, registered by name and imported lazily."""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+from abc import ABC, abstractmethod
+from datetime import date, datetime
+from decimal import Decimal
+
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError
+
+# name -> "module:Class"; other packages may add entries with register()
+REGISTRY: dict[str, str] = {
+    "spark": "perfkit.engines.spark:SparkEngine",
+    "hive": "perfkit.engines.hive:HiveEngine",
+}
+
+
+def register(name: str, target: str) -> None:
+    REGISTRY[name] = target
+
+
+def engine_class(name: str) -> type["Engine"]:
+    if name not in REGISTRY:
+        raise PerfkitError(f"unknown engine {name!r}: choose from {', '.join(sorted(REGISTRY))}")
+    module, cls = REGISTRY[name].split(":")
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as err:
+        raise PerfkitError(f"engine {name!r} needs {err.name}, which is not installed. Fix: pip install -e '.[dev]'") from None
+
+
+def get_engine(name: str, profile: Profile) -> "Engine":
+    return engine_class(name)(profile)
+
+
+class Engine(ABC):
+    """A SQL engine that reads tables whose files sit on HDFS or on S3."""
+
+    name: str = "?"
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+
+    @abstractmethod
+    def open(self) -> None:
+        """Connect (or start a session); raise ServiceError with a fix when it cannot."""
+
+    @abstractmethod
+    def execute(self, sql: str) -> list[tuple]:
+        """Run one statement and return every row."""
+
+    @abstractmethod
+    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
+        """(Re)create an external table over existing files: never moves or deletes data."""
+
+    def versions(self) -> dict[str, str]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> list[str]:
+    """External-table DDL that Hive, Spark's Thrift server and Presto-on-Hive all accept."""
+    cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
+    stored = {"orc": "ORC", "parquet": "PARQUET"}[file_format]
+    return [f"DROP TABLE IF EXISTS {table}",
+            f"CREATE EXTERNAL TABLE {table} ({cols}) STORED AS {stored} LOCATION '{location}'"]
+
+
+def result_hash(rows: list[tuple]) -> str:
+    """A hash of the result independent of row order and of float noise beyond 9 significant digits.
+
+    Aggregates over doubles may differ in the last bits when partial sums merge in another order.
+    """
+    def norm(value):
+        if isinstance(value, float):
+            return "nan" if math.isnan(value) else f"{value:.9g}"
+        if isinstance(value, Decimal):
+            return f"{float(value):.9g}"
+        if isinstance(value, (datetime, date)):
+            return value.isoformat()
+        return str(value)
+
+    lines = sorted("\x1f".join(norm(v) for v in row) for row in rows)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]

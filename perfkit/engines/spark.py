@@ -1,0 +1,54 @@
+"""Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
+from __future__ import annotations
+
+from perfkit.engines import Engine
+from perfkit.errors import ServiceError
+
+
+class SparkEngine(Engine):
+    name = "spark"
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self.spark = None
+
+    def conf(self) -> dict[str, str]:
+        conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
+                "spark.sql.session.timeZone": "UTC"}
+        if self.profile.uses_lab:
+            from perfkit.lab import tools
+            from perfkit.lab.settings import LabPorts, lab_credentials
+            from perfkit.spark_settings import lab_spark_conf
+
+            conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
+            conf["spark.jars"] = ",".join(str(j) for j in tools.s3a_jars())
+            conf["spark.driver.memory"] = "2g"
+        return {**conf, **self.profile.spark_conf}
+
+    def open(self) -> None:
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder
+        for key, value in self.conf().items():
+            builder = builder.config(key, value)
+        try:
+            self.spark = builder.getOrCreate()
+        except Exception as err:  # noqa: BLE001 - py4j/JVM start failures have many types
+            raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {str(err)[:300]}",
+                               "check Java 17+ and the profile's spark_master") from None
+        self.spark.sparkContext.setLogLevel("ERROR")
+
+    def execute(self, sql: str) -> list[tuple]:
+        return [tuple(row) for row in self.spark.sql(sql).collect()]
+
+    def register_table(self, table, location, file_format, columns) -> None:
+        self.spark.sql(f"DROP TABLE IF EXISTS {table}")
+        self.spark.sql(f"CREATE TABLE {table} USING {file_format} LOCATION '{location}'")
+
+    def versions(self) -> dict[str, str]:
+        return {"spark": self.spark.version if self.spark else "?"}
+
+    def close(self) -> None:
+        if self.spark is not None:
+            self.spark.stop()
+            self.spark = None

@@ -1,0 +1,1 @@
+"""Experiments: each follows prepare -> run -> summarise, and writes one ResultSet per run."""

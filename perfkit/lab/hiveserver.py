@@ -1,0 +1,71 @@
+"""A real HiveServer2 endpoint: the Spark Thrift Server that pyspark ships."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from perfkit.lab import tools
+from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.settings import HOST, LabPorts, lab_credentials
+from perfkit.spark_settings import lab_spark_conf
+
+
+class HiveServer:
+    name = "hiveserver2"
+
+    def __init__(self, home: Path, ports: LabPorts):
+        self.home, self.ports = home, ports
+        self.daemon = Daemon("hiveserver2", home, "HiveThriftServer2")
+        self.daemons = [self.daemon]
+
+    def addresses(self) -> dict[str, str]:
+        return {"hiveserver2": f"{HOST}:{self.ports.hiveserver2}"}
+
+    def ports_needed(self) -> dict[str, int]:
+        return {"hiveserver2": self.ports.hiveserver2}
+
+    def argv(self) -> list[str]:
+        spark_home = tools.spark_home()
+        metastore = self.home / "hive" / "metastore_db"
+        conf = {
+            **lab_spark_conf(self.ports, lab_credentials()),
+            "spark.sql.warehouse.dir": str(self.home / "hive" / "warehouse"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore};create=true",
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.home / 'hive'}",
+        }
+        argv = [str(spark_home / "bin" / "spark-submit"),
+                "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+                "--name", "perfkit-lab-hiveserver2", "--master", "local[2]", "--driver-memory", "1g",
+                # on the driver's own classpath: the Hive metastore client does not see --jars
+                "--driver-class-path", ":".join(str(j) for j in tools.s3a_jars())]
+        for key, value in conf.items():
+            argv += ["--conf", f"{key}={value}"]
+        return argv + ["spark-internal",
+                       "--hiveconf", f"hive.server2.thrift.port={self.ports.hiveserver2}",
+                       "--hiveconf", f"hive.server2.thrift.bind.host={HOST}"]
+
+    def start(self) -> None:
+        (self.home / "hive").mkdir(parents=True, exist_ok=True)
+        if self.daemon.pid() is None:
+            spark_home = tools.spark_home()
+            env = {"SPARK_HOME": str(spark_home), "JAVA_HOME": str(tools.java_home()),
+                   "SPARK_LOG_DIR": str(self.home / "logs"), "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
+            self.daemon.start(self.argv(), env=env, cwd=self.home / "hive")
+        self.daemon.wait_until(lambda: self.health()[0], 180, "read the log; the Thrift server needs ~1 GiB of memory")
+
+    def stop(self) -> list[str]:
+        return [self.daemon.name] if self.daemon.stop() else []
+
+    def health(self) -> tuple[bool, str]:
+        if not port_in_use(HOST, self.ports.hiveserver2):
+            return False, "port not open"
+        try:
+            from pyhive import hive
+
+            with hive.connect(HOST, port=self.ports.hiveserver2, username="perfkit", auth="NONE") as conn:
+                cursor = conn.cursor()
+                cursor.execute("SELECT 1")
+                cursor.fetchall()
+        except Exception as err:  # noqa: BLE001 - any failure means "not healthy yet"
+            return False, f"SELECT 1 failed: {str(err)[:80]}"
+        return True, "SELECT 1 ok"

@@ -1,0 +1,100 @@
+"""Fetch the lab's tools into the tool cache (outside the clone), once per version."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+from perfkit.lab import versions
+from perfkit.paths import tool_cache
+
+_POM = Path(__file__).with_name("hadoop-pom.xml")
+# Spark brings its own netty, httpclient, codec and logging jars: S3A needs only these beside them.
+_S3A_FOR_SPARK = re.compile(
+    rf"^(hadoop-aws-.*|.*-{re.escape(versions.AWS_SDK)}|eventstream-.*|reactive-streams-.*|analyticsaccelerator-.*|wildfly-openssl-.*)\.jar$"
+)
+
+
+def java_home() -> Path:
+    """A Java >= 17 for the daemons: JAVA_HOME, else the `java` on PATH."""
+    java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else shutil.which("java")
+    fix = f"install Java {versions.MIN_JAVA}+ (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME"
+    if not java or not Path(java).exists():
+        raise PerfkitError(f"lab: Java was not found. Fix: {fix}")
+    out = subprocess.run([str(java), "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)', out)
+    if not match or int(match.group(1)) < versions.MIN_JAVA:
+        raise PerfkitError(f"lab: {java} is not Java {versions.MIN_JAVA}+ ({out.splitlines()[:1]}). Fix: {fix}")
+    return Path(java).resolve().parents[1]
+
+
+def hadoop_lib() -> Path:
+    """The Hadoop jars (daemons, CLI, MapReduce, DistCp, S3A), fetched with Maven."""
+    lib = tool_cache() / f"hadoop-{versions.HADOOP}" / "lib"
+    if (lib / ".complete").exists():
+        return lib
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise PerfkitError("lab: Maven (mvn) is needed once to fetch the Hadoop jars. Fix: apt-get install maven")
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=lib.parent) as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(
+            _POM.read_text().replace("@HADOOP_VERSION@", versions.HADOOP).replace("@AWSSDK_VERSION@", versions.AWS_SDK)
+        )
+        staging = Path(work) / "lib"
+        print(f"lab: fetching Hadoop {versions.HADOOP} jars into {lib} (once) ...", flush=True)
+        run = subprocess.run(
+            [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+             f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
+            capture_output=True, text=True,
+        )
+        if run.returncode != 0:
+            raise PerfkitError(
+                f"lab: Maven could not fetch the Hadoop jars:\n{(run.stdout + run.stderr)[-2000:]}\n"
+                "Fix: check that Maven can reach its repository, then run `perfkit lab up` again"
+            )
+        (staging / ".complete").touch()
+        shutil.rmtree(lib, ignore_errors=True)
+        staging.rename(lib)
+    return lib
+
+
+def s3a_jars() -> list[Path]:
+    """The jars Spark needs on top of its own to read s3a:// paths."""
+    return sorted(p for p in hadoop_lib().iterdir() if _S3A_FOR_SPARK.match(p.name))
+
+
+def versitygw() -> Path:
+    """The versitygw S3 server binary, built with `go install` at the pinned version."""
+    binary = tool_cache() / "go" / "bin" / f"versitygw-{versions.VERSITYGW}"
+    if binary.exists():
+        return binary
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if not go:
+        raise PerfkitError("lab: Go is needed once to build the S3 server (versitygw). Fix: install Go 1.22+ (apt-get install golang)")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    print(f"lab: building versitygw {versions.VERSITYGW} into {binary} (once, ~1-2 min) ...", flush=True)
+    with tempfile.TemporaryDirectory(dir=binary.parent) as gobin:
+        run = subprocess.run(
+            [go, "install", f"{versions.VERSITYGW_MODULE}@{versions.VERSITYGW}"],
+            capture_output=True, text=True, env={**os.environ, "GOBIN": gobin},
+        )
+        if run.returncode != 0:
+            raise PerfkitError(
+                f"lab: `go install` of versitygw failed:\n{run.stderr[-2000:]}\nFix: check that Go can reach its module proxy"
+            )
+        Path(gobin, "versitygw").rename(binary)
+    return binary
+
+
+def spark_home() -> Path:
+    try:
+        import pyspark
+    except ImportError as exc:
+        raise PerfkitError("lab: pyspark is not installed. Fix: pip install -e '.[dev]' (or `make install`)") from exc
+    return Path(pyspark.__file__).parent

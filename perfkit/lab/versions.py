@@ -1,0 +1,8 @@
+"""Every version the embedded lab installs, pinned in one place."""
+
+HADOOP = "3.5.0"  # the Hadoop client pyspark 4.3.0 bundles; runs on Java 17 without --add-opens
+AWS_SDK = "2.35.4"  # the SDK v2 version hadoop-aws 3.5.0 was built against
+VERSITYGW = "v1.8.0"
+VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
+PYSPARK = "4.3.0"  # also the Spark Thrift Server (HiveServer2) the lab runs
+MIN_JAVA = 17

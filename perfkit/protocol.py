@@ -1,0 +1,32 @@
+"""How a measurement is taken: warm-up runs, then measured runs interleaved across storages."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str  # warmup | measured
+    iteration: int
+    storage: str
+
+
+@dataclass(frozen=True)
+class Protocol:
+    warmup: int = 1
+    runs: int = 3
+
+    def __post_init__(self):
+        if self.warmup < 0 or self.runs < 1:
+            raise ValueError(f"need warmup >= 0 and runs >= 1 (got warmup={self.warmup}, runs={self.runs})")
+
+    def steps(self, storages: list[str]) -> Iterator[Step]:
+        """HDFS, S3, HDFS, S3 ...: a drift in the machine's load hits both storages alike."""
+        for phase, count in (("warmup", self.warmup), ("measured", self.runs)):
+            for iteration in range(count):
+                for storage in storages:
+                    yield Step(phase, iteration, storage)
+
+    def count(self, storages: list[str]) -> int:
+        return (self.warmup + self.runs) * len(storages)

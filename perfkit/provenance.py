@@ -1,0 +1,43 @@
+"""What a result or report must say about where it came from: versions and host."""
+from __future__ import annotations
+
+import platform
+import socket
+import subprocess
+import sys
+from importlib import metadata
+
+PACKAGES = ("perfkit", "pyspark", "pandas", "pyarrow", "pyhive", "boto3", "papermill")
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    from perfkit.lab import versions as lab
+
+    found["hadoop (lab)"] = lab.HADOOP
+    return found
+
+
+def host() -> dict[str, str]:
+    return {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": str(_cpus()),
+            "python_executable": sys.executable}
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=__file__.rsplit("/", 2)[0])
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0

@@ -1,0 +1,120 @@
+"""The one record type of every measurement, and ResultSet: append, persist atomically, load.
+
+One run of one experiment is one JSON-lines file: data/results/<experiment>/<run_id>.jsonl.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from perfkit.errors import PerfkitError
+from perfkit.paths import results_dir
+
+PHASES = ("warmup", "measured")
+
+
+@dataclass
+class Record:
+    run_id: str
+    experiment: str  # e.g. hdfs_vs_s3_queries
+    subject: str  # what did the work: an engine, a copy method, a read method
+    storage: str  # where the data sat: hdfs, s3, ...
+    case: str  # which work: a query id, a file set, ...
+    phase: str  # warmup (recorded, never summarised) | measured
+    iteration: int
+    started_at: str
+    wall_s: float | None
+    ok: bool = True
+    error: str | None = None
+    rows: int | None = None
+    bytes: int | None = None
+    mb_per_s: float | None = None
+    result_hash: str | None = None
+    config: dict = field(default_factory=dict)  # versions, profile, dataset, host, parameters
+
+    def __post_init__(self):
+        if self.phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}, not {self.phase!r}")
+        if self.ok and self.wall_s is None:
+            raise ValueError("a successful record needs wall_s")
+        if self.mb_per_s is None and self.ok and self.bytes and self.wall_s:
+            self.mb_per_s = self.bytes / 1e6 / self.wall_s
+
+
+RECORD_FIELDS = [f.name for f in fields(Record)]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+class ResultSet:
+    """The records of one run. `save()` replaces the run's file atomically: never half-written."""
+
+    def __init__(self, experiment: str, config: dict | None = None, run_id: str | None = None, folder: Path | None = None):
+        self.experiment, self.config = experiment, dict(config or {})
+        self.run_id = run_id or new_run_id()
+        self.folder = Path(folder) if folder else results_dir()
+        self.records: list[Record] = []
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.experiment / f"{self.run_id}.jsonl"
+
+    def add(self, **values) -> Record:
+        record = Record(run_id=self.run_id, experiment=self.experiment, config=self.config, **values)
+        self.records.append(record)
+        return record
+
+    def save(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as out:
+                for record in self.records:
+                    out.write(json.dumps(asdict(record), default=str) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return self.path
+
+    def to_frame(self) -> pd.DataFrame:
+        return records_frame([asdict(r) for r in self.records])
+
+    @property
+    def failures(self) -> list[Record]:
+        return [r for r in self.records if not r.ok]
+
+
+def records_frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=RECORD_FIELDS)
+    frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
+    return frame
+
+
+def load_results(experiment: str | None = None, folder: Path | None = None) -> pd.DataFrame:
+    """Every saved record (of one experiment, or all) across runs, as one frame."""
+    root = Path(folder) if folder else results_dir()
+    pattern = f"{experiment}/*.jsonl" if experiment else "*/*.jsonl"
+    rows = []
+    for path in sorted(root.glob(pattern)):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise PerfkitError(f"result file {path} line {number} is not JSON: move the file aside") from None
+    return records_frame(rows)

@@ -1,0 +1,85 @@
+"""Summary statistics, speed-ups with bootstrap confidence intervals, and plain-words verdicts.
+
+Only measured, successful samples are summarised; warm-up runs never are.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+NOISY_CV = 0.10  # a storage whose repeats vary more than this is flagged as noisy
+MIN_RUNS = 3  # fewer measured runs per storage give no meaningful confidence interval
+
+
+def summary(samples) -> dict:
+    """n, min, median, p95 (linear interpolation), mean and coefficient of variation (sample std / mean)."""
+    x = np.asarray(samples, dtype=float)
+    if x.size == 0:
+        return {"n": 0, "min": np.nan, "median": np.nan, "p95": np.nan, "mean": np.nan, "cv": np.nan}
+    cv = float(np.std(x, ddof=1) / np.mean(x)) if x.size > 1 and np.mean(x) else np.nan
+    return {"n": int(x.size), "min": float(x.min()), "median": float(np.median(x)),
+            "p95": float(np.percentile(x, 95)), "mean": float(x.mean()), "cv": cv}
+
+
+def ratio_ci(slower, faster, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap (percentile) confidence interval of median(slower) / median(faster), samples independent."""
+    a, b = np.asarray(slower, float), np.asarray(faster, float)
+    if a.size < MIN_RUNS or b.size < MIN_RUNS:
+        return (np.nan, np.nan)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        point = float(np.median(a) / np.median(b))
+        return (point, point)
+
+    def ratio(x, y, axis=-1):
+        return np.median(x, axis=axis) / np.median(y, axis=axis)
+
+    res = sps.bootstrap((a, b), ratio, vectorized=True, paired=False, confidence_level=confidence,
+                        n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def verdict(ratio: float, ci: tuple[float, float], baseline: str = "HDFS", other: str = "S3") -> str:
+    """Words for other/baseline: '<faster one> 1.4× faster' only when the CI excludes 1."""
+    low, high = ci
+    if np.isnan(ratio) or np.isnan(low):
+        return f"too few runs to judge (need {MIN_RUNS} per storage)"
+    if low > 1:
+        return f"{baseline} {ratio:.2f}× faster"
+    if high < 1:
+        return f"{other} {1 / ratio:.2f}× faster"
+    return "no difference beyond noise"
+
+
+def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
+            by: tuple[str, ...] = ("subject", "case")) -> pd.DataFrame:
+    """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict."""
+    rows = []
+    for key, group in frame.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = group[(group["phase"] == "measured") & group["ok"].astype(bool)]
+        base = ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy()
+        oth = ok.loc[ok["storage"] == other, "wall_s"].to_numpy()
+        sb, so = summary(base), summary(oth)
+        by_median = so["median"] / sb["median"] if sb["n"] and so["n"] else np.nan
+        by_min = so["min"] / sb["min"] if sb["n"] and so["n"] else np.nan
+        ci = ratio_ci(oth, base)
+        hashes = group[group["ok"].astype(bool)].groupby("storage")["result_hash"].agg(lambda h: set(h.dropna()))
+        failed = int((~group["ok"].astype(bool)).sum())
+        rows.append({
+            **dict(zip(by, key)),
+            **{f"{baseline}_{k}": v for k, v in sb.items()},
+            **{f"{other}_{k}": v for k, v in so.items()},
+            "speedup_median": by_median, "speedup_min": by_min, "ci_low": ci[0], "ci_high": ci[1],
+            "verdict": verdict(by_median, ci, baseline.upper(), other.upper()),
+            "results_match": _results_match(hashes),
+            "noisy": bool((sb["cv"] > NOISY_CV) or (so["cv"] > NOISY_CV)),
+            "failed_runs": failed,
+        })
+    return pd.DataFrame(rows)
+
+
+def _results_match(hashes_by_storage: pd.Series) -> bool:
+    """True when every successful run, on every storage, returned the same result."""
+    distinct = set().union(*hashes_by_storage.tolist()) if len(hashes_by_storage) else set()
+    return len(distinct) <= 1

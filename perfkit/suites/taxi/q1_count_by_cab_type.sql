@@ -1,0 +1,3 @@
+SELECT cab_type, count(*) AS trips
+FROM {table}
+GROUP BY cab_type
