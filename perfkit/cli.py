@@ -66,3 +66,49 @@ def lab_status():
     _print_status(rows)
     if not all(r.healthy for r in rows):
         sys.exit(1)
+
+
+@main.command("report")
+@click.argument("notebook", type=click.Path(dir_okay=False))
+@click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",
+              help="A notebook parameter; repeat for more (values read as YAML: 3, [spark, hive]).")
+@click.option("--kernel", default=None, help="Jupyter kernel name (default: the notebook's own).")
+def report_cmd(notebook, parameters, kernel):
+    """Run NOTEBOOK with papermill into reports/<name>/<timestamp>.ipynb + .html and update reports/index.html."""
+    from perfkit.report import parse_parameters, render
+
+    result = render(notebook, parse_parameters(list(parameters)), kernel=kernel)
+    click.echo(f"report: {result.html}")
+    if not result.ok:
+        raise PerfkitError(f"the notebook stopped with {result.error} (the report shows where)")
+
+
+@main.command("queries")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+@click.option("--bucket", default="", help="S3 bucket (profile emr).")
+@click.option("--engines", default="spark,hive", show_default=True)
+@click.option("--rows", default=200_000, show_default=True)
+@click.option("--files", default=4, show_default=True)
+@click.option("--format", "file_format", default="orc", show_default=True, type=click.Choice(["orc", "parquet"]))
+@click.option("--runs", default=3, show_default=True)
+@click.option("--warmup", default=1, show_default=True)
+@click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries):
+    """HDFS vs S3: run the taxi queries on both storages and print the recap."""
+    import pandas as pd
+
+    from perfkit.config import load_profile
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+
+    comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
+                                 files=files, file_format=file_format, runs=runs, warmup=warmup,
+                                 queries=_split(queries) or None)
+    results = comparison.run()
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        click.echo(comparison.recap().to_string(index=False))
+    click.echo(f"results: {results.path}")
+    comparison.raise_for_failures()
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]

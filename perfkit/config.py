@@ -37,7 +37,8 @@ class Profile:
         return "/" + "/".join(p.strip("/") for p in (self.prefix, *parts) if p)
 
     def hdfs_url(self, *parts: str) -> str:
-        return self.hdfs_uri.rstrip("/") + self.hdfs_path(*parts)
+        base = self.hdfs_uri if self.hdfs_uri.endswith("://") else self.hdfs_uri.rstrip("/")  # hdfs:///path
+        return base + self.hdfs_path(*parts)
 
     def s3_key(self, *parts: str) -> str:
         return "/".join(p.strip("/") for p in (self.prefix, *parts) if p)

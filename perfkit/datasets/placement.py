@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from perfkit import storage
 from perfkit.config import Profile

@@ -26,7 +26,12 @@ class SparkEngine(Engine):
         return {**conf, **self.profile.spark_conf}
 
     def open(self) -> None:
+        import os
+
         from pyspark.sql import SparkSession
+
+        if self.profile.uses_lab:
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, and no warning about it
 
         builder = SparkSession.builder
         for key, value in self.conf().items():

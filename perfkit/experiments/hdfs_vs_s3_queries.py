@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text: readable in notebooks, terminals and rendered HTML alike
 
 from perfkit import provenance, stats, storage
 from perfkit.config import Profile
@@ -60,6 +60,13 @@ class QueryComparison:
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
                 "suite": self.suite, "seed": self.seed}
 
+    def environment(self) -> pd.DataFrame:
+        """Versions, host, profile and parameters as one two-column table (no credentials)."""
+        sections = {"version": provenance.versions(), "host": provenance.host(),
+                    "profile": self.profile.describe(), "parameter": self.parameters()}
+        return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
+                             for key, value in values.items()], columns=["setting", "value"])
+
     def preflight(self) -> None:
         storage.check_hdfs(self.profile)
         storage.check_s3(self.profile)
@@ -94,7 +101,7 @@ class QueryComparison:
                     for query in self.suite_queries:
                         bar.set_postfix_str(f"{engine_name} {query.id}")
                         for step in self.protocol.steps(STORAGES):
-                            self._measure(results, engine, query, step, tables[step.storage])
+                            self.measure(results, engine, query, step, tables[step.storage])
                             bar.update()
                         results.save()
         results.save()
@@ -108,7 +115,7 @@ class QueryComparison:
             engine.register_table(tables[where], placed.locations[where], placed.file_format, columns)
         return tables
 
-    def _measure(self, results: ResultSet, engine, query, step, table: str) -> None:
+    def measure(self, results: ResultSet, engine, query, step, table: str) -> None:
         started = now()
         t0 = time.perf_counter()
         try:

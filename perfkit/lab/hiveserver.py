@@ -49,7 +49,7 @@ class HiveServer:
         if self.daemon.pid() is None:
             spark_home = tools.spark_home()
             env = {"SPARK_HOME": str(spark_home), "JAVA_HOME": str(tools.java_home()),
-                   "SPARK_LOG_DIR": str(self.home / "logs"), "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
+                   "SPARK_LOG_DIR": str(self.home / "logs"), "SPARK_LOCAL_IP": HOST, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
             self.daemon.start(self.argv(), env=env, cwd=self.home / "hive")
         self.daemon.wait_until(lambda: self.health()[0], 180, "read the log; the Thrift server needs ~1 GiB of memory")
 

@@ -1,0 +1,52 @@
+"""The matplotlib figures the notebooks share."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+STORAGE_COLOURS = {"hdfs": "#1f77b4", "s3": "#ff7f0e"}
+
+
+def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
+    """Median wall time per query and storage, one panel per engine; whiskers span min..max and
+    dots show every measured run, so the spread is visible next to the medians."""
+    measured = frame[(frame["phase"] == "measured") & frame["ok"].astype(bool)]
+    engines = sorted(measured["subject"].unique())
+    fig, axes = plt.subplots(1, max(len(engines), 1), figsize=(6 * max(len(engines), 1), 4), squeeze=False)
+    width = 0.8 / len(storages)
+    for ax, engine in zip(axes[0], engines):
+        runs = measured[measured["subject"] == engine]
+        cases = sorted(runs["case"].unique())
+        x = np.arange(len(cases))
+        for i, where in enumerate(storages):
+            groups = [runs.loc[(runs["case"] == c) & (runs["storage"] == where), "wall_s"].to_numpy() for c in cases]
+            med = np.array([np.median(g) if len(g) else np.nan for g in groups])
+            low = np.array([med[j] - g.min() if len(g) else 0 for j, g in enumerate(groups)])
+            high = np.array([g.max() - med[j] if len(g) else 0 for j, g in enumerate(groups)])
+            pos = x + (i - (len(storages) - 1) / 2) * width
+            ax.bar(pos, med, width, yerr=[low, high], capsize=3, label=where.upper(),
+                   color=STORAGE_COLOURS.get(where), alpha=0.85)
+            for p, g in zip(pos, groups):
+                ax.scatter(np.full(len(g), p), g, s=8, color="black", zorder=3)
+        ax.set_xticks(x, cases)
+        ax.set_title(f"{engine}: median wall time (whiskers: min–max)")
+        ax.set_ylabel("seconds")
+        ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def speedups(comparison: pd.DataFrame):
+    """Speed-up S3 ÷ HDFS by median with its confidence interval; 1 means no difference."""
+    c = comparison.reset_index(drop=True)
+    labels = [f"{s} {q}" for s, q in zip(c["subject"], c["case"])]
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(c) + 1.5))
+    y = np.arange(len(c))
+    err = np.array([c["speedup_median"] - c["ci_low"], c["ci_high"] - c["speedup_median"]]).clip(min=0)
+    ax.errorbar(c["speedup_median"], y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
+    ax.axvline(1, color="grey", linestyle="--")
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("S3 time ÷ HDFS time (median, 95% CI); > 1: HDFS faster")
+    fig.tight_layout()
+    return fig

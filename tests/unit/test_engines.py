@@ -1,0 +1,55 @@
+from decimal import Decimal
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.engines import REGISTRY, engine_class, hive_ddl, result_hash
+from perfkit.errors import PerfkitError, ServiceError
+from perfkit.suites import load_suite
+
+
+def test_unknown_engine_is_named_with_the_choices():
+    with pytest.raises(PerfkitError, match="unknown engine 'presto': choose from hive, spark"):
+        engine_class("presto")
+
+
+def test_registry_loads_each_engine_lazily():
+    for name in REGISTRY:
+        assert engine_class(name).name == name
+
+
+def test_result_hash_ignores_row_order_and_float_noise():
+    a = [("yellow", 3, 1.2345678901234), ("green", 2, 0.1)]
+    b = [("green", 2, 0.1 + 1e-15), ("yellow", 3, 1.2345678901234001)]
+    assert result_hash(a) == result_hash(b)
+    assert result_hash(a) != result_hash([("yellow", 4, 1.2345678901234), ("green", 2, 0.1)])
+    assert result_hash([(Decimal("2.5"),)]) == result_hash([(2.5,)])
+
+
+def test_hive_ddl_is_an_external_table_over_the_location():
+    drop, create = hive_ddl("t_s3", "s3a://b/p", "orc", [("a", "bigint"), ("b", "string")])
+    assert drop == "DROP TABLE IF EXISTS t_s3"
+    assert create == "CREATE EXTERNAL TABLE t_s3 (`a` bigint, `b` string) STORED AS ORC LOCATION 's3a://b/p'"
+
+
+def test_unreachable_hiveserver2_gives_one_clear_message():
+    from dataclasses import replace
+
+    engine = engine_class("hive")(replace(load_profile("lab"), hive_port=1))
+    with pytest.raises(ServiceError, match=r"HiveServer2 at 127.0.0.1:1: not reachable .* Fix: start the lab"):
+        engine.open()
+
+
+def test_taxi_suite_has_the_four_queries():
+    queries = load_suite("taxi")
+    assert [q.id for q in queries] == ["q1", "q2", "q3", "q4"]
+    assert "GROUP BY cab_type" in queries[0].for_table("t")
+    assert "ORDER BY trip_year, trips DESC" in queries[3].sql
+    assert all("{table}" in q.sql for q in queries)
+
+
+def test_unknown_query_and_suite_are_named():
+    with pytest.raises(PerfkitError, match="unknown query q7 in suite 'taxi'"):
+        load_suite("taxi", ["q1", "q7"])
+    with pytest.raises(PerfkitError, match="unknown query suite 'tpcz'"):
+        load_suite("tpcz")

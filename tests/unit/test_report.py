@@ -1,0 +1,57 @@
+import json
+
+import pytest
+
+from perfkit import report
+from perfkit.errors import PerfkitError
+
+
+@pytest.mark.parametrize("params", [
+    {"aws_secret_access_key": "x"}, {"password": "x"}, {"api_token": "x"},
+    {"note": "AKIAABCDEFGHIJKLMNOP"}, {"k": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+])
+def test_secret_looking_parameters_are_refused(params):
+    with pytest.raises(PerfkitError, match="looks like a secret"):
+        report.check_parameters(params)
+
+
+def test_ordinary_parameters_pass():
+    report.check_parameters({"rows": 1000, "engines": ["spark"], "bucket": "my-bucket", "profile": "lab"})
+
+
+def test_parameters_keep_their_types():
+    assert report.parse_parameters(["runs=5", "engines=[spark, hive]", "profile=lab", "ratio=0.5"]) == {
+        "runs": 5, "engines": ["spark", "hive"], "profile": "lab", "ratio": 0.5}
+    with pytest.raises(PerfkitError, match="is not key=value"):
+        report.parse_parameters(["runs"])
+
+
+def test_a_missing_notebook_is_named(tmp_path):
+    with pytest.raises(PerfkitError, match="nope.ipynb does not exist"):
+        report.render(tmp_path / "nope.ipynb")
+
+
+def test_notebook_parameters_are_read_from_the_tagged_cell():
+    names = report.notebook_parameters("notebooks/hdfs_vs_s3_queries.ipynb")
+    assert {"profile", "engines", "rows", "runs", "warmup", "queries"} <= set(names)
+
+
+def _fake_report(root, name, stamp, params, ok=True):
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = {"cells": [], "metadata": {"papermill": {"parameters": params},
+                                    "perfkit": {"rendered_at": stamp, "ok": ok}}}
+    (folder / f"{stamp}.ipynb").write_text(json.dumps(nb))
+    (folder / f"{stamp}.html").write_text("<html></html>")
+
+
+def test_index_lists_every_report_newest_first_with_parameters(tmp_path):
+    _fake_report(tmp_path, "a", "2026-01-01T00:00:00", {"rows": 10})
+    _fake_report(tmp_path, "b", "2026-02-01T00:00:00", {"runs": 3}, ok=False)
+    page = report.write_index(tmp_path).read_text()
+    assert page.index("b/2026-02-01T00:00:00.html") < page.index("a/2026-01-01T00:00:00.html")
+    assert "rows=10" in page and "runs=3" in page and "FAILED" in page
+
+
+def test_redact_removes_aws_key_ids():
+    assert report.redact("key AKIAABCDEFGHIJKLMNOP here") == "key *** here"

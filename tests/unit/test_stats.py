@@ -1,0 +1,71 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit import stats
+
+
+def test_summary_against_hand_computed_numbers():
+    s = stats.summary([4, 1, 10, 3, 2])
+    assert s["n"] == 5 and s["min"] == 1 and s["median"] == 3 and s["mean"] == 4
+    # p95, linear interpolation: rank 0.95 * 4 = 3.8 between 4 and 10 -> 4 + 0.8 * 6
+    assert s["p95"] == pytest.approx(8.8)
+    # sample std: sqrt((9 + 4 + 1 + 0 + 36) / 4) = sqrt(12.5)
+    assert s["cv"] == pytest.approx(math.sqrt(12.5) / 4)
+
+
+def test_summary_of_nothing_and_of_one_sample():
+    assert stats.summary([])["n"] == 0
+    one = stats.summary([2.5])
+    assert one["median"] == 2.5 and math.isnan(one["cv"])
+
+
+def test_ratio_ci_of_constant_samples_is_the_exact_ratio():
+    assert stats.ratio_ci([3, 3, 3], [2, 2, 2]) == (1.5, 1.5)
+
+
+def test_ratio_ci_lies_within_the_possible_ratios_and_excludes_one_when_separated():
+    slow, fast = [2.0, 2.1, 2.2, 2.05], [1.0, 1.05, 1.1, 1.02]
+    low, high = stats.ratio_ci(slow, fast)
+    assert min(slow) / max(fast) <= low <= np.median(slow) / np.median(fast) <= high <= max(slow) / min(fast)
+    assert low > 1
+
+
+def test_ratio_ci_needs_three_runs_per_side():
+    assert all(math.isnan(v) for v in stats.ratio_ci([1, 2], [1, 2, 3]))
+
+
+@pytest.mark.parametrize("ratio, ci, words", [
+    (1.4, (1.2, 1.6), "HDFS 1.40× faster"),
+    (0.8, (0.7, 0.9), "S3 1.25× faster"),
+    (1.05, (0.9, 1.2), "no difference beyond noise"),
+    (1.0, (float("nan"), float("nan")), "too few runs to judge (need 3 per storage)"),
+])
+def test_verdict_words(ratio, ci, words):
+    assert stats.verdict(ratio, ci) == words
+
+
+def _frame(rows):
+    base = {"phase": "measured", "ok": True, "result_hash": "h", "subject": "spark", "case": "q1"}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_compare_uses_measured_runs_only_and_divides_s3_by_hdfs():
+    rows = [{"storage": "hdfs", "wall_s": w} for w in (1.0, 2.0, 3.0)]
+    rows += [{"storage": "s3", "wall_s": w} for w in (2.0, 4.0, 6.0)]
+    rows += [{"storage": "hdfs", "wall_s": 0.01, "phase": "warmup"}, {"storage": "s3", "wall_s": 99.0, "phase": "warmup"}]
+    row = stats.compare(_frame(rows)).iloc[0]
+    assert row["hdfs_min"] == 1.0 and row["s3_median"] == 4.0 and row["s3_n"] == 3
+    assert row["speedup_median"] == pytest.approx(2.0) and row["speedup_min"] == pytest.approx(2.0)
+    assert row["results_match"] and row["failed_runs"] == 0
+
+
+def test_compare_flags_different_results_and_counts_failures():
+    rows = [{"storage": "hdfs", "wall_s": 1.0, "result_hash": "a"}, {"storage": "s3", "wall_s": 1.0, "result_hash": "b"},
+            {"storage": "s3", "wall_s": None, "ok": False, "result_hash": None}]
+    row = stats.compare(_frame(rows)).iloc[0]
+    assert not row["results_match"]
+    assert row["failed_runs"] == 1
+    assert row["verdict"].startswith("too few runs")

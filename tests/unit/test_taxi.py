@@ -1,0 +1,61 @@
+import hashlib
+
+import numpy as np
+import pyarrow.orc as orc
+import pytest
+
+from perfkit.datasets.taxi import SCHEMA, TaxiDataset
+
+# the benchmark's trips table, in order (Mark Litwintschik's 1.1-billion-taxi-rides schema)
+BENCHMARK_COLUMNS = """trip_id vendor_id pickup_datetime dropoff_datetime store_and_fwd_flag rate_code_id
+pickup_longitude pickup_latitude dropoff_longitude dropoff_latitude passenger_count trip_distance fare_amount
+extra mta_tax tip_amount tolls_amount ehail_fee improvement_surcharge total_amount payment_type trip_type
+pickup dropoff cab_type precipitation snow_depth snowfall max_temperature min_temperature average_wind_speed
+pickup_nyct2010_gid pickup_ctlabel pickup_borocode pickup_boroname pickup_ct2010 pickup_boroct2010
+pickup_cdeligibil pickup_ntacode pickup_ntaname pickup_puma dropoff_nyct2010_gid dropoff_ctlabel
+dropoff_borocode dropoff_boroname dropoff_ct2010 dropoff_boroct2010 dropoff_cdeligibil dropoff_ntacode
+dropoff_ntaname dropoff_puma""".split()
+
+
+def test_schema_is_the_benchmarks_51_columns():
+    assert [name for name, _, _ in SCHEMA] == BENCHMARK_COLUMNS
+    assert len(SCHEMA) == 51
+
+
+def _digests(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("fmt", ["orc", "parquet"])
+def test_same_parameters_give_the_same_bytes(tmp_path, fmt):
+    ds = TaxiDataset(rows=3000, files=3, seed=7)
+    ds.write(tmp_path / "a", fmt)
+    ds.write(tmp_path / "b", fmt)
+    assert _digests(tmp_path / "a") == _digests(tmp_path / "b")
+    TaxiDataset(rows=3000, files=3, seed=8).write(tmp_path / "c", fmt)
+    assert _digests(tmp_path / "a") != _digests(tmp_path / "c")
+
+
+def test_rows_are_split_over_files_without_gaps(tmp_path):
+    ds = TaxiDataset(rows=1001, files=4)
+    tables = [orc.read_table(p) for p in ds.write(tmp_path, "orc")]
+    ids = np.concatenate([t.column("trip_id").to_numpy() for t in tables])
+    assert ids.tolist() == list(range(1001))
+
+
+def test_distributions_are_plausible():
+    t = TaxiDataset(rows=20_000, files=1).table(0).to_pandas()
+    assert set(t["cab_type"]) == {"yellow", "green", "uber"}
+    assert t["passenger_count"].between(0, 9).all() and t["passenger_count"].nunique() == 10
+    assert t["pickup_datetime"].dt.year.nunique() >= 6
+    assert t["trip_distance"].mean() > 1.2 * t["trip_distance"].median()  # right-skewed
+    assert (t["dropoff_datetime"] > t["pickup_datetime"]).all()
+    parts = t[["fare_amount", "extra", "mta_tax", "tip_amount", "tolls_amount", "improvement_surcharge"]].sum(axis=1)
+    assert np.allclose(parts, t["total_amount"], atol=0.011)
+    # the same day has the same weather in every trip
+    assert t.groupby(t["pickup_datetime"].dt.date)["max_temperature"].nunique().max() == 1
+
+
+def test_bad_sizes_are_refused():
+    with pytest.raises(ValueError, match="rows >= files"):
+        TaxiDataset(rows=2, files=3)
