@@ -43,7 +43,7 @@ def test_save_and_load_across_runs(tmp_path):
     assert len(frame) == 3 and set(frame["run_id"]) == {a.run_id, b.run_id}
     assert frame.loc[frame["storage"] == "s3", "wall_s"].item() == 0.7
     assert frame.loc[~frame["ok"], "error"].item() == "boom"
-    assert frame["config"].iloc[0]["profile"]["name"] == "lab"
+    assert frame.loc[frame["run_id"] == a.run_id, "config"].iloc[0]["profile"]["name"] == "lab"
     assert [json.loads(line)["wall_s"] for line in a.path.read_text().splitlines()] == [0.5, 0.7]
 
 
