@@ -48,7 +48,9 @@ class SparkEngine(Engine):
 
     def register_table(self, table, location, file_format, columns) -> None:
         self.spark.sql(f"DROP TABLE IF EXISTS {table}")
-        self.spark.sql(f"CREATE TABLE {table} USING {file_format} LOCATION '{location}'")
+        # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
+        cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
+        self.spark.sql(f"CREATE TABLE {table} ({cols}) USING {file_format} LOCATION '{location}'")
 
     def versions(self) -> dict[str, str]:
         return {"spark": self.spark.version if self.spark else "?"}

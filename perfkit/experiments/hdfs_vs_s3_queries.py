@@ -97,7 +97,7 @@ class QueryComparison:
             for engine_name in self.engines:
                 with get_engine(engine_name, self.profile) as engine:
                     results.config["versions"].update(engine.versions())
-                    tables = self._register(engine, placed)
+                    tables = self.register_tables(engine, placed)
                     for query in self.suite_queries:
                         bar.set_postfix_str(f"{engine_name} {query.id}")
                         for step in self.protocol.steps(STORAGES):
@@ -107,7 +107,7 @@ class QueryComparison:
         results.save()
         return results
 
-    def _register(self, engine, placed: PlacedDataset) -> dict[str, str]:
+    def register_tables(self, engine, placed: PlacedDataset) -> dict[str, str]:
         columns = [(name, hive) for name, _, hive in SCHEMA]
         tables = {}
         for where in STORAGES:

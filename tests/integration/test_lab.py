@@ -1,0 +1,30 @@
+from dataclasses import replace
+
+import pytest
+
+from perfkit import storage
+from perfkit.errors import ServiceError
+
+
+def test_status_lists_every_service_on_loopback_with_pid_and_health(lab):
+    rows = {row.service: row for row in lab.status()}
+    assert set(rows) == {"namenode", "datanode", "s3", "hiveserver2"}
+    for row in rows.values():
+        assert row.healthy, row
+        assert row.pid and "127.0.0.1" in row.address
+
+
+def test_up_is_idempotent(lab):
+    before = sorted(lab.pids())
+    lab.up()
+    assert sorted(lab.pids()) == before
+
+
+def test_a_missing_bucket_gives_one_clear_message(profile):
+    with pytest.raises(ServiceError, match="S3 bucket 'no-such-bucket' at http://127.0.0.1:.*the bucket does not exist"):
+        storage.check_s3(replace(profile, s3_bucket="no-such-bucket"))
+
+
+def test_hdfs_and_s3_answer(profile):
+    storage.check_hdfs(profile)
+    storage.check_s3(profile)

@@ -1,0 +1,20 @@
+import json
+
+from perfkit.report import render
+
+
+def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    params = {"rows": 5_000, "files": 2, "runs": 3, "warmup": 1, "engines": ["spark", "hive"]}
+    report = render("notebooks/hdfs_vs_s3_queries.ipynb", params, out_root=tmp_path / "reports")
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict"):
+        assert heading in page
+    assert "data:image/png;base64" in page  # plots embedded: the page stands alone
+    index = (tmp_path / "reports" / "index.html").read_text()
+    assert report.html.name in index and "rows=5000" in index
+    nb = json.loads(report.notebook.read_text())
+    assert nb["metadata"]["papermill"]["parameters"]["rows"] == 5_000
+    assert nb["metadata"]["perfkit"]["ok"] is True
+    assert len(list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl"))) == 1

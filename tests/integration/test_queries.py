@@ -1,0 +1,90 @@
+"""Both engines, both storages, the real lab: same results, checked against pandas on the same files."""
+import pandas as pd
+import pyarrow.orc as orc
+import pytest
+
+from perfkit import storage
+from perfkit.datasets.placement import staging_dir
+from perfkit.engines import get_engine, result_hash
+from perfkit.errors import PerfkitError
+from perfkit.experiments.hdfs_vs_s3_queries import STORAGES, QueryComparison
+
+
+@pytest.fixture(scope="module")
+def comparison(profile):
+    cmp = QueryComparison(profile, engines=["spark", "hive"], rows=30_000, files=3, runs=3, warmup=1, seed=11)
+    cmp.prepare(progress=False)
+    return cmp
+
+
+def _local_frame(cmp):
+    folder = staging_dir() / cmp.dataset.name / "orc"
+    return pd.concat([orc.read_table(p).to_pandas() for p in sorted(folder.glob("*.orc"))])
+
+
+def test_both_engines_return_identical_results_on_both_storages(comparison):
+    trips = _local_frame(comparison)
+    expected_q1 = trips.groupby("cab_type").size().to_dict()
+    expected_q3 = trips.groupby(["passenger_count", trips["pickup_datetime"].dt.year]).size().to_dict()
+    hashes = {}
+    for name in ("spark", "hive"):
+        with get_engine(name, comparison.profile) as engine:
+            tables = comparison.register_tables(engine, comparison.placed)
+            for query in comparison.suite_queries:
+                for where in STORAGES:
+                    rows = engine.execute(query.for_table(tables[where]))
+                    hashes.setdefault(query.id, set()).add(result_hash(rows))
+                    if query.id == "q1":
+                        assert dict(rows) == expected_q1, (name, where)
+                    if query.id == "q3":
+                        assert {(p, y): n for p, y, n in rows} == expected_q3, (name, where)
+    assert all(len(h) == 1 for h in hashes.values()), hashes
+
+
+def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    results = comparison.run(progress=False)
+    frame = results.to_frame()
+    assert len(frame) == 2 * 4 * (1 + 3) * 2 and frame["ok"].all()
+    assert results.path.parent.parent == tmp_path and results.path.exists()
+    first = frame[(frame["subject"] == "spark") & (frame["case"] == "q1")]
+    assert list(first["phase"]) == ["warmup"] * 2 + ["measured"] * 6
+    assert list(first["storage"]) == ["hdfs", "s3"] * 4
+    recap = comparison.recap()
+    assert list(recap.columns[:4]) == ["engine", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
+    assert (recap["check"].str.contains("RESULTS DIFFER") == False).all()  # noqa: E712
+    row = comparison.comparison().iloc[0]
+    measured = frame[(frame.subject == row.subject) & (frame.case == row.case) & (frame.phase == "measured")]
+    assert row.speedup_median == pytest.approx(
+        measured[measured.storage == "s3"].wall_s.median() / measured[measured.storage == "hdfs"].wall_s.median())
+
+
+def test_a_query_failing_on_one_storage_is_recorded_and_the_run_goes_on(profile, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    cmp = QueryComparison(profile, engines=["spark", "hive"], rows=2_000, files=2, runs=1, warmup=0, seed=12)
+    placed = cmp.prepare(progress=False)
+    s3 = storage.s3_client(profile)
+    bad_key = profile.s3_key("datasets", placed.name, "orc", "part-99999.orc")
+    s3.put_object(Bucket=profile.s3_bucket, Key=bad_key, Body=b"this is not an ORC file")
+    try:
+        results = cmp.run(progress=False)
+    finally:
+        s3.delete_object(Bucket=profile.s3_bucket, Key=bad_key)
+    frame = results.to_frame()
+    assert len(frame) == 2 * 4 * 2
+    assert frame.loc[frame.storage == "hdfs", "ok"].all()
+    failed = frame[frame.storage == "s3"]
+    assert not failed["ok"].any() and failed["error"].str.len().gt(0).all()
+    saved = pd.read_json(results.path, lines=True)
+    assert (saved["ok"] == frame["ok"]).all()
+    with pytest.raises(PerfkitError, match="8 query runs failed"):
+        cmp.raise_for_failures()
+
+
+def test_placement_restores_a_missing_copy_and_verifies(comparison, profile):
+    client = storage.webhdfs_client(profile)
+    victim = profile.hdfs_path("datasets", comparison.placed.name, "orc", "part-00001.orc")
+    client.delete(victim)
+    placed = comparison.prepare(progress=False)
+    assert placed.files == comparison.placed.files
+    assert storage.hdfs_listing(client, victim.rsplit("/", 1)[0]) == placed.files
