@@ -11,6 +11,7 @@ class SparkEngine(Engine):
     def __init__(self, profile):
         super().__init__(profile)
         self.spark = None
+        self.spark_version = "?"
 
     def conf(self) -> dict[str, str]:
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
@@ -42,6 +43,7 @@ class SparkEngine(Engine):
             raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {str(err)[:300]}",
                                "check Java 17+ and the profile's spark_master") from None
         self.spark.sparkContext.setLogLevel("ERROR")
+        self.spark_version = self.spark.version
 
     def execute(self, sql: str) -> list[tuple]:
         return [tuple(row) for row in self.spark.sql(sql).collect()]
@@ -53,9 +55,10 @@ class SparkEngine(Engine):
         self.spark.sql(f"CREATE TABLE {table} ({cols}) USING {file_format} LOCATION '{location}'")
 
     def versions(self) -> dict[str, str]:
-        return {"spark": self.spark.version if self.spark else "?"}
+        return {"spark": self.spark_version}
 
     def close(self) -> None:
         if self.spark is not None:
+            self.spark_version = self.spark.version
             self.spark.stop()
             self.spark = None

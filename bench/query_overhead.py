@@ -1,0 +1,62 @@
+"""perfkit's query runner against bare `spark.sql(q).collect()`: same session, same tables, one process.
+
+    python bench/query_overhead.py [--rows 1000000 --files 8 --rounds 7]
+
+Each round runs the taxi suite on both storages once through each path; the order of the two
+paths alternates between rounds so that drift in the machine's load hits both alike. Prints the
+per-round totals, their medians and the ratio perfkit / bare (target <= 1.05). Needs the lab up.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+
+from perfkit.config import load_profile
+from perfkit.engines import get_engine
+from perfkit.experiments.hdfs_vs_s3_queries import STORAGES, QueryComparison
+from perfkit.protocol import Step
+from perfkit.results import ResultSet
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="lab")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+
+    cmp = QueryComparison(load_profile(args.profile), engines=["spark"], rows=args.rows, files=args.files)
+    placed = cmp.prepare()
+    totals: dict[str, list[float]] = {"bare": [], "perfkit": []}
+    with tempfile.TemporaryDirectory() as scratch, get_engine("spark", cmp.profile) as engine:
+        tables = cmp.register_tables(engine, placed)
+        results = ResultSet("bench_query_overhead", folder=scratch)
+        work = [(q, s) for q in cmp.suite_queries for s in STORAGES]
+        for query, where in work:  # warm the session and the caches for both paths
+            engine.spark.sql(query.for_table(tables[where])).collect()
+        for round_ in range(args.rounds):
+            order = ("bare", "perfkit") if round_ % 2 == 0 else ("perfkit", "bare")
+            for path in order:
+                t0 = time.perf_counter()
+                for query, where in work:
+                    if path == "bare":
+                        engine.spark.sql(query.for_table(tables[where])).collect()
+                    else:
+                        cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
+                totals[path].append(time.perf_counter() - t0)
+        assert all(r.ok for r in results.records), [r.error for r in results.failures]
+
+    print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(STORAGES)} storages), "
+          f"{args.rounds} rounds, {args.rows} rows in {args.files} files, Spark {engine.spark_version}")
+    for path, values in totals.items():
+        print(f"  {path:<8} per round (s): " + " ".join(f"{v:.3f}" for v in values))
+    bare, kit = statistics.median(totals["bare"]), statistics.median(totals["perfkit"])
+    print(f"  median per round: bare spark.sql().collect() {bare:.3f} s, perfkit runner {kit:.3f} s")
+    print(f"  ratio perfkit / bare: {kit / bare:.3f} (target <= 1.05)")
+
+
+if __name__ == "__main__":
+    main()
