@@ -13,6 +13,7 @@ from perfkit.lab import versions
 from perfkit.paths import tool_cache
 
 _POM = Path(__file__).with_name("hadoop-pom.xml")
+GO_TARBALL_INSTALL = Path("/usr/local/go/bin/go")  # where go.dev's tarball puts it, often not on PATH
 # Spark brings its own netty, httpclient, codec and logging jars: S3A needs only these beside them.
 _S3A_FOR_SPARK = re.compile(
     rf"^(hadoop-aws-.*|.*-{re.escape(versions.AWS_SDK)}|eventstream-.*|reactive-streams-.*|analyticsaccelerator-.*|wildfly-openssl-.*)\.jar$"
@@ -74,7 +75,7 @@ def versitygw() -> Path:
     binary = tool_cache() / "go" / "bin" / f"versitygw-{versions.VERSITYGW}"
     if binary.exists():
         return binary
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    go = shutil.which("go") or (str(GO_TARBALL_INSTALL) if GO_TARBALL_INSTALL.exists() else None)
     if not go:
         raise PerfkitError("lab: Go is needed once to build the S3 server (versitygw). Fix: install Go 1.22+ (apt-get install golang)")
     binary.parent.mkdir(parents=True, exist_ok=True)
