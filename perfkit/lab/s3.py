@@ -1,10 +1,9 @@
 """A real S3-compatible server (versitygw, posix backend: objects are plain files)."""
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from perfkit.errors import PerfkitError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials
@@ -43,10 +42,17 @@ class S3Server:
         return [self.daemon.name] if self.daemon.stop() else []
 
     def health(self) -> tuple[bool, str]:
+        """A signed HEAD of the lab bucket: proves the server, the keys and the bucket at once."""
+        import boto3
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, ClientError
+
         try:
-            urllib.request.urlopen(self.endpoint, timeout=2)
-        except urllib.error.HTTPError as err:  # an S3 error document: the server is up (unsigned request)
-            return err.code in (400, 403), f"HTTP {err.code}"
-        except OSError as err:
-            return False, f"no answer ({err})"
-        return True, "answering"
+            creds = lab_credentials()
+            client = boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                                  aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"],
+                                  config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5))
+            client.head_bucket(Bucket=BUCKET)
+        except (BotoCoreError, ClientError, PerfkitError) as err:
+            return False, f"HEAD {BUCKET} failed: {str(err)[:80]}"
+        return True, f"bucket {BUCKET} answers"
