@@ -14,7 +14,7 @@ from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hiveserver import HiveServer
 from perfkit.lab.process import port_in_use
 from perfkit.lab.s3 import S3Server
-from perfkit.lab.settings import HOST, LabPorts
+from perfkit.lab.settings import HOST, LabPorts, lab_credentials
 from perfkit.paths import lab_home
 
 
@@ -40,6 +40,7 @@ class Lab:
         tools.hadoop_lib()
         tools.versitygw()
         tools.spark_home()
+        lab_credentials(create=True, home=self.home)
         for service in self.services:
             self._check_ports(service)
         for service in self.services:

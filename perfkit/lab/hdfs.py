@@ -10,7 +10,8 @@ from xml.sax.saxutils import escape
 from perfkit.errors import ServiceError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
-from perfkit.lab.settings import HOST, LabPorts
+from perfkit.lab.settings import HOST, LabPorts, lab_credentials
+from perfkit.spark_settings import lab_spark_conf
 
 HEAP = "-Xmx512m"
 
@@ -50,10 +51,15 @@ class Hdfs:
     def write_config(self) -> None:
         p, data = self.ports, self.home / "hdfs"
         self.conf_dir.mkdir(parents=True, exist_ok=True)
-        (self.conf_dir / "core-site.xml").write_text(site_xml({
+        s3a = {k.removeprefix("spark.hadoop."): v for k, v in lab_spark_conf(p, lab_credentials(home=self.home)).items()
+               if k.startswith("spark.hadoop.fs.s3a.")}
+        core = self.conf_dir / "core-site.xml"
+        core.write_text(site_xml({
             "fs.defaultFS": f"hdfs://{HOST}:{p.namenode_rpc}",
             "hadoop.tmp.dir": self.home / "tmp",
+            **s3a,  # the lab's own S3 for `hadoop fs` and DistCp
         }))
+        core.chmod(0o600)  # it holds the lab's S3 keys
         (self.conf_dir / "hdfs-site.xml").write_text(site_xml({
             "dfs.namenode.name.dir": data / "name",
             "dfs.datanode.data.dir": data / "data",

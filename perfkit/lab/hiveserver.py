@@ -28,7 +28,7 @@ class HiveServer:
         spark_home = tools.spark_home()
         metastore = self.home / "hive" / "metastore_db"
         conf = {
-            **lab_spark_conf(self.ports, lab_credentials()),
+            **lab_spark_conf(self.ports, lab_credentials(home=self.home)),
             "spark.sql.warehouse.dir": str(self.home / "hive" / "warehouse"),
             "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore};create=true",
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.home / 'hive'}",

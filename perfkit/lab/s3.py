@@ -29,7 +29,7 @@ class S3Server:
         return {"s3": self.ports.s3}
 
     def start(self) -> None:
-        creds = lab_credentials(create=True)
+        creds = lab_credentials(create=True, home=self.home)
         (self.root / BUCKET).mkdir(parents=True, exist_ok=True)  # posix backend: a folder is a bucket
         if self.daemon.pid() is None:
             argv = [str(tools.versitygw()), "--port", f"{HOST}:{self.ports.s3}", "--quiet", "posix", str(self.root)]
@@ -48,7 +48,7 @@ class S3Server:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            creds = lab_credentials()
+            creds = lab_credentials(home=self.home)
             client = boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
                                   aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"],
                                   config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5))

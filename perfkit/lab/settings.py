@@ -5,6 +5,7 @@ import json
 import os
 import secrets
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.paths import lab_home
@@ -39,9 +40,9 @@ class LabPorts:
         return cls(**values)
 
 
-def lab_credentials(create: bool = False) -> dict[str, str]:
+def lab_credentials(create: bool = False, home: Path | None = None) -> dict[str, str]:
     """The S3 keys of the lab's server: made once per lab home, kept out of notebooks and reports."""
-    path = lab_home() / "credentials.json"
+    path = (home or lab_home()) / "credentials.json"
     if path.exists():
         return json.loads(path.read_text())
     if not create:

@@ -71,25 +71,34 @@ def s3a_jars() -> list[Path]:
 
 
 def versitygw() -> Path:
-    """The versitygw S3 server binary, built with `go install` at the pinned version."""
-    binary = tool_cache() / "go" / "bin" / f"versitygw-{versions.VERSITYGW}"
+    """The versitygw S3 server binary."""
+    return go_tool("versitygw", versions.VERSITYGW_MODULE, versions.VERSITYGW, "the S3 server (versitygw)")
+
+
+def gohdfs() -> Path:
+    """colinmarc/hdfs, the Go HDFS client (`hdfs put`, ...), as published comparisons used it."""
+    return go_tool("hdfs", versions.GOHDFS_MODULE, versions.GOHDFS, "the Go HDFS client (gohdfs)")
+
+
+def go_tool(command: str, module: str, version: str, what: str) -> Path:
+    """A Go binary built once with `go install module@version` into the tool cache."""
+    binary = tool_cache() / "go" / "bin" / f"{command}-{version}"
     if binary.exists():
         return binary
     go = shutil.which("go") or (str(GO_TARBALL_INSTALL) if GO_TARBALL_INSTALL.exists() else None)
     if not go:
-        raise PerfkitError("lab: Go is needed once to build the S3 server (versitygw). Fix: install Go 1.22+ (apt-get install golang)")
+        raise PerfkitError(f"lab: Go is needed once to build {what}. Fix: install Go 1.22+ (apt-get install golang)")
     binary.parent.mkdir(parents=True, exist_ok=True)
-    print(f"lab: building versitygw {versions.VERSITYGW} into {binary} (once, ~1-2 min) ...", flush=True)
+    print(f"lab: building {command} {version} into {binary} (once) ...", flush=True)
     with tempfile.TemporaryDirectory(dir=binary.parent) as gobin:
-        run = subprocess.run(
-            [go, "install", f"{versions.VERSITYGW_MODULE}@{versions.VERSITYGW}"],
-            capture_output=True, text=True, env={**os.environ, "GOBIN": gobin},
-        )
+        run = subprocess.run([go, "install", f"{module}@{version}"], capture_output=True, text=True,
+                             env={**os.environ, "GOBIN": gobin})
         if run.returncode != 0:
             raise PerfkitError(
-                f"lab: `go install` of versitygw failed:\n{run.stderr[-2000:]}\nFix: check that Go can reach its module proxy"
+                f"lab: `go install {module}@{version}` failed:\n{run.stderr[-2000:]}\n"
+                "Fix: check that Go can reach its module proxy"
             )
-        Path(gobin, "versitygw").rename(binary)
+        Path(gobin, command).rename(binary)
     return binary
 
 
