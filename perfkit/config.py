@@ -37,8 +37,12 @@ class Profile:
         return "/" + "/".join(p.strip("/") for p in (self.prefix, *parts) if p)
 
     def hdfs_url(self, *parts: str) -> str:
+        return self.hdfs_url_of(self.hdfs_path(*parts))
+
+    def hdfs_url_of(self, path: str) -> str:
+        """The URL engines and Hadoop tools use for an absolute HDFS path."""
         base = self.hdfs_uri if self.hdfs_uri.endswith("://") else self.hdfs_uri.rstrip("/")  # hdfs:///path
-        return base + self.hdfs_path(*parts)
+        return base + "/" + path.lstrip("/")
 
     def s3_key(self, *parts: str) -> str:
         return "/".join(p.strip("/") for p in (self.prefix, *parts) if p)

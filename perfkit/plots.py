@@ -50,3 +50,33 @@ def speedups(comparison: pd.DataFrame):
     ax.set_xlabel("S3 time ÷ HDFS time (median, 95% CI); > 1: HDFS faster")
     fig.tight_layout()
     return fig
+
+
+def transfer_rates(summary: pd.DataFrame):
+    """MB/s of each method at its best concurrency, fastest on top."""
+    best = (summary.dropna(subset=["MB/s"]).sort_values("MB/s").groupby("method", sort=False).tail(1))
+    labels = [f"{m} ({c} at once)" if c > 1 else m for m, c in zip(best["method"], best["concurrency"])]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(best) + 1.2))
+    ax.barh(labels, best["MB/s"], color="#2ca02c")
+    for y, v in enumerate(best["MB/s"]):
+        ax.text(v, y, f" {v:.0f}", va="center")
+    ax.set_xlabel("MB/s (bytes copied ÷ median duration)")
+    ax.set_title("S3 → HDFS copy rate, best concurrency per method")
+    fig.tight_layout()
+    return fig
+
+
+def rate_vs_concurrency(summary: pd.DataFrame):
+    """MB/s against concurrency for the methods that have more than one level."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, group in summary.dropna(subset=["MB/s"]).groupby("method"):
+        if group["concurrency"].nunique() > 1:
+            g = group.sort_values("concurrency")
+            ax.plot(g["concurrency"], g["MB/s"], marker="o", label=method)
+    ax.set_xlabel("concurrency (processes, requests or maps at once)")
+    ax.set_ylabel("MB/s")
+    ax.set_title("Copy rate against concurrency")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
+    fig.tight_layout()
+    return fig

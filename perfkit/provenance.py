@@ -28,6 +28,15 @@ def host() -> dict[str, str]:
             "python_executable": sys.executable}
 
 
+def environment_table(profile, parameters: dict):
+    """Versions, host, profile and parameters as one two-column table (no credentials)."""
+    import pandas as pd
+
+    sections = {"version": versions(), "host": host(), "profile": profile.describe(), "parameter": parameters}
+    return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
+                         for key, value in values.items()], columns=["setting", "value"])
+
+
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,

@@ -37,7 +37,8 @@ class Record:
     bytes: int | None = None
     mb_per_s: float | None = None
     result_hash: str | None = None
-    config: dict = field(default_factory=dict)  # versions, profile, dataset, host, parameters
+    params: dict = field(default_factory=dict)  # this record's own settings, e.g. concurrency, file
+    config: dict = field(default_factory=dict)  # the run's: versions, profile, dataset, host, parameters
 
     def __post_init__(self):
         if self.phase not in PHASES:

@@ -16,9 +16,9 @@ RETRIES = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeou
 LAB_FIX = "start the lab with `perfkit lab up`" 
 
 
-def s3_client(profile: Profile):
+def s3_client(profile: Profile, config: Config | None = None):
     """boto3 S3 client: the lab's server and keys for the lab profile, the AWS chain otherwise."""
-    kwargs = {"region_name": profile.s3_region, "config": RETRIES}
+    kwargs = {"region_name": profile.s3_region, "config": RETRIES.merge(config) if config else RETRIES}
     if profile.s3_endpoint:
         kwargs["endpoint_url"] = profile.s3_endpoint
     if profile.uses_lab:
@@ -88,3 +88,14 @@ def upload_to_hdfs(client: InsecureClient, local: Path, path: str) -> None:
 
 def upload_to_s3(client, local: Path, bucket: str, key: str) -> None:
     client.upload_file(str(local), bucket, key)  # s3transfer: multipart for large files
+
+
+def listing_problems(expected: dict[str, int], found: dict[str, int]) -> str | None:
+    """What differs between two {name: size} listings, in words; None when they are equal."""
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
+    parts = [f"{len(missing)} missing {missing[:3]}" if missing else "",
+             f"{len(wrong)} of wrong size {wrong[:3]}" if wrong else "",
+             f"{len(extra)} unexpected {extra[:3]}" if extra else ""]
+    return ", ".join(p for p in parts if p) or None

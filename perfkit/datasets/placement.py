@@ -57,12 +57,10 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
 def verify_same_files(expected: dict[str, int], found_by_storage: dict[str, dict[str, int]]) -> None:
     """Raise unless every storage holds exactly the expected files with the expected sizes."""
     for where, found in found_by_storage.items():
-        missing = sorted(set(expected) - set(found))
-        extra = sorted(set(found) - set(expected))
-        wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
-        if missing or extra or wrong:
+        problems = storage.listing_problems(expected, found)
+        if problems:
             raise PerfkitError(
-                f"dataset on {where} differs from the generated files: {len(found)} files / {sum(found.values())} bytes "
-                f"instead of {len(expected)} / {sum(expected.values())} (missing {missing[:3]}, unexpected {extra[:3]}, "
-                f"wrong size {wrong[:3]}). Fix: delete that folder and run again to re-upload"
+                f"dataset on {where} differs from the generated files ({problems}): "
+                f"{len(found)} files / {sum(found.values())} bytes instead of {len(expected)} / "
+                f"{sum(expected.values())}. Fix: delete that folder and run again to re-upload"
             )

@@ -61,11 +61,7 @@ class QueryComparison:
                 "suite": self.suite, "seed": self.seed}
 
     def environment(self) -> pd.DataFrame:
-        """Versions, host, profile and parameters as one two-column table (no credentials)."""
-        sections = {"version": provenance.versions(), "host": provenance.host(),
-                    "profile": self.profile.describe(), "parameter": self.parameters()}
-        return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
-                             for key, value in values.items()], columns=["setting", "value"])
+        return provenance.environment_table(self.profile, self.parameters())
 
     def preflight(self) -> None:
         storage.check_hdfs(self.profile)

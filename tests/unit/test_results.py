@@ -15,7 +15,7 @@ def _add(rs, **over):
 
 def test_record_schema_says_who_what_which_attempt_and_how_it_went():
     for name in ("experiment", "subject", "storage", "case", "phase", "iteration", "wall_s", "bytes",
-                 "rows", "mb_per_s", "ok", "error", "config"):
+                 "rows", "mb_per_s", "ok", "error", "params", "config"):
         assert name in RECORD_FIELDS
 
 

@@ -67,9 +67,9 @@ def test_verification_catches_missing_truncated_and_extra_files():
 
     expected = {"part-0.orc": 100, "part-1.orc": 200}
     verify_same_files(expected, {"hdfs": dict(expected), "s3": dict(expected)})
-    for found, what in [({"part-0.orc": 100}, "missing ['part-1.orc']"),
-                        ({"part-0.orc": 100, "part-1.orc": 150}, "wrong size ['part-1.orc']"),
-                        ({**expected, "junk": 1}, "unexpected ['junk']")]:
+    for found, what in [({"part-0.orc": 100}, "1 missing ['part-1.orc']"),
+                        ({"part-0.orc": 100, "part-1.orc": 150}, "1 of wrong size ['part-1.orc']"),
+                        ({**expected, "junk": 1}, "1 unexpected ['junk']")]:
         with pytest.raises(PerfkitError, match=r"dataset on s3 differs") as err:
             verify_same_files(expected, {"hdfs": dict(expected), "s3": found})
         assert what in str(err.value)

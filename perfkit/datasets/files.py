@@ -1,0 +1,55 @@
+"""A deterministic set of files with a size distribution (dozens of files of tens of MB), put on S3."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from perfkit import storage
+from perfkit.config import Profile
+
+MB = 1_000_000
+
+
+@dataclass(frozen=True)
+class FileSet:
+    files: int = 24
+    mean_mb: float = 16.0
+    seed: int = 42
+
+    def __post_init__(self):
+        if self.files < 1 or self.mean_mb <= 0:
+            raise ValueError(f"a file set needs files >= 1 and mean_mb > 0 (got {self.files}, {self.mean_mb})")
+
+    @property
+    def name(self) -> str:
+        return f"files_n{self.files}_m{self.mean_mb:g}_s{self.seed}"
+
+    def sizes(self) -> list[int]:
+        """Right-skewed sizes around the mean, between a quarter and three times of it."""
+        rng = np.random.default_rng([self.seed, 0])
+        raw = rng.lognormal(0.0, 0.5, self.files)
+        sizes = np.clip(raw / raw.mean(), 0.25, 3.0) * self.mean_mb * MB
+        return [int(s) for s in sizes]
+
+    def file_name(self, index: int) -> str:
+        return f"part-{index:05d}.bin"
+
+    def content(self, index: int) -> bytes:
+        """Incompressible bytes: no storage layer can shortcut them."""
+        return np.random.default_rng([self.seed, index + 1]).bytes(self.sizes()[index])
+
+
+def place_fileset(fileset: FileSet, profile: Profile, progress: bool = True) -> str:
+    """Upload the files that are missing (or of the wrong size) to S3; return their key prefix."""
+    storage.check_s3(profile)
+    s3 = storage.s3_client(profile)
+    prefix = profile.s3_key("datasets", fileset.name)
+    have = storage.s3_listing(s3, profile.s3_bucket, prefix)
+    sizes = fileset.sizes()
+    todo = [i for i in range(fileset.files) if have.get(fileset.file_name(i)) != sizes[i]]
+    for i in tqdm(todo, desc=f"placing {fileset.name} on S3", unit="file", disable=not progress or not todo):
+        s3.upload_fileobj(io.BytesIO(fileset.content(i)), profile.s3_bucket, f"{prefix}/{fileset.file_name(i)}")
+    return prefix

@@ -1,0 +1,253 @@
+"""S3 -> HDFS copy methods, timed, verified and compared on the same manifest.
+
+    cmp = TransferComparison(load_profile("lab"), methods=["stream", "distcp"], concurrency=[1, 4])
+    cmp.prepare(); results = cmp.run(); cmp.recap()
+
+Each copy goes into a fresh folder under the run's own prefix ({prefix}/transfers/<run_id>/...);
+cleanup removes that prefix and nothing else.
+"""
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from perfkit import provenance, storage
+from perfkit.config import Profile
+from perfkit.datasets.files import FileSet, place_fileset
+from perfkit.errors import PerfkitError
+from perfkit.results import ResultSet, new_run_id, now
+from perfkit.transfer import REGISTRY, get_method, method_class
+from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
+
+EXPERIMENT = "s3_to_hdfs_transfer"
+STORAGE = "s3→hdfs"
+ORDERS = ("given", "rotate", "shuffle")
+UNAVAILABLE = "unavailable: "
+
+
+@dataclass
+class TransferComparison:
+    profile: Profile
+    methods: list[str] = field(default_factory=lambda: list(REGISTRY))
+    concurrency: list[int] = field(default_factory=lambda: [1, 4])  # for the parallel methods
+    repeats: int = 1
+    order: str = "rotate"  # given | rotate (each repeat starts one method later) | shuffle (seeded)
+    source_prefix: str | None = None  # an existing S3 prefix; None: the lab's generated file set
+    files: int = 24
+    mean_mb: float = 16.0
+    checksum: bool = False  # also compare every copied file's bytes with the source, read back
+    seed: int = 42
+
+    def __post_init__(self):
+        for name in self.methods:
+            method_class(name)
+        if self.order not in ORDERS:
+            raise PerfkitError(f"unknown method order {self.order!r}: use one of {', '.join(ORDERS)}")
+        if self.repeats < 1 or not self.concurrency or min(self.concurrency) < 1:
+            raise PerfkitError("repeats and every concurrency must be at least 1")
+        self.fileset = None if self.source_prefix else FileSet(self.files, self.mean_mb, self.seed)
+        self.run_id = new_run_id()
+        self.run_root = self.profile.hdfs_path("transfers", self.run_id)
+        self.manifest: Manifest | None = None
+        self.results: ResultSet | None = None
+
+    def parameters(self) -> dict:
+        return {"methods": self.methods, "concurrency": self.concurrency, "repeats": self.repeats,
+                "order": self.order, "source_prefix": self.source_prefix, "files": self.files,
+                "mean_mb": self.mean_mb, "checksum": self.checksum, "seed": self.seed}
+
+    def environment(self) -> pd.DataFrame:
+        return provenance.environment_table(self.profile, self.parameters())
+
+    def prepare(self, progress: bool = True) -> Manifest:
+        storage.check_hdfs(self.profile)
+        prefix = self.source_prefix or place_fileset(self.fileset, self.profile, progress)
+        self.manifest = build_manifest(self.profile, prefix)
+        return self.manifest
+
+    def manifest_table(self) -> pd.DataFrame:
+        m = self.manifest or self.prepare()
+        return pd.DataFrame({"source": f"s3://{m.bucket}/{m.prefix}/", "files": len(m.files),
+                             "MB": round(m.total_bytes / 1e6, 1),
+                             "smallest MB": round(min(s for _, s in m.files) / 1e6, 1),
+                             "largest MB": round(max(s for _, s in m.files) / 1e6, 1)}, index=[0])
+
+    def plan(self) -> list[tuple[int, str, int]]:
+        """(repeat, method, concurrency) in run order."""
+        steps = []
+        rng = random.Random(self.seed)
+        for repeat in range(self.repeats):
+            names = list(self.methods)
+            if self.order == "rotate":
+                shift = repeat % len(names)
+                names = names[shift:] + names[:shift]
+            elif self.order == "shuffle":
+                rng.shuffle(names)
+            for name in names:
+                levels = self.concurrency if method_class(name).parallel else [1]
+                steps += [(repeat, name, c) for c in levels]
+        return steps
+
+    def destination(self, name: str, concurrency: int, repeat: int) -> str:
+        return f"{self.run_root}/{name}-c{concurrency}-r{repeat}"
+
+    def run(self, progress: bool = True) -> ResultSet:
+        manifest = self.manifest or self.prepare(progress)
+        config = {"versions": provenance.versions(), "host": provenance.host(), "profile": self.profile.describe(),
+                  "dataset": {"source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
+                              "bytes": manifest.total_bytes},
+                  "parameters": self.parameters()}
+        results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)
+        hdfs = storage.webhdfs_client(self.profile)
+        scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
+        unavailable: dict[str, str] = {}
+        try:
+            plan = self.plan()
+            with tqdm(plan, desc=EXPERIMENT, unit="copy", disable=not progress) as bar:
+                for repeat, name, level in bar:
+                    bar.set_postfix_str(f"{name} c={level} r={repeat}")
+                    method = get_method(name, self.profile, level)
+                    if name not in unavailable:
+                        unavailable[name] = method.unavailable()
+                        if unavailable[name]:
+                            results.add(subject=name, storage=STORAGE, case="total", phase="measured",
+                                        iteration=repeat, started_at=now(), wall_s=None, ok=False,
+                                        error=UNAVAILABLE + unavailable[name], params={"concurrency": level})
+                    if unavailable[name]:
+                        continue
+                    self.copy_once(results, method, manifest, self.destination(name, level, repeat),
+                                   repeat, scratch_root, hdfs)
+                    results.save()
+        except BaseException:
+            results.config["interrupted"] = True  # the run's file says it is incomplete
+            results.save()
+            raise
+        finally:
+            shutil.rmtree(scratch_root, ignore_errors=True)
+            self.cleanup(hdfs)
+        results.save()
+        return results
+
+    def copy_once(self, results: ResultSet, method, manifest: Manifest, dest: str, repeat: int,
+                  scratch_root: Path, hdfs) -> None:
+        """One timed copy, verified; recorded as ok only after verification passed."""
+        if not dest.startswith(self.run_root + "/"):
+            raise PerfkitError(f"destination {dest} is outside this run's prefix {self.run_root}: refused")
+        scratch = scratch_root / Path(dest).name
+        scratch.mkdir()
+        params = {"concurrency": method.concurrency}
+        started = now()
+        hdfs.makedirs(dest)
+        t0 = time.perf_counter()
+        try:
+            per_file = method.copy(manifest, dest, scratch)
+            wall = time.perf_counter() - t0
+            verify_copy(manifest, storage.hdfs_listing(hdfs, dest))
+            if self.checksum:
+                self.verify_checksums(manifest, dest, hdfs)
+        except Exception as err:  # noqa: BLE001 - a failed copy is recorded and the run goes on
+            message = str(err) if isinstance(err, PerfkitError) else f"{type(err).__name__}: {err}"
+            results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
+                        started_at=started, wall_s=None, ok=False, error=message[:1000], params=params)
+            return
+        except BaseException as err:  # Ctrl-C: record that this copy did not finish, then stop
+            results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
+                        started_at=started, wall_s=None, ok=False, error=f"interrupted ({type(err).__name__})",
+                        params=params)
+            raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            hdfs.delete(dest, recursive=True)  # inside the run's prefix; keeps HDFS from filling up
+        results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
+                    started_at=started, wall_s=wall, bytes=manifest.total_bytes, params=params)
+        for name, seconds in per_file.items():
+            results.add(subject=method.name, storage=STORAGE, case="file", phase="measured", iteration=repeat,
+                        started_at=started, wall_s=seconds, bytes=manifest.sizes[name],
+                        params={**params, "file": name})
+
+    def verify_checksums(self, manifest: Manifest, dest: str, hdfs) -> None:
+        import hashlib
+
+        s3 = storage.s3_client(self.profile)
+        for name, _ in manifest.files:
+            source = hashlib.md5(s3.get_object(Bucket=manifest.bucket, Key=manifest.key(name))["Body"].read())
+            with hdfs.read(f"{dest}/{name}") as reader:
+                copied = hashlib.md5(reader.read())
+            if source.digest() != copied.digest():
+                raise PerfkitError(f"verification failed: {name} differs from its source (MD5)")
+
+    def cleanup(self, hdfs) -> None:
+        """Remove this run's own prefix, and nothing else."""
+        hdfs.delete(self.run_root, recursive=True)
+
+    def summary(self) -> pd.DataFrame:
+        return summarise_transfers(self.results.to_frame())
+
+    def recap(self) -> pd.DataFrame:
+        return recap_table(self.summary())
+
+    def per_file_times(self) -> pd.DataFrame:
+        """Seconds per file (rows) for each method and concurrency that copies file by file (columns)."""
+        frame = self.results.to_frame()
+        files = frame[(frame["case"] == "file") & frame["ok"].astype(bool)]
+        if files.empty:
+            return pd.DataFrame()
+        files = files.assign(file=files["params"].map(lambda p: p["file"]),
+                             concurrency=files["params"].map(lambda p: p["concurrency"]))
+        return files.pivot_table(index="file", columns=["subject", "concurrency"], values="wall_s").round(2)
+
+    def copies(self) -> pd.DataFrame:
+        """One row per copy (per-file rows left out), with its concurrency."""
+        frame = self.results.to_frame()
+        totals = frame[frame["case"] == "total"]
+        return totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")))[
+            ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]
+
+    def raise_for_failures(self) -> None:
+        failed = [r for r in self.results.failures if not (r.error or "").startswith(UNAVAILABLE)]
+        if failed:
+            raise PerfkitError(f"{len(failed)} copies failed ({', '.join(sorted({r.subject for r in failed}))}); "
+                               f"the errors are in {self.results.path}")
+
+
+def summarise_transfers(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, concurrency): median duration over repeats, MB/s from it, status."""
+    totals = frame[frame["case"] == "total"].copy()
+    totals["concurrency"] = totals["params"].map(lambda p: p.get("concurrency", 1))
+    rows = []
+    for (method, level), group in totals.groupby(["subject", "concurrency"], sort=False):
+        ok = group[group["ok"].astype(bool)]
+        errors = group.loc[~group["ok"].astype(bool), "error"].dropna()
+        seconds = ok["wall_s"].median() if len(ok) else float("nan")
+        rows.append({"method": method, "concurrency": level, "runs": len(ok), "seconds": seconds,
+                     "min_seconds": ok["wall_s"].min() if len(ok) else float("nan"),
+                     "MB/s": ok["bytes"].iloc[0] / 1e6 / seconds if len(ok) else float("nan"),
+                     "status": "ok" if len(ok) == len(group) else (errors.iloc[0] if len(errors) else "failed")})
+    return pd.DataFrame(rows)
+
+
+def recap_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The published shape, fastest first: Duration | Method | MB/s (unavailable methods last, with why)."""
+    s = summary.sort_values("seconds", na_position="last").reset_index(drop=True)
+    return pd.DataFrame({
+        "Duration": [_duration(v) for v in s["seconds"]],
+        "Method": [m if not parallel_label else f"{m} ({c} at once)"
+                   for m, c, parallel_label in zip(s["method"], s["concurrency"],
+                                                   [method_class(m).parallel for m in s["method"]])],
+        "MB/s": s["MB/s"].round(1),
+        "status": s["status"],
+    })
+
+
+def _duration(seconds: float) -> str:
+    if seconds != seconds:  # NaN
+        return "–"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:04.1f}s"

@@ -1,0 +1,124 @@
+"""Copy methods made of command-line tools: the aws CLI, `hadoop fs` and gohdfs."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+from perfkit.hadoop_cli import HadoopCli
+from perfkit.transfer import TransferMethod, aws_env
+from perfkit.transfer.manifest import Manifest
+
+
+def run_tool(argv: list[str], env: dict | None = None, what: str = "") -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-4:])
+        raise PerfkitError(f"{what or argv[0]} failed (exit {done.returncode}): {tail}")
+
+
+class AwsCliMixin:
+    def aws(self, *args: str) -> list[str]:
+        endpoint = ["--endpoint-url", self.profile.s3_endpoint] if self.profile.s3_endpoint else []
+        return [sys.executable, "-m", "awscli", *args, *endpoint, "--only-show-errors"]
+
+    def download(self, manifest: Manifest, name: str, local: Path, env: dict | None = None) -> None:
+        src = manifest.url("s3", name)
+        run_tool(self.aws("s3", "cp", src, str(local)), env or aws_env(self.profile), f"aws s3 cp {src}")
+
+
+class CliSequential(AwsCliMixin, TransferMethod):
+    """Per file: `aws s3 cp` to local disk, `hadoop fs -put`, delete the local copy."""
+
+    name = "cli-sequential"
+
+    def copy(self, manifest, dest, scratch):
+        hadoop, times = HadoopCli(self.profile), {}
+        for name, _ in manifest.files:
+            t0 = time.perf_counter()
+            local = scratch / name
+            self.download(manifest, name, local)
+            hadoop.run("fs", "-put", "-f", str(local), self.dest_url(dest, name))
+            local.unlink()
+            times[name] = time.perf_counter() - t0
+        return times
+
+
+class GohdfsSequential(AwsCliMixin, TransferMethod):
+    """Per file: `aws s3 cp` to local disk, gohdfs `put`, delete the local copy."""
+
+    name = "gohdfs-sequential"
+
+    def gohdfs(self) -> tuple[str, dict]:
+        """The binary and its environment: HADOOP_NAMENODE for the lab, the cluster's config otherwise."""
+        env = {"HADOOP_USER_NAME": self.profile.hdfs_user}
+        if self.profile.uses_lab:
+            from perfkit.lab import tools
+
+            return str(tools.gohdfs()), {**env, "HADOOP_NAMENODE": self.profile.hdfs_uri.split("://", 1)[1]}
+        found = shutil.which("gohdfs") or shutil.which("hdfs-go")
+        if not found:
+            raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
+                               "and put it on PATH as gohdfs")
+        return found, env
+
+    def unavailable(self):
+        try:
+            self.gohdfs()
+        except PerfkitError as err:
+            return str(err)
+        return None
+
+    def copy(self, manifest, dest, scratch):
+        binary, env = self.gohdfs()
+        env, times = aws_env(self.profile, env), {}
+        for name, _ in manifest.files:
+            t0 = time.perf_counter()
+            local = scratch / name
+            self.download(manifest, name, local, env)
+            run_tool([binary, "put", str(local), f"{dest}/{name}"], env, f"gohdfs put {name}")
+            local.unlink()
+            times[name] = time.perf_counter() - t0
+        return times
+
+
+class HdfsCp(TransferMethod):
+    """`hadoop fs -cp s3a://... hdfs://...`, one process per file, `concurrency` at once (xargs -P)."""
+
+    name = "hdfs-cp"
+    parallel = True
+
+    def copy(self, manifest, dest, scratch):
+        hadoop = HadoopCli(self.profile)
+
+        def one(name: str) -> float:
+            t0 = time.perf_counter()
+            hadoop.run("fs", "-cp", "-f", self.source_url(manifest, name), self.dest_url(dest, name))
+            return time.perf_counter() - t0
+
+        names = [name for name, _ in manifest.files]
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            return dict(zip(names, pool.map(one, names)))
+
+
+class AwsCli(AwsCliMixin, TransferMethod):
+    """`aws s3 cp --recursive` with max_concurrent_requests = concurrency, then one `hadoop fs -put`."""
+
+    name = "awscli"
+    parallel = True
+
+    def copy(self, manifest, dest, scratch):
+        config = scratch / "aws-config"
+        config.write_text(f"[default]\ns3 =\n  max_concurrent_requests = {self.concurrency}\n")
+        local = scratch / "download"
+        local.mkdir()
+        run_tool(self.aws("s3", "cp", "--recursive", "--exclude", "*/*", manifest.url("s3"), str(local)),
+                 aws_env(self.profile, {"AWS_CONFIG_FILE": str(config)}), "aws s3 cp --recursive")
+        files = sorted(str(p) for p in local.iterdir())
+        HadoopCli(self.profile).run("fs", "-put", "-f", *files, self.dest_url(dest))
+        shutil.rmtree(local)
+        return {}
