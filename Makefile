@@ -36,6 +36,7 @@ lab-status: install
 bench: install
 	$(BIN)/perfkit lab up
 	$(BIN)/python bench/query_overhead.py
+	$(BIN)/python bench/transfer.py
 
 clean:
 	rm -rf $(VENV) data/generated

@@ -112,3 +112,34 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
 
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@main.command("transfer")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+@click.option("--bucket", default="", help="S3 bucket (profile emr).")
+@click.option("--source", "source_prefix", default="", help="S3 prefix to copy (default: the lab's generated files).")
+@click.option("--methods", default="", help="Copy methods, comma-separated (default: all).")
+@click.option("--concurrency", default="1,4", show_default=True, help="Levels for the parallel methods.")
+@click.option("--repeats", default=1, show_default=True)
+@click.option("--order", default="rotate", show_default=True, type=click.Choice(["given", "rotate", "shuffle"]))
+@click.option("--files", default=24, show_default=True, help="Generated file set: number of files.")
+@click.option("--mean-mb", default=16.0, show_default=True, help="Generated file set: mean file size.")
+@click.option("--checksum/--no-checksum", default=False, help="Also compare every copy's MD5 with its source.")
+def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, order, files, mean_mb, checksum):
+    """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
+    from perfkit.config import load_profile
+    from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
+    from perfkit.transfer import REGISTRY
+
+    try:
+        levels = [int(c) for c in _split(concurrency)]
+    except ValueError:
+        raise PerfkitError(f"--concurrency {concurrency!r} is not a list of integers: write e.g. 1,4,8") from None
+    comparison = TransferComparison(load_profile(profile, bucket=bucket), methods=_split(methods) or list(REGISTRY),
+                                    concurrency=levels, repeats=repeats, order=order,
+                                    source_prefix=source_prefix or None, files=files, mean_mb=mean_mb,
+                                    checksum=checksum)
+    results = comparison.run()
+    click.echo(comparison.recap().to_string(index=False))
+    click.echo(f"results: {results.path}")
+    comparison.raise_for_failures()

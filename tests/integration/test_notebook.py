@@ -18,3 +18,18 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     assert nb["metadata"]["papermill"]["parameters"]["rows"] == 5_000
     assert nb["metadata"]["perfkit"]["ok"] is True
     assert len(list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl"))) == 1
+
+
+def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, tmp_path, monkeypatch):
+    from perfkit.transfer import REGISTRY
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    params = {"files": 3, "mean_mb": 1, "concurrency": [2], "checksum": True}
+    report = render("notebooks/s3_to_hdfs_transfer.ipynb", params, out_root=tmp_path / "reports")
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for heading in ("Duration", "Method", "MB/s", "data:image/png;base64"):
+        assert heading in page
+    for method in REGISTRY:
+        assert method in page
+    assert "unavailable: s3-dist-cp is not on PATH" in page

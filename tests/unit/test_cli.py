@@ -21,3 +21,10 @@ def test_unreachable_hdfs_stops_the_run_before_anything_runs(monkeypatch):
     assert result.exit_code == 1
     assert "perfkit: HDFS at http://127.0.0.1:1: not reachable" in result.output
     assert "Fix: start the lab with `perfkit lab up`" in result.output
+
+
+def test_transfer_refuses_bad_concurrency_and_unknown_methods():
+    result = CliRunner().invoke(main, ["transfer", "--concurrency", "1,four"])
+    assert result.exit_code == 1 and "is not a list of integers" in result.output
+    result = CliRunner().invoke(main, ["transfer", "--methods", "stream,rsync"])
+    assert result.exit_code == 1 and "unknown transfer method 'rsync'" in result.output
