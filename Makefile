@@ -37,6 +37,7 @@ bench: install
 	$(BIN)/perfkit lab up
 	$(BIN)/python bench/query_overhead.py
 	$(BIN)/python bench/transfer.py
+	$(BIN)/python bench/cloudwatch_calls.py
 
 clean:
 	rm -rf $(VENV) data/generated

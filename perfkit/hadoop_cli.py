@@ -9,7 +9,8 @@ from perfkit.errors import PerfkitError
 
 # what `hadoop <sub>` runs, for the lab where there is no `hadoop` script, only jars
 MAIN_CLASSES = {"fs": "org.apache.hadoop.fs.FsShell", "distcp": "org.apache.hadoop.tools.DistCp",
-                "jar": "org.apache.hadoop.util.RunJar"}
+                "jar": "org.apache.hadoop.util.RunJar",
+                "testdfsio": "org.apache.hadoop.fs.TestDFSIO"}  # in the jobclient tests jar
 
 
 class HadoopCli:

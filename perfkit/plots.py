@@ -80,3 +80,51 @@ def rate_vs_concurrency(summary: pd.DataFrame):
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+def measured_throughput(metrics: pd.DataFrame, title: str):
+    """Measured read and write MiB/s over time, one line per volume and direction."""
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    rows = metrics[metrics["metric"].isin(["ReadThroughput", "WriteThroughput"])]
+    for (volume, metric), g in rows.groupby(["volume", "metric"]):
+        ax.plot(g["timestamp"], g["value"], label=f"{volume} {metric.replace('Throughput', '').lower()}")
+    ax.set_ylabel("MiB/s")
+    ax.set_title(f"MEASURED: {title}")
+    if len(rows):
+        ax.legend(fontsize=8)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def measured_burst_balance(metrics: pd.DataFrame):
+    rows = metrics[metrics["metric"] == "BurstBalance"]
+    if rows.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    for volume, g in rows.groupby("volume"):
+        ax.plot(g["timestamp"], g["value"], label=volume)
+    ax.set_ylabel("BurstBalance (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("MEASURED: BurstBalance per volume (CloudWatch)")
+    ax.legend(fontsize=8)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def modelled_st1(series: pd.DataFrame):
+    """MODELLED: one volume's delivered MiB/s and BurstBalance per configuration over the workload."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    for label, g in series.groupby("configuration", sort=False):
+        minutes = g["seconds"] / 60
+        top.plot(minutes, g["delivered_mib_s"], label=label)
+        bottom.plot(minutes, g["burst_balance_pct"], label=label)
+    top.set_ylabel("MiB/s per volume")
+    top.set_title("MODELLED (st1 model): throughput per volume while writing, then reading the workload")
+    bottom.set_ylabel("BurstBalance (%)")
+    bottom.set_ylim(0, 105)
+    bottom.set_xlabel("minutes")
+    top.legend()
+    fig.tight_layout()
+    return fig

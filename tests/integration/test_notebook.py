@@ -33,3 +33,14 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     for method in REGISTRY:
         assert method in page
     assert "unavailable: s3-dist-cp is not on PATH" in page
+
+
+def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    report = render("notebooks/st1_throughput_burst.ipynb", {"files": 2, "file_mb": 8}, out_root=tmp_path / "reports")
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for text in ("read time (s)", "write MiB/s", "cost per month (USD)", "measured (lab, TestDFSIO 2 × 8 MB)",
+                 "modelled (400 × 4 GB)", "page cache dropped before the read",
+                 "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
+        assert text in page

@@ -1,0 +1,201 @@
+"""EBS st1 throughput and burst balance: TestDFSIO measured (lab or cluster), CloudWatch or diskstats
+metrics over its window, and the st1 model for the volume configurations being compared.
+
+    study = St1Study(load_profile("lab"))                      # TestDFSIO on the lab, diskstats sampled
+    study = St1Study(load_profile("emr", bucket=...), source="cloudwatch", cluster_id="j-...")
+    study.run(); study.table(); study.metrics()
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perfkit import provenance
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError
+from perfkit.metrics import MiB, with_throughput
+from perfkit.metrics import cloudwatch as cw
+from perfkit.metrics.st1 import PRICE_PER_GB_MONTH, Configuration, model_table
+from perfkit.results import ResultSet, now
+from perfkit.testdfsio import DfsioResult, TestDfsio
+
+EXPERIMENT = "st1_throughput_burst"
+SOURCES = ("lab", "cloudwatch")
+
+
+@dataclass
+class St1Study:
+    profile: Profile
+    source: str = "lab"
+    cluster_id: str = ""  # cloudwatch: the EMR cluster whose volumes to watch ...
+    volume_ids: list[str] = field(default_factory=list)  # ... or these volumes
+    region: str = "us-east-1"
+    window_start: str = ""  # ISO 8601 UTC; empty: the TestDFSIO run's own window
+    window_end: str = ""
+    period: int = 60  # seconds: CloudWatch's period, or the diskstats sampling period on the lab
+    run_testdfsio: bool = True
+    files: int = 4  # TestDFSIO -nrFiles
+    file_mb: int = 64  # TestDFSIO -size
+    configurations: list = field(default_factory=lambda: [[4, 512], [2, 1024], [1, 2048]])
+    nodes: int = 5
+    workload_files: int = 400  # the modelled workload: TestDFSIO files ...
+    workload_file_gb: float = 4  # ... of this many GB each (the published 400 x 4 GB)
+    replication: int = 3  # HDFS replicas a write stores, in the model
+    price_per_gb_month: float = PRICE_PER_GB_MONTH
+    node_cap_mib_s: float | None = None  # an instance's EBS bandwidth, if it should limit the model
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise PerfkitError(f"unknown metrics source {self.source!r}: use one of {', '.join(SOURCES)}")
+        if self.source == "cloudwatch" and not (self.cluster_id or self.volume_ids):
+            raise PerfkitError("source 'cloudwatch' needs a cluster_id or volume_ids")
+        if self.source == "cloudwatch" and not self.run_testdfsio and not (self.window_start and self.window_end):
+            raise PerfkitError("without a TestDFSIO run, give window_start and window_end (ISO 8601, UTC)")
+        self.configs = [Configuration(int(v), float(s), self.nodes) for v, s in self.configurations]
+        self.dfsio: dict[str, DfsioResult] = {}
+        self.cache_note = ""
+        self.window: tuple[datetime, datetime] | None = None
+        self._metrics = None
+        self.results: ResultSet | None = None
+
+    def parameters(self) -> dict:
+        keys = ("source", "cluster_id", "volume_ids", "region", "window_start", "window_end", "period",
+                "run_testdfsio", "files", "file_mb", "configurations", "nodes", "workload_files",
+                "workload_file_gb", "replication", "price_per_gb_month", "node_cap_mib_s")
+        return {k: getattr(self, k) for k in keys}
+
+    def environment(self) -> pd.DataFrame:
+        return provenance.environment_table(self.profile, self.parameters())
+
+    # -- measuring --------------------------------------------------------------------------
+    def run(self) -> ResultSet:
+        results = self.results = ResultSet(EXPERIMENT, {"versions": provenance.versions(), "host": provenance.host(),
+                                                        "profile": self.profile.describe(),
+                                                        "parameters": self.parameters()})
+        if self.run_testdfsio:
+            if self.source == "lab":
+                from perfkit.metrics.diskstats import DiskStatsSampler
+                from perfkit.paths import lab_home
+
+                with DiskStatsSampler(lab_home() / "hdfs", period=min(self.period, 1)) as sampler:
+                    self._testdfsio(results)
+                self._metrics = with_throughput(sampler.frame(), sampler.period)
+            else:
+                self._testdfsio(results)
+        if self.window_start and self.window_end:
+            self.window = (_utc(self.window_start), _utc(self.window_end))
+        results.save()
+        return results
+
+    def _testdfsio(self, results: ResultSet) -> None:
+        with tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-") as work:
+            bench = TestDfsio(self.profile, self.files, self.file_mb, Path(work), run_id=results.run_id)
+            try:
+                for operation in ("write", "read"):
+                    if operation == "read":
+                        self.cache_note = drop_page_cache() if self.source == "lab" else "not on a cluster"
+                    started = now()
+                    result, t0, t1 = bench.run(operation)
+                    self.dfsio[operation] = result
+                    self.window = (_epoch(t0) if operation == "write" else self.window[0], _epoch(t1))
+                    results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0,
+                                started_at=started, wall_s=result.exec_seconds, bytes=int(result.total_mb * MiB),
+                                mb_per_s=result.cluster_mib_s * MiB / 1e6,
+                                params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
+                                        "average_io_rate_mb_s": result.average_io_rate_mb_s})
+            finally:
+                bench.cleanup()
+
+    def volumes(self) -> pd.DataFrame:
+        if self.cluster_id:
+            return cw.volumes_of_cluster(self.cluster_id, self.region)
+        return cw.describe_volumes(self.volume_ids, region=self.region)
+
+    def metrics(self) -> pd.DataFrame:
+        """Measured metrics: diskstats of the lab's disk, or CloudWatch for the volumes over the window."""
+        if self._metrics is None and self.source == "cloudwatch":
+            if self.window is None:
+                raise PerfkitError("no window yet: run() first, or give window_start and window_end")
+            start, end = self.window
+            # CloudWatch aligns periods: widen the window to whole periods around the run
+            start = start - timedelta(seconds=start.timestamp() % self.period)
+            end = min(end + timedelta(seconds=self.period), datetime.now(timezone.utc))
+            frame = cw.fetch_ebs_metrics(list(self.volumes()["volume"]), start, end, self.period, region=self.region)
+            self._metrics = with_throughput(frame, self.period)
+        return self._metrics if self._metrics is not None else pd.DataFrame()
+
+    # -- tables -----------------------------------------------------------------------------
+    def workload_mib(self) -> float:
+        return self.workload_files * self.workload_file_gb * 1e9 / MiB
+
+    def model(self) -> pd.DataFrame:
+        return model_table(self.configs, self.workload_mib(), self.price_per_gb_month, self.replication,
+                           self.node_cap_mib_s)
+
+    def table(self) -> pd.DataFrame:
+        """The published shape: volumes per node, cluster size, read and write time and cluster MiB/s, cost."""
+        rows = []
+        if self.dfsio:
+            w, r = self.dfsio.get("write"), self.dfsio.get("read")
+            rows.append({"source": f"measured ({self.source}, TestDFSIO {self.files} × {self.file_mb} MB)",
+                         "configuration": self._measured_label(), "volumes per node": np.nan, "cluster size": "",
+                         "read time (s)": r.exec_seconds if r else np.nan,
+                         "write time (s)": w.exec_seconds if w else np.nan,
+                         "read MiB/s": r.cluster_mib_s if r else np.nan,
+                         "write MiB/s": w.cluster_mib_s if w else np.nan, "cost per month (USD)": np.nan})
+        for m in self.model().to_dict("records"):
+            rows.append({"source": f"modelled ({self.workload_files} × {self.workload_file_gb:g} GB)",
+                         "configuration": m["configuration"], "volumes per node": m["volumes per node"],
+                         "cluster size": f"{m['nodes']} nodes, {m['cluster GiB'] / 1024:g} TiB",
+                         "read time (s)": m["read seconds"], "write time (s)": m["write seconds"],
+                         "read MiB/s": m["read MiB/s"], "write MiB/s": m["write MiB/s"],
+                         "cost per month (USD)": m["cost per month (USD)"]})
+        return pd.DataFrame(rows).round(1)
+
+    def _measured_label(self) -> str:
+        if self.source == "lab":
+            return "lab: one local disk"
+        vols = self.volumes()
+        per_node = vols.groupby("instance").size()
+        return f"{int(per_node.median())} × {int(vols['size_gib'].median())} GiB ({vols['type'].iloc[0]})"
+
+    def modelled_series(self, step_s: float = 10.0) -> pd.DataFrame:
+        """Per configuration, one volume's delivered MiB/s and BurstBalance while the workload is written
+        (with its replicas) and then read, then ten idle minutes."""
+        frames = []
+        for c in self.configs:
+            write_s, read_s = c.write_then_read(self.workload_mib(), self.replication, self.node_cap_mib_s)
+            demand = c.demand(self.node_cap_mib_s) or c.volume.burst
+            steps = int(np.ceil((write_s + read_s + 600) / step_s))
+            series = np.where(np.arange(steps) * step_s < write_s + read_s, demand, 0.0)
+            frames.append(c.volume.simulate(series, step_s).assign(configuration=c.label))
+        return pd.concat(frames, ignore_index=True)
+
+
+def drop_page_cache() -> str:
+    """Flush dirty pages, then drop the page cache so that reads hit the disk; say what happened."""
+    import os
+
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as err:
+        return f"page cache kept (cannot write /proc/sys/vm/drop_caches: {err.strerror}); reads may be cached"
+    return "page cache dropped before the read"
+
+
+def _utc(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise PerfkitError(f"{text!r} is not an ISO 8601 time: write e.g. 2026-11-20T14:00:00+00:00") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def _epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, timezone.utc)
