@@ -4,9 +4,18 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: install report test lab-up lab-down lab-status bench clean
+.PHONY: install system-deps report test lab-up lab-down lab-status bench clean
 
-install: $(VENV)/.installed
+install: system-deps $(VENV)/.installed
+
+## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE: Debian packages
+SYSTEM_PACKAGES := libnfs-utils fuse3
+system-deps:
+	@if ! command -v nfs-cat >/dev/null || ! command -v fusermount3 >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get install -y -q $(SYSTEM_PACKAGES) || (apt-get update -q && apt-get install -y -q $(SYSTEM_PACKAGES)); \
+	  else echo "perfkit: the lab needs $(SYSTEM_PACKAGES): sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; fi; \
+	fi
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +47,7 @@ bench: install
 	$(BIN)/python bench/query_overhead.py
 	$(BIN)/python bench/transfer.py
 	$(BIN)/python bench/cloudwatch_calls.py
+	$(BIN)/python bench/read.py
 
 clean:
 	rm -rf $(VENV) data/generated

@@ -32,6 +32,15 @@ class Profile:
     hive_user: str = "perfkit"
     uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
     spark_conf: dict = field(default_factory=dict)
+    nfs_mount: str = ""  # where the NFS export is mounted (posix reads); none in the lab: no kernel NFS client
+    nfs_url: str = ""  # the export for libnfs, nfs://server/export[?options]
+    fuse_hdfs_mount: str = ""  # where HDFS is mounted through FUSE
+
+    def nfs_file_url(self, path: str) -> str:
+        """libnfs URL of a path inside the export: the export's options stay at the end."""
+        base, _, options = self.nfs_url.partition("?")
+        url = base.rstrip("/") + "/" + path.lstrip("/")
+        return f"{url}?{options}" if options else url
 
     def hdfs_path(self, *parts: str) -> str:
         return "/" + "/".join(p.strip("/") for p in (self.prefix, *parts) if p)
@@ -57,6 +66,7 @@ class Profile:
 
 def lab_profile() -> Profile:
     from perfkit.lab.settings import BUCKET, HOST, LabPorts
+    from perfkit.paths import lab_home
 
     ports = LabPorts.from_env()
     return Profile(
@@ -73,6 +83,8 @@ def lab_profile() -> Profile:
         hive_host=HOST,
         hive_port=ports.hiveserver2,
         uses_lab=True,
+        nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",
+        fuse_hdfs_mount=str(lab_home() / "mnt" / "hdfs"),
     )
 
 

@@ -24,7 +24,7 @@ class HadoopCli:
 
             java = tools.java_home() / "bin" / "java"
             classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*"
-            return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,console", "-cp", classpath,
+            return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
                     MAIN_CLASSES[sub], *args]
         hadoop = shutil.which("hadoop")
         if not hadoop:
@@ -39,3 +39,17 @@ class HadoopCli:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-6:])
             raise PerfkitError(f"`hadoop {sub} {' '.join(args)[:200]}` failed (exit {done.returncode}):\n{tail}")
         return done
+
+
+def gohdfs(profile: Profile) -> tuple[str, dict]:
+    """The gohdfs binary and its environment: HADOOP_NAMENODE for the lab, the cluster's config otherwise."""
+    env = {"HADOOP_USER_NAME": profile.hdfs_user}
+    if profile.uses_lab:
+        from perfkit.lab import tools
+
+        return str(tools.gohdfs()), {**env, "HADOOP_NAMENODE": profile.hdfs_uri.split("://", 1)[1]}
+    found = shutil.which("gohdfs")
+    if not found:
+        raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
+                           "and put it on PATH as gohdfs")
+    return found, env

@@ -128,3 +128,36 @@ def modelled_st1(series: pd.DataFrame):
     top.legend()
     fig.tight_layout()
     return fig
+
+
+def read_throughput(table: pd.DataFrame):
+    """Aggregate MB/s per access method, one panel per test (protocol)."""
+    tests = list(dict.fromkeys(table["test"]))
+    fig, axes = plt.subplots(1, len(tests), figsize=(6 * len(tests), 0.45 * table["access"].nunique() + 1.6),
+                             squeeze=False)
+    for ax, test in zip(axes[0], tests):
+        rows = table[(table["test"] == test)].dropna(subset=["MB/s"]).sort_values("MB/s")
+        colours = ["#1f77b4" if "(hdfs)" in a else "#d62728" for a in rows["access"]]
+        ax.barh(rows["access"], rows["MB/s"], color=colours)
+        for y, v in enumerate(rows["MB/s"]):
+            ax.text(v, y, f" {v:.0f}", va="center")
+        ax.set_title(f"{test}: aggregate MB/s (red NFS, blue HDFS)")
+        ax.set_xlabel("MB/s = bytes / (last end - first start)")
+    fig.tight_layout()
+    return fig
+
+
+def job_completion(jobs: pd.DataFrame):
+    """Fraction of jobs done against seconds from the first start, per method; one panel per test."""
+    tests = list(dict.fromkeys(jobs["case"]))
+    fig, axes = plt.subplots(1, len(tests), figsize=(6 * len(tests), 4), squeeze=False)
+    for ax, test in zip(axes[0], tests):
+        for method, g in jobs[(jobs["case"] == test) & jobs["ok"].astype(bool)].groupby("subject"):
+            done = np.sort(g["end"] - g["start"].min())
+            ax.step(done, np.arange(1, len(done) + 1) / len(done), where="post", label=method)
+        ax.set_title(f"{test}: when the jobs finished")
+        ax.set_xlabel("seconds from the first start")
+        ax.set_ylabel("fraction of jobs done")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -26,7 +26,7 @@ def s3_client(profile: Profile, config: Config | None = None):
 
         creds = lab_credentials()
         kwargs.update(aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"])
-    return boto3.client("s3", **kwargs)
+    return boto3.session.Session().client("s3", **kwargs)  # a fresh session: the credential chain as it is now
 
 
 def webhdfs_client(profile: Profile) -> InsecureClient:

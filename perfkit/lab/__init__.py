@@ -1,4 +1,5 @@
-"""The embedded lab: real HDFS, a real S3-compatible server and a HiveServer2 endpoint on 127.0.0.1.
+"""The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, a HiveServer2
+endpoint, and HDFS mounted through FUSE.
 
     from perfkit.lab import Lab
     Lab().up(); Lab().status(); Lab().down()
@@ -10,9 +11,11 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools
+from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hiveserver import HiveServer
 from perfkit.lab.process import port_in_use
+from perfkit.lab.nfs import NfsServer
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
 from perfkit.paths import lab_home
@@ -31,14 +34,16 @@ class Lab:
     def __init__(self, home: Path | None = None, ports: LabPorts | None = None):
         self.home = Path(home) if home else lab_home()
         self.ports = ports or LabPorts.from_env()
-        # start order: storage first, then the SQL endpoint that reads it
-        self.services = [Hdfs(self.home, self.ports), S3Server(self.home, self.ports), HiveServer(self.home, self.ports)]
+        # start order: storage first, then what reads it
+        self.services = [Hdfs(self.home, self.ports), S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
+                         HiveServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
 
     def up(self) -> list[ServiceStatus]:
         """Start what is not running and wait until every service is healthy. Safe to repeat."""
         tools.java_home()
         tools.hadoop_lib()
         tools.versitygw()
+        tools.rclone()
         tools.spark_home()
         lab_credentials(create=True, home=self.home)
         for service in self.services:
@@ -80,5 +85,5 @@ class Lab:
                 raise PerfkitError(
                     f"lab: {service.name} cannot start: port {port} ({name}) on {HOST} is already in use by another "
                     f"program (log: {service.daemons[0].log}). Fix: stop that program, or move the lab with "
-                    f"PERFKIT_LAB_PORT_{name.upper()}=<free port>"
+                    f"PERFKIT_LAB_PORT_{name.split(' ')[0].upper()}=<free port>"
                 )

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import urllib.request
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from perfkit.errors import ServiceError
+from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
@@ -23,63 +24,98 @@ def site_xml(props: dict[str, object]) -> str:
     return f'<?xml version="1.0"?>\n<configuration>\n{body}</configuration>\n'
 
 
+# logs go to stderr, never stdout: `hadoop fs -cat` writes file bytes to stdout
+LOG4J = """hadoop.root.logger=INFO,stderr
+log4j.rootLogger=${hadoop.root.logger}
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n
+log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
+"""
+DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
+
+
+def datanode_count() -> int:
+    raw = os.environ.get("PERFKIT_LAB_DATANODES", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 8:
+        raise PerfkitError(f"PERFKIT_LAB_DATANODES={raw!r}: give a number of DataNodes from 1 to 8")
+    return int(raw)
+
+
 class Hdfs:
     name = "hdfs"
 
-    def __init__(self, home: Path, ports: LabPorts):
+    def __init__(self, home: Path, ports: LabPorts, datanodes: int | None = None):
         self.home, self.ports = home, ports
         self.conf_dir = home / "hadoop-conf"
+        self.datanode_count = datanodes or datanode_count()
         self.namenode = Daemon("namenode", home, "org.apache.hadoop.hdfs.server.namenode.NameNode")
-        self.datanode = Daemon("datanode", home, "org.apache.hadoop.hdfs.server.datanode.DataNode")
-        self.daemons = [self.namenode, self.datanode]
+        # the first DataNode keeps its historical name; the others are numbered
+        self.datanodes = [Daemon("datanode" if i == 0 else f"datanode{i}", home,
+                                 "org.apache.hadoop.hdfs.server.datanode.DataNode") for i in range(self.datanode_count)]
+        self.daemons = [self.namenode, *self.datanodes]
 
     @property
     def http(self) -> str:
         return f"http://{HOST}:{self.ports.namenode_http}"
 
+    def datanode_ports(self, i: int) -> dict[str, int]:
+        p, step = self.ports, DATANODE_PORT_STEP * i
+        return {"datanode": p.datanode + step, "datanode_http": p.datanode_http + step,
+                "datanode_ipc": p.datanode_ipc + step}
+
     def addresses(self) -> dict[str, str]:
-        return {
-            "namenode": f"hdfs://{HOST}:{self.ports.namenode_rpc} (web {self.http})",
-            "datanode": f"{HOST}:{self.ports.datanode}",
-        }
+        found = {"namenode": f"hdfs://{HOST}:{self.ports.namenode_rpc} (web {self.http})"}
+        for i, daemon in enumerate(self.datanodes):
+            found[daemon.name] = f"{HOST}:{self.datanode_ports(i)['datanode']}"
+        return found
 
     def ports_needed(self) -> dict[str, int]:
-        p = self.ports
-        return {"namenode_rpc": p.namenode_rpc, "namenode_http": p.namenode_http, "datanode": p.datanode,
-                "datanode_http": p.datanode_http, "datanode_ipc": p.datanode_ipc}
+        needed = {"namenode_rpc": self.ports.namenode_rpc, "namenode_http": self.ports.namenode_http}
+        for i in range(self.datanode_count):
+            needed.update({f"{k} (DataNode {i})": v for k, v in self.datanode_ports(i).items()})
+        return needed
+
+    def datanode_conf_dir(self, i: int) -> Path:
+        return self.conf_dir if i == 0 else self.home / f"hadoop-conf-dn{i}"
 
     def write_config(self) -> None:
         p, data = self.ports, self.home / "hdfs"
-        self.conf_dir.mkdir(parents=True, exist_ok=True)
         s3a = {k.removeprefix("spark.hadoop."): v for k, v in lab_spark_conf(p, lab_credentials(home=self.home)).items()
                if k.startswith("spark.hadoop.fs.s3a.")}
-        core = self.conf_dir / "core-site.xml"
-        core.write_text(site_xml({
-            "fs.defaultFS": f"hdfs://{HOST}:{p.namenode_rpc}",
-            "hadoop.tmp.dir": self.home / "tmp",
-            **s3a,  # the lab's own S3 for `hadoop fs` and DistCp
-        }))
-        core.chmod(0o600)  # it holds the lab's S3 keys
-        (self.conf_dir / "hdfs-site.xml").write_text(site_xml({
-            "dfs.namenode.name.dir": data / "name",
-            "dfs.datanode.data.dir": data / "data",
-            "dfs.replication": 1,  # one DataNode
-            "dfs.permissions.enabled": "false",
-            "dfs.namenode.safemode.extension": 0,
-            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
-            "dfs.namenode.rpc-address": f"{HOST}:{p.namenode_rpc}",
-            "dfs.namenode.http-address": f"{HOST}:{p.namenode_http}",
-            "dfs.namenode.secondary.http-address": f"{HOST}:0",
-            "dfs.datanode.address": f"{HOST}:{p.datanode}",
-            "dfs.datanode.http.address": f"{HOST}:{p.datanode_http}",
-            "dfs.datanode.ipc.address": f"{HOST}:{p.datanode_ipc}",
-            "dfs.datanode.hostname": HOST,
-        }))
-        (self.conf_dir / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
+        for i in range(self.datanode_count):
+            conf = self.datanode_conf_dir(i)
+            conf.mkdir(parents=True, exist_ok=True)
+            dn = self.datanode_ports(i)
+            core = conf / "core-site.xml"
+            core.write_text(site_xml({
+                "fs.defaultFS": f"hdfs://{HOST}:{p.namenode_rpc}",
+                "hadoop.tmp.dir": self.home / "tmp",
+                **s3a,  # the lab's own S3 for `hadoop fs` and DistCp
+            }))
+            core.chmod(0o600)  # it holds the lab's S3 keys
+            (conf / "hdfs-site.xml").write_text(site_xml({
+                "dfs.namenode.name.dir": data / "name",
+                "dfs.datanode.data.dir": data / ("data" if i == 0 else f"data{i}"),
+                "dfs.replication": 1,  # datasets keep one replica; a read experiment may ask for more per file
+                "dfs.permissions.enabled": "false",
+                "dfs.namenode.safemode.extension": 0,
+                "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+                "dfs.namenode.rpc-address": f"{HOST}:{p.namenode_rpc}",
+                "dfs.namenode.http-address": f"{HOST}:{p.namenode_http}",
+                "dfs.namenode.secondary.http-address": f"{HOST}:0",
+                "dfs.datanode.address": f"{HOST}:{dn['datanode']}",
+                "dfs.datanode.http.address": f"{HOST}:{dn['datanode_http']}",
+                "dfs.datanode.ipc.address": f"{HOST}:{dn['datanode_ipc']}",
+                "dfs.datanode.hostname": HOST,
+            }))
+            (conf / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
+            (conf / "log4j.properties").write_text(LOG4J)
 
-    def java(self, main_class: str, *args: str) -> list[str]:
+    def java(self, main_class: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         java = tools.java_home() / "bin" / "java"
-        classpath = f"{self.conf_dir}:{tools.hadoop_lib()}/*"
+        classpath = f"{conf_dir or self.conf_dir}:{tools.hadoop_lib()}/*"
         return [str(java), HEAP, f"-Dhadoop.log.dir={self.home / 'logs'}", "-cp", classpath, main_class, *args]
 
     def start(self) -> None:
@@ -95,12 +131,17 @@ class Hdfs:
         if self.namenode.pid() is None:
             self.namenode.start(self.java("org.apache.hadoop.hdfs.server.namenode.NameNode"))
         self.namenode.wait_until(lambda: self._namenode_state() is not None, 90, fix)
-        if self.datanode.pid() is None:
-            self.datanode.start(self.java("org.apache.hadoop.hdfs.server.datanode.DataNode"))
-        self.datanode.wait_until(lambda: self.health()[0], 90, fix)
+        for i, daemon in enumerate(self.datanodes):
+            if daemon.pid() is None:
+                daemon.start(self.java("org.apache.hadoop.hdfs.server.datanode.DataNode",
+                                       conf_dir=self.datanode_conf_dir(i)))
+        self.datanodes[-1].wait_until(lambda: self.health()[0], 90, fix)
 
     def stop(self) -> list[str]:
-        return [d.name for d in (self.datanode, self.namenode) if d.stop()]
+        """Every DataNode this lab home ever started (even beyond today's count), then the NameNode."""
+        extra = [Daemon(p.stem, self.home, self.namenode.marker.replace("namenode.NameNode", "datanode.DataNode"))
+                 for p in sorted((self.home / "pids").glob("datanode*.pid"))]
+        return [d.name for d in (*extra, self.namenode) if d.stop()]
 
     def _namenode_state(self) -> dict | None:
         try:
@@ -115,8 +156,8 @@ class Hdfs:
         if state is None:
             return False, "NameNode web endpoint does not answer"
         live = state.get("NumLiveDataNodes", 0)
-        if live < 1:
-            return False, "no live DataNode"
+        if live < self.datanode_count:
+            return False, f"{live} of {self.datanode_count} DataNodes live"
         if state.get("FSState") != "Operational":
             return False, f"NameNode {state.get('FSState')}"
-        return True, f"{live} live DataNode"
+        return True, f"{live} live DataNode{'s' if live > 1 else ''}"

@@ -25,6 +25,7 @@ class LabPorts:
     datanode_ipc: int = 9867
     s3: int = 7070
     hiveserver2: int = 10000
+    nfs: int = 12049  # unprivileged: the lab runs no portmapper
 
     @classmethod
     def from_env(cls) -> "LabPorts":

@@ -80,6 +80,11 @@ def gohdfs() -> Path:
     return go_tool("hdfs", versions.GOHDFS_MODULE, versions.GOHDFS, "the Go HDFS client (gohdfs)")
 
 
+def rclone() -> Path:
+    """rclone: the lab's NFS server (`serve nfs`) and its FUSE mount of HDFS (`mount`)."""
+    return go_tool("rclone", versions.RCLONE_MODULE, versions.RCLONE, "rclone (NFS server, FUSE mount)")
+
+
 def go_tool(command: str, module: str, version: str, what: str) -> Path:
     """A Go binary built once with `go install module@version` into the tool cache."""
     binary = tool_cache() / "go" / "bin" / f"{command}-{version}"

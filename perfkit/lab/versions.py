@@ -6,5 +6,7 @@ VERSITYGW = "v1.8.0"
 VERSITYGW_MODULE = "github.com/versity/versitygw/cmd/versitygw"
 GOHDFS = "v2.4.0"
 GOHDFS_MODULE = "github.com/colinmarc/hdfs/v2/cmd/hdfs"
+RCLONE = "v1.75.1"  # `serve nfs` (the lab's NFS server) and `mount` (HDFS through FUSE); Debian's is too old
+RCLONE_MODULE = "github.com/rclone/rclone"
 PYSPARK = "4.3.0"  # also the Spark Thrift Server (HiveServer2) the lab runs
 MIN_JAVA = 17

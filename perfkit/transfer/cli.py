@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.hadoop_cli import HadoopCli
+from perfkit.hadoop_cli import HadoopCli, gohdfs
 from perfkit.transfer import TransferMethod, aws_env
 from perfkit.transfer.manifest import Manifest
 
@@ -53,28 +53,15 @@ class GohdfsSequential(AwsCliMixin, TransferMethod):
 
     name = "gohdfs-sequential"
 
-    def gohdfs(self) -> tuple[str, dict]:
-        """The binary and its environment: HADOOP_NAMENODE for the lab, the cluster's config otherwise."""
-        env = {"HADOOP_USER_NAME": self.profile.hdfs_user}
-        if self.profile.uses_lab:
-            from perfkit.lab import tools
-
-            return str(tools.gohdfs()), {**env, "HADOOP_NAMENODE": self.profile.hdfs_uri.split("://", 1)[1]}
-        found = shutil.which("gohdfs") or shutil.which("hdfs-go")
-        if not found:
-            raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
-                               "and put it on PATH as gohdfs")
-        return found, env
-
     def unavailable(self):
         try:
-            self.gohdfs()
+            gohdfs(self.profile)
         except PerfkitError as err:
             return str(err)
         return None
 
     def copy(self, manifest, dest, scratch):
-        binary, env = self.gohdfs()
+        binary, env = gohdfs(self.profile)
         env, times = aws_env(self.profile, env), {}
         for name, _ in manifest.files:
             t0 = time.perf_counter()

@@ -8,10 +8,10 @@ from perfkit.errors import ServiceError
 
 def test_status_lists_every_service_on_loopback_with_pid_and_health(lab):
     rows = {row.service: row for row in lab.status()}
-    assert set(rows) == {"namenode", "datanode", "s3", "hiveserver2"}
+    assert {"namenode", "datanode", "s3", "nfs", "hiveserver2", "fuse-hdfs"} <= set(rows)
     for row in rows.values():
         assert row.healthy, row
-        assert row.pid and "127.0.0.1" in row.address
+        assert row.pid and ("127.0.0.1" in row.address or row.service == "fuse-hdfs")
 
 
 def test_up_is_idempotent(lab):

@@ -44,3 +44,15 @@ def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatc
                  "modelled (400 × 4 GB)", "page cache dropped before the read",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
         assert text in page
+
+
+def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    params = {"jobs": 2, "files_per_job": 2, "files": 4, "mean_mb": 1, "large_file_mb": 4}
+    report = render("notebooks/nfs_vs_hdfs_reads.ipynb", params, out_root=tmp_path / "reports")
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for text in ("random-files", "large-file", "libnfs (nfs)", "hdfs-cli (hdfs)", "webhdfs (hdfs)",
+                 "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
+                 "data:image/png;base64"):
+        assert text in page

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw")
+MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw", "rclone")
 
 
 def _lab_processes(home: Path) -> list[str]:
@@ -23,6 +23,8 @@ def _lab_processes(home: Path) -> list[str]:
 def test_lab_down_leaves_no_lab_process(lab):
     assert _lab_processes(lab.home)  # the lab was running
     stopped = lab.down()
-    assert set(stopped) == {"namenode", "datanode", "s3", "hiveserver2"}
+    assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "hiveserver2", "fuse-hdfs"}
     assert _lab_processes(lab.home) == []
     assert lab.pids() == [] and not any(row.healthy for row in lab.status())
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(lab.home / "mnt" / "hdfs") not in mounts  # the FUSE mount is gone too

@@ -1,0 +1,192 @@
+"""NFS vs HDFS: J parallel jobs read a random selection of a file set, or one large file, through
+each access method; aggregate MB/s = bytes / (last end - first start), as the published study did.
+
+    cmp = ReadComparison(load_profile("lab"), jobs=8)
+    cmp.prepare(); cmp.run(); cmp.table()
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from perfkit import provenance, storage
+from perfkit.config import Profile
+from perfkit.datasets.files import FileSet
+from perfkit.errors import PerfkitError
+from perfkit.experiments.st1_throughput_burst import drop_page_cache
+from perfkit.reads import REGISTRY, get_method, method_class
+from perfkit.reads.aggregate import aggregate
+from perfkit.reads.runner import run_jobs
+from perfkit.results import ResultSet, now
+
+EXPERIMENT = "nfs_vs_hdfs_reads"
+PROTOCOLS = ("random-files", "large-file")
+
+
+@dataclass
+class ReadComparison:
+    profile: Profile
+    methods: list[str] = field(default_factory=lambda: list(REGISTRY))
+    protocols: list[str] = field(default_factory=lambda: list(PROTOCOLS))
+    jobs: int = 8
+    files_per_job: int = 4  # random-files: files each job reads, drawn at random from the set
+    files: int = 48  # the file set (published: ~4,600 files of 163 MB on average)
+    mean_mb: float = 8.0
+    large_file_mb: int = 256  # large-file: the file every job reads (published: 10 GB)
+    replicas: int = 1
+    cold_cache: bool = True
+    seed: int = 42
+
+    def __post_init__(self):
+        for name in self.methods:
+            method_class(name)
+        unknown = [p for p in self.protocols if p not in PROTOCOLS]
+        if unknown:
+            raise PerfkitError(f"unknown read protocol {', '.join(unknown)}: use {' or '.join(PROTOCOLS)}")
+        if self.jobs < 1 or self.files_per_job < 1 or self.replicas < 1:
+            raise PerfkitError("jobs, files_per_job and replicas must be at least 1")
+        self.fileset = FileSet(self.files, self.mean_mb, self.seed)
+        self.large = FileSet(1, self.large_file_mb, self.seed + 1)
+        self.results: ResultSet | None = None
+        self.notes: dict[str, str] = {}
+
+    def parameters(self) -> dict:
+        keys = ("methods", "protocols", "jobs", "files_per_job", "files", "mean_mb", "large_file_mb", "replicas",
+                "cold_cache", "seed")
+        return {k: getattr(self, k) for k in keys}
+
+    def environment(self) -> pd.DataFrame:
+        return provenance.environment_table(self.profile, self.parameters())
+
+    # -- the files, on both storages ---------------------------------------------------------
+    def folder(self, fileset: FileSet) -> str:
+        """The same relative folder on the NFS export and on HDFS."""
+        return f"{self.profile.prefix}/filesets/{fileset.name}"
+
+    def nfs_root(self) -> Path:
+        if self.profile.uses_lab:
+            from perfkit.paths import lab_home
+
+            return lab_home() / "nfs"  # the folder the lab's NFS server exports
+        if not self.profile.nfs_mount:
+            raise PerfkitError("to place files on NFS, set the profile's nfs_mount (where the export is mounted)")
+        return Path(self.profile.nfs_mount)
+
+    def prepare(self, progress: bool = True) -> pd.DataFrame:
+        """Write both file sets on NFS and on HDFS (what is missing), set the replicas, verify both equal."""
+        storage.check_hdfs(self.profile)
+        hdfs = storage.webhdfs_client(self.profile)
+        rows = []
+        for fileset in (self.fileset, self.large):
+            rel = self.folder(fileset)
+            local = self.nfs_root() / rel
+            local.mkdir(parents=True, exist_ok=True)
+            sizes = {fileset.file_name(i): s for i, s in enumerate(fileset.sizes())}
+            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel)
+            for i in tqdm(range(fileset.files), desc=f"placing {fileset.name}", unit="file", disable=not progress):
+                name = fileset.file_name(i)
+                content = None
+                path = local / name
+                if not path.exists() or path.stat().st_size != sizes[name]:
+                    content = fileset.content(i)
+                    path.with_suffix(".tmp").write_bytes(content)
+                    path.with_suffix(".tmp").replace(path)
+                if on_hdfs.get(name) != sizes[name]:
+                    hdfs.write(f"/{rel}/{name}", data=content or fileset.content(i), overwrite=True,
+                               replication=self.replicas)
+                else:
+                    hdfs.set_replication(f"/{rel}/{name}", self.replicas)
+            found_nfs = {p.name: p.stat().st_size for p in local.iterdir() if p.suffix == ".bin"}
+            found_hdfs = storage.hdfs_listing(hdfs, "/" + rel)
+            for where, found in (("NFS", found_nfs), ("HDFS", found_hdfs)):
+                problems = storage.listing_problems(sizes, found)
+                if problems:
+                    raise PerfkitError(f"file set {fileset.name} on {where} is not as generated ({problems})")
+            rows.append({"file set": fileset.name, "files": fileset.files, "MB": sum(sizes.values()) / 1e6,
+                         "NFS": str(local), "HDFS": "/" + rel, "replicas": self.replicas, "verified": "equal"})
+        return pd.DataFrame(rows).round(1)
+
+    def plan(self, protocol: str) -> list[list[str]]:
+        """Relative paths per job: K distinct random files each (seeded), or the one large file."""
+        if protocol == "large-file":
+            return [[f"{self.folder(self.large)}/{self.large.file_name(0)}"] for _ in range(self.jobs)]
+        rng = np.random.default_rng(self.seed)
+        k = min(self.files_per_job, self.files)
+        return [[f"{self.folder(self.fileset)}/{self.fileset.file_name(int(i))}"
+                 for i in rng.choice(self.files, k, replace=False)] for _ in range(self.jobs)]
+
+    def datanodes(self) -> int:
+        import json
+        import urllib.request
+
+        url = f"{self.profile.webhdfs_url}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                return int(json.load(resp)["beans"][0]["NumLiveDataNodes"])
+        except (OSError, ValueError, KeyError, IndexError):
+            return -1
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, progress: bool = True) -> ResultSet:
+        config = {"versions": provenance.versions(), "host": provenance.host(), "profile": self.profile.describe(),
+                  "parameters": self.parameters(), "datanodes": self.datanodes()}
+        results = self.results = ResultSet(EXPERIMENT, config)
+        steps = [(p, m) for p in self.protocols for m in self.methods]
+        for protocol, name in tqdm(steps, desc=EXPERIMENT, unit="test", disable=not progress):
+            method = get_method(name, self.profile)
+            reason = method.unavailable()
+            if reason:
+                results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=0,
+                            started_at=now(), wall_s=None, ok=False, error=f"unavailable: {reason}",
+                            params={"job": None})
+                continue
+            if self.cold_cache:
+                self.notes[f"{protocol}/{name}"] = drop_page_cache()
+            plan = [[method.location(rel) for rel in job] for job in self.plan(protocol)]
+            for j, job in enumerate(run_jobs(name, self.profile, plan)):
+                results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=j,
+                            started_at=pd.Timestamp(job["start"], unit="s", tz="UTC").isoformat(),
+                            wall_s=job["end"] - job["start"] if job["ok"] else None, ok=job["ok"],
+                            error=job["error"], bytes=job["bytes"],
+                            params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
+            results.save()
+        results.save()
+        return results
+
+    # -- tables -------------------------------------------------------------------------------
+    def jobs_frame(self) -> pd.DataFrame:
+        frame = self.results.to_frame()
+        jobs = frame[frame["params"].map(lambda p: p.get("job") is not None)]
+        return jobs.assign(start=jobs["params"].map(lambda p: p["start"]), end=jobs["params"].map(lambda p: p["end"]))
+
+    def table(self) -> pd.DataFrame:
+        """The published shape: test, MB/s, data nodes, replicas, jobs, access, comment."""
+        frame = self.results.to_frame()
+        jobs = self.jobs_frame()
+        rows = []
+        for (protocol, name), group in frame.groupby(["case", "subject"], sort=False):
+            mine = jobs[(jobs["case"] == protocol) & (jobs["subject"] == name)]
+            if mine.empty:  # unavailable
+                rows.append({"test": protocol, "MB/s": np.nan, "data nodes": self.results.config["datanodes"],
+                             "replicas": self.replicas, "jobs": self.jobs, "access": name,
+                             "comment": group["error"].iloc[0]})
+                continue
+            a = aggregate(mine[["start", "end", "bytes", "ok"]])
+            comment = f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, last {a['last done s']:.2f} s"
+            if a["ok"] < a["jobs"]:
+                comment += f"; {a['jobs'] - a['ok']} jobs FAILED: {mine.loc[~mine['ok'], 'error'].iloc[0][:200]}"
+            rows.append({"test": protocol, "MB/s": a["MB/s"], "data nodes": self.results.config["datanodes"],
+                         "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
+                         "comment": comment})
+        return pd.DataFrame(rows).round({"MB/s": 1})
+
+    def raise_for_failures(self) -> None:
+        failed = [r for r in self.results.failures if not (r.error or "").startswith("unavailable:")]
+        if failed:
+            raise PerfkitError(f"{len(failed)} read jobs failed ({', '.join(sorted({r.subject for r in failed}))}); "
+                               f"the errors are in {self.results.path}")

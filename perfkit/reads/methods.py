@@ -1,0 +1,136 @@
+"""The read methods: a mounted path, libnfs, the Hadoop CLI, WebHDFS, gohdfs, and HDFS through FUSE."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from perfkit import storage
+from perfkit.errors import PerfkitError
+from perfkit.hadoop_cli import HadoopCli, gohdfs
+from perfkit.reads import BUFFER, ReadMethod, drain_command
+
+
+def read_path(path: str) -> int:
+    """Read a file to nowhere through the kernel, one large buffer at a time."""
+    buffer = bytearray(BUFFER)
+    total = 0
+    try:
+        with open(path, "rb", buffering=0) as f:
+            while n := f.readinto(buffer):
+                total += n
+    except OSError as err:
+        raise PerfkitError(f"cannot read {path}: {err.strerror}") from None
+    return total
+
+
+class Posix(ReadMethod):
+    """Any mounted path: the NFS export where a cluster mounts it (profile setting nfs_mount)."""
+
+    name, storage = "posix", "nfs"
+
+    def unavailable(self):
+        if not self.profile.nfs_mount:
+            why = " (this machine's kernel has no NFS client; libnfs reads the lab's NFS server)" \
+                if self.profile.uses_lab else ""
+            return f"no NFS mount: the profile's nfs_mount is empty{why}"
+        if not os.path.isdir(self.profile.nfs_mount):
+            return f"nfs_mount {self.profile.nfs_mount} is not a folder"
+        return None
+
+    def location(self, relative):
+        return os.path.join(self.profile.nfs_mount, relative)
+
+    def read(self, location):
+        return read_path(location)
+
+
+class LibNfs(ReadMethod):
+    """A userspace NFS client (libnfs's nfs-cat): no mount needed."""
+
+    name, storage = "libnfs", "nfs"
+
+    def unavailable(self):
+        if not self.profile.nfs_url:
+            return "no NFS server: the profile's nfs_url is empty"
+        if shutil.which("nfs-cat") is None:
+            return "nfs-cat is not installed (apt-get install libnfs-utils)"
+        return None
+
+    def location(self, relative):
+        return self.profile.nfs_file_url(relative)
+
+    def read(self, location):
+        return drain_command(["nfs-cat", location], f"nfs-cat {location.split('?')[0]}")
+
+
+class HdfsCli(ReadMethod):
+    """`hadoop fs -cat`, one JVM per file, as jobs on a cluster would call it."""
+
+    name, storage = "hdfs-cli", "hdfs"
+
+    def location(self, relative):
+        return self.profile.hdfs_url_of(relative)
+
+    def read(self, location):
+        return drain_command(HadoopCli(self.profile).command("fs", "-cat", location), f"hadoop fs -cat {location}")
+
+
+class WebHdfs(ReadMethod):
+    """HTTP reads from the DataNodes, through the NameNode's redirect."""
+
+    name, storage = "webhdfs", "hdfs"
+
+    def location(self, relative):
+        return "/" + relative.lstrip("/")
+
+    def read(self, location):
+        from hdfs import HdfsError
+
+        total = 0
+        try:
+            with storage.webhdfs_client(self.profile).read(location, chunk_size=BUFFER) as chunks:
+                for chunk in chunks:
+                    total += len(chunk)
+        except HdfsError as err:
+            raise PerfkitError(f"WebHDFS read of {location} failed: {str(err)[:300]}") from None
+        return total
+
+
+class GoHdfs(ReadMethod):
+    """The Go HDFS client (`gohdfs cat`): native RPC, no JVM."""
+
+    name, storage = "gohdfs", "hdfs"
+
+    def unavailable(self):
+        try:
+            gohdfs(self.profile)
+        except PerfkitError as err:
+            return str(err)
+        return None
+
+    def location(self, relative):
+        return "/" + relative.lstrip("/")
+
+    def read(self, location):
+        binary, env = gohdfs(self.profile)
+        return drain_command([binary, "cat", location], f"gohdfs cat {location}", {**os.environ, **env})
+
+
+class FuseHdfs(ReadMethod):
+    """HDFS mounted through FUSE (rclone's HDFS backend in the lab), read as plain files."""
+
+    name, storage = "fuse-hdfs", "hdfs"
+
+    def unavailable(self):
+        mount = self.profile.fuse_hdfs_mount
+        if not mount:
+            return "no FUSE mount of HDFS: the profile's fuse_hdfs_mount is empty"
+        if not os.path.ismount(mount):
+            return f"{mount} is not mounted (in the lab, `perfkit lab up` mounts it)"
+        return None
+
+    def location(self, relative):
+        return os.path.join(self.profile.fuse_hdfs_mount, relative.lstrip("/"))
+
+    def read(self, location):
+        return read_path(location)
