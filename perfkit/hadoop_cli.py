@@ -53,3 +53,11 @@ def gohdfs(profile: Profile) -> tuple[str, dict]:
         raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
                            "and put it on PATH as gohdfs")
     return found, env
+
+
+def gohdfs_unavailable(profile: Profile) -> str | None:
+    try:
+        gohdfs(profile)
+    except PerfkitError as err:
+        return str(err)
+    return None

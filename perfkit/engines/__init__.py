@@ -2,34 +2,23 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 from abc import ABC, abstractmethod
 from datetime import date, datetime
 from decimal import Decimal
 
 from perfkit.config import Profile
-from perfkit.errors import PerfkitError
+from perfkit.registry import Registry
 
-# name -> "module:Class"; other packages may add entries with register()
-REGISTRY: dict[str, str] = {
+REGISTRY = Registry("engine", {
     "spark": "perfkit.engines.spark:SparkEngine",
     "hive": "perfkit.engines.hive:HiveEngine",
-}
-
-
-def register(name: str, target: str) -> None:
-    REGISTRY[name] = target
+})
+register = REGISTRY.register
 
 
 def engine_class(name: str) -> type["Engine"]:
-    if name not in REGISTRY:
-        raise PerfkitError(f"unknown engine {name!r}: choose from {', '.join(sorted(REGISTRY))}")
-    module, cls = REGISTRY[name].split(":")
-    try:
-        return getattr(importlib.import_module(module), cls)
-    except ImportError as err:
-        raise PerfkitError(f"engine {name!r} needs {err.name}, which is not installed. Fix: pip install -e '.[dev]'") from None
+    return REGISTRY.load(name)
 
 
 def get_engine(name: str, profile: Profile) -> "Engine":

@@ -6,7 +6,6 @@ each access method; aggregate MB/s = bytes / (last end - first start), as the pu
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 

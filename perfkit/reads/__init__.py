@@ -5,30 +5,27 @@ method that cannot run here says why through `unavailable()` instead of failing 
 """
 from __future__ import annotations
 
-import importlib
 import subprocess
 from abc import ABC, abstractmethod
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
+from perfkit.registry import Registry
 
 BUFFER = 8 << 20  # bytes per read call
 
-REGISTRY: dict[str, str] = {
+REGISTRY = Registry("read method", {
     "posix": "perfkit.reads.methods:Posix",
     "libnfs": "perfkit.reads.methods:LibNfs",
     "hdfs-cli": "perfkit.reads.methods:HdfsCli",
     "webhdfs": "perfkit.reads.methods:WebHdfs",
     "gohdfs": "perfkit.reads.methods:GoHdfs",
     "fuse-hdfs": "perfkit.reads.methods:FuseHdfs",
-}
+})
 
 
 def method_class(name: str) -> type["ReadMethod"]:
-    if name not in REGISTRY:
-        raise PerfkitError(f"unknown read method {name!r}: choose from {', '.join(REGISTRY)}")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return REGISTRY.load(name)
 
 
 def get_method(name: str, profile: Profile) -> "ReadMethod":

@@ -6,7 +6,7 @@ import shutil
 
 from perfkit import storage
 from perfkit.errors import PerfkitError
-from perfkit.hadoop_cli import HadoopCli, gohdfs
+from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable
 from perfkit.reads import BUFFER, ReadMethod, drain_command
 
 
@@ -102,11 +102,7 @@ class GoHdfs(ReadMethod):
     name, storage = "gohdfs", "hdfs"
 
     def unavailable(self):
-        try:
-            gohdfs(self.profile)
-        except PerfkitError as err:
-            return str(err)
-        return None
+        return gohdfs_unavailable(self.profile)
 
     def location(self, relative):
         return "/" + relative.lstrip("/")

@@ -5,16 +5,16 @@ A method copies every file of a Manifest into one HDFS folder. A method that can
 """
 from __future__ import annotations
 
-import importlib
 import os
 from abc import ABC, abstractmethod
 from pathlib import Path
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
+from perfkit.registry import Registry
 from perfkit.transfer.manifest import Manifest
 
-REGISTRY: dict[str, str] = {
+REGISTRY = Registry("transfer method", {
     "cli-sequential": "perfkit.transfer.cli:CliSequential",
     "gohdfs-sequential": "perfkit.transfer.cli:GohdfsSequential",
     "hdfs-cp": "perfkit.transfer.cli:HdfsCp",
@@ -22,18 +22,11 @@ REGISTRY: dict[str, str] = {
     "s3-dist-cp": "perfkit.transfer.distcp:S3DistCp",
     "awscli": "perfkit.transfer.cli:AwsCli",
     "stream": "perfkit.transfer.stream:Stream",
-}
-
-
-def register(name: str, target: str) -> None:
-    REGISTRY[name] = target
+})
 
 
 def method_class(name: str) -> type["TransferMethod"]:
-    if name not in REGISTRY:
-        raise PerfkitError(f"unknown transfer method {name!r}: choose from {', '.join(REGISTRY)}")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return REGISTRY.load(name)
 
 
 def get_method(name: str, profile: Profile, concurrency: int = 1, **options) -> "TransferMethod":

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.hadoop_cli import HadoopCli, gohdfs
+from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable
 from perfkit.transfer import TransferMethod, aws_env
 from perfkit.transfer.manifest import Manifest
 
@@ -54,11 +54,7 @@ class GohdfsSequential(AwsCliMixin, TransferMethod):
     name = "gohdfs-sequential"
 
     def unavailable(self):
-        try:
-            gohdfs(self.profile)
-        except PerfkitError as err:
-            return str(err)
-        return None
+        return gohdfs_unavailable(self.profile)
 
     def copy(self, manifest, dest, scratch):
         binary, env = gohdfs(self.profile)

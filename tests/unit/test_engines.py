@@ -53,3 +53,13 @@ def test_unknown_query_and_suite_are_named():
         load_suite("taxi", ["q1", "q7"])
     with pytest.raises(PerfkitError, match="unknown query suite 'tpcz'"):
         load_suite("tpcz")
+
+
+def test_a_registry_takes_new_plugins_by_name():
+    from perfkit.registry import Registry
+
+    reg = Registry("widget", {"json": "json:JSONDecoder"})
+    reg.register("ordered", "collections:OrderedDict")
+    assert reg.load("ordered").__name__ == "OrderedDict" and list(reg) == ["json", "ordered"]
+    with pytest.raises(PerfkitError, match="widget 'nope' needs nope, which is not installed"):
+        Registry("widget", {"nope": "nope.module:Thing"}).load("nope")

@@ -1,7 +1,6 @@
 import math
 
 import pandas as pd
-import pytest
 
 from perfkit.reads.aggregate import aggregate, completion_times
 
