@@ -1,6 +1,6 @@
 """perfkit's parallel-read runner (posix method) against dd on the same local files, in one run.
 
-    python bench/read.py [--files 8 --mb 128 --jobs 1 4 --rounds 3]
+    python bench/read.py [--files 8 --mb 256 --jobs 1 4 --rounds 5]
 
 Files are read from the page cache (warmed first) so that both measure the reading path, not the
 disk. Each round runs dd and perfkit in alternating order; the medians are compared. Target >= 0.95.
@@ -38,9 +38,9 @@ def dd_jobs(plan: list[list[str]]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8)
-    parser.add_argument("--mb", type=int, default=128)
+    parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="perfkit-bench-read-") as folder:

