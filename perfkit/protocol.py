@@ -1,7 +1,9 @@
-"""How a measurement is taken: warm-up runs, then measured runs interleaved across storages."""
+"""How a measurement is taken: warm-up runs, then measured runs interleaved across storages; the cold-cache step."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 
@@ -30,3 +32,13 @@ class Protocol:
 
     def count(self, storages: list[str]) -> int:
         return (self.warmup + self.runs) * len(storages)
+
+
+def drop_page_cache() -> str:
+    """Flush dirty pages, then drop the page cache so that reads hit the disk; say what happened."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as err:
+        return f"page cache kept (cannot write /proc/sys/vm/drop_caches: {err.strerror}); reads may be cached"
+    return "page cache dropped before the read"

@@ -9,7 +9,9 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
-from tqdm import tqdm  # plain text: readable in notebooks, terminals and rendered HTML alike
+from tqdm import (
+    tqdm,  # plain text: readable in notebooks, terminals and rendered HTML alike
+)
 
 from perfkit import provenance, stats, storage
 from perfkit.config import Profile

@@ -17,7 +17,7 @@ from perfkit import provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
-from perfkit.experiments.st1_throughput_burst import drop_page_cache
+from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs

@@ -21,6 +21,7 @@ from perfkit.errors import PerfkitError
 from perfkit.metrics import MiB, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import PRICE_PER_GB_MONTH, Configuration, model_table
+from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
 
@@ -175,18 +176,6 @@ class St1Study:
             series = np.where(np.arange(steps) * step_s < write_s + read_s, demand, 0.0)
             frames.append(c.volume.simulate(series, step_s).assign(configuration=c.label))
         return pd.concat(frames, ignore_index=True)
-
-
-def drop_page_cache() -> str:
-    """Flush dirty pages, then drop the page cache so that reads hit the disk; say what happened."""
-    import os
-
-    os.sync()
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError as err:
-        return f"page cache kept (cannot write /proc/sys/vm/drop_caches: {err.strerror}); reads may be cached"
-    return "page cache dropped before the read"
 
 
 def _utc(text: str) -> datetime:

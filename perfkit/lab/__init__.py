@@ -14,8 +14,8 @@ from perfkit.lab import tools
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hiveserver import HiveServer
-from perfkit.lab.process import port_in_use
 from perfkit.lab.nfs import NfsServer
+from perfkit.lab.process import port_in_use
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
 from perfkit.paths import lab_home
