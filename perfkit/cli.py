@@ -93,7 +93,8 @@ def report_cmd(notebook, parameters, kernel):
 @click.option("--runs", default=3, show_default=True)
 @click.option("--warmup", default=1, show_default=True)
 @click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries):
+@click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache):
     """HDFS vs S3: run the taxi queries on both storages and print the recap."""
     import pandas as pd
 
@@ -102,7 +103,7 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
 
     comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
-                                 queries=_split(queries) or None)
+                                 queries=_split(queries) or None, cold_cache=cold_cache)
     results = comparison.run()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         click.echo(comparison.recap().to_string(index=False))

@@ -12,12 +12,14 @@ class Step:
     phase: str  # warmup | measured
     iteration: int
     storage: str
+    cold: bool = False  # drop the page cache first
 
 
 @dataclass(frozen=True)
 class Protocol:
     warmup: int = 1
     runs: int = 3
+    cold_cache: bool = False  # measured runs start with an empty page cache (benchto's cache-drop phase)
 
     def __post_init__(self):
         if self.warmup < 0 or self.runs < 1:
@@ -28,7 +30,7 @@ class Protocol:
         for phase, count in (("warmup", self.warmup), ("measured", self.runs)):
             for iteration in range(count):
                 for storage in storages:
-                    yield Step(phase, iteration, storage)
+                    yield Step(phase, iteration, storage, cold=self.cold_cache and phase == "measured")
 
     def count(self, storages: list[str]) -> int:
         return (self.warmup + self.runs) * len(storages)
@@ -41,4 +43,4 @@ def drop_page_cache() -> str:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
     except OSError as err:
         return f"page cache kept (cannot write /proc/sys/vm/drop_caches: {err.strerror}); reads may be cached"
-    return "page cache dropped before the read"
+    return "page cache dropped"

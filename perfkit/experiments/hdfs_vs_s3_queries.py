@@ -19,7 +19,7 @@ from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
 from perfkit.engines import engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError
-from perfkit.protocol import Protocol
+from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.suites import load_suite
 
@@ -39,6 +39,7 @@ class QueryComparison:
     queries: list[str] | None = None
     suite: str = "taxi"
     seed: int = 42
+    cold_cache: bool = False  # drop the page cache before every measured run (where permitted)
 
     def __post_init__(self):
         """Validate everything before anything runs."""
@@ -49,7 +50,7 @@ class QueryComparison:
         if self.file_format not in FORMATS:
             raise PerfkitError(f"unknown file format {self.file_format!r}: use one of {', '.join(FORMATS)}")
         try:
-            self.protocol = Protocol(self.warmup, self.runs)
+            self.protocol = Protocol(self.warmup, self.runs, self.cold_cache)
             self.dataset = TaxiDataset(self.rows, self.files, self.seed)
         except ValueError as err:
             raise PerfkitError(f"{EXPERIMENT}: {err}") from None
@@ -60,7 +61,7 @@ class QueryComparison:
     def parameters(self) -> dict:
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
-                "suite": self.suite, "seed": self.seed}
+                "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache}
 
     def environment(self) -> pd.DataFrame:
         return provenance.environment_table(self.profile, self.parameters())
@@ -114,6 +115,7 @@ class QueryComparison:
         return tables
 
     def measure(self, results: ResultSet, engine, query, step, table: str) -> None:
+        params = {"cache": drop_page_cache()} if step.cold else {}
         started = now()
         t0 = time.perf_counter()
         try:
@@ -121,12 +123,13 @@ class QueryComparison:
         except Exception as err:  # noqa: BLE001 - any engine error fails this run only
             message = (str(err).strip().splitlines() or [type(err).__name__])[0][:500]
             results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
-                        iteration=step.iteration, started_at=started, wall_s=None, ok=False, error=message)
+                        iteration=step.iteration, started_at=started, wall_s=None, ok=False, error=message,
+                        params=params)
             return
         wall = time.perf_counter() - t0
         results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                     iteration=step.iteration, started_at=started, wall_s=wall, rows=len(rows),
-                    result_hash=result_hash(rows))
+                    result_hash=result_hash(rows), params=params)
 
     def comparison(self) -> pd.DataFrame:
         return stats.compare(self.results.to_frame())

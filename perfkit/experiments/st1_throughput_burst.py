@@ -99,7 +99,8 @@ class St1Study:
             try:
                 for operation in ("write", "read"):
                     if operation == "read":
-                        self.cache_note = drop_page_cache() if self.source == "lab" else "not on a cluster"
+                        self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
+                                           else "page cache kept: a cluster's nodes are not this machine")
                     started = now()
                     result, t0, t1 = bench.run(operation)
                     self.dfsio[operation] = result

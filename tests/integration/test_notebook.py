@@ -41,7 +41,7 @@ def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatc
     assert report.ok, report.error
     page = report.html.read_text()
     for text in ("read time (s)", "write MiB/s", "cost per month (USD)", "measured (lab, TestDFSIO 2 × 8 MB)",
-                 "modelled (400 × 4 GB)", "page cache dropped before the read",
+                 "modelled (400 × 4 GB)", "page cache dropped",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
         assert text in page
 

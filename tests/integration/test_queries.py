@@ -88,3 +88,13 @@ def test_placement_restores_a_missing_copy_and_verifies(comparison, profile):
     placed = comparison.prepare(progress=False)
     assert placed.files == comparison.placed.files
     assert storage.hdfs_listing(client, victim.rsplit("/", 1)[0]) == placed.files
+
+
+def test_a_cold_run_drops_the_page_cache_before_each_measured_run(profile, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    cmp = QueryComparison(profile, engines=["spark"], rows=2_000, files=2, runs=1, warmup=1, seed=12,
+                          queries=["q1"], cold_cache=True)
+    frame = cmp.run(progress=False).to_frame()
+    notes = frame.set_index("phase")["params"]
+    assert all(p == {} for p in notes["warmup"])
+    assert all(p["cache"] in ("page cache dropped",) or p["cache"].startswith("page cache kept") for p in notes["measured"])
