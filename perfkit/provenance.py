@@ -28,6 +28,11 @@ def host() -> dict[str, str]:
             "python_executable": sys.executable}
 
 
+def run_config(profile, parameters: dict, **extra) -> dict:
+    """The configuration every record of a run carries: versions, host, profile, parameters (+ extra)."""
+    return {"versions": versions(), "host": host(), "profile": profile.describe(), "parameters": parameters, **extra}
+
+
 def environment_table(profile, parameters: dict):
     """Versions, host, profile and parameters as one two-column table (no credentials)."""
     import pandas as pd

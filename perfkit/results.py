@@ -18,6 +18,7 @@ from perfkit.errors import PerfkitError
 from perfkit.paths import results_dir
 
 PHASES = ("warmup", "measured")
+UNAVAILABLE = "unavailable: "  # error prefix of a subject that cannot run here: recorded, not a failure
 
 
 @dataclass
@@ -78,6 +79,11 @@ class ResultSet:
         self.records.append(record)
         return record
 
+    def add_unavailable(self, subject: str, storage: str, case: str, reason: str, **values) -> Record:
+        """Record that `subject` cannot run here, and why (e.g. S3DistCp off EMR)."""
+        return self.add(subject=subject, storage=storage, case=case, phase="measured", iteration=0,
+                        started_at=now(), wall_s=None, ok=False, error=UNAVAILABLE + reason, **values)
+
     def save(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".", suffix=".tmp")
@@ -98,7 +104,8 @@ class ResultSet:
 
     @property
     def failures(self) -> list[Record]:
-        return [r for r in self.records if not r.ok]
+        """Runs that failed; a subject that is unavailable here is not a failure."""
+        return [r for r in self.records if not r.ok and not (r.error or "").startswith(UNAVAILABLE)]
 
 
 def records_frame(rows: list[dict]) -> pd.DataFrame:

@@ -82,10 +82,9 @@ class QueryComparison:
 
     def config(self) -> dict:
         placed = self.placed
-        return {"versions": provenance.versions(), "host": provenance.host(), "profile": self.profile.describe(),
-                "dataset": {"name": placed.name, "format": placed.file_format, "files": len(placed.files),
-                            "bytes": placed.total_bytes, **asdict(self.dataset)},
-                "parameters": self.parameters()}
+        return provenance.run_config(self.profile, self.parameters(), dataset={
+            "name": placed.name, "format": placed.file_format, "files": len(placed.files),
+            "bytes": placed.total_bytes, **asdict(self.dataset)})
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""

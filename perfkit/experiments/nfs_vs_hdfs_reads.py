@@ -21,7 +21,7 @@ from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
-from perfkit.results import ResultSet, now
+from perfkit.results import ResultSet
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PROTOCOLS = ("random-files", "large-file")
@@ -132,17 +132,14 @@ class ReadComparison:
 
     # -- running ----------------------------------------------------------------------------
     def run(self, progress: bool = True) -> ResultSet:
-        config = {"versions": provenance.versions(), "host": provenance.host(), "profile": self.profile.describe(),
-                  "parameters": self.parameters(), "datanodes": self.datanodes()}
+        config = provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
         results = self.results = ResultSet(EXPERIMENT, config)
         steps = [(p, m) for p in self.protocols for m in self.methods]
         for protocol, name in tqdm(steps, desc=EXPERIMENT, unit="test", disable=not progress):
             method = get_method(name, self.profile)
             reason = method.unavailable()
             if reason:
-                results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=0,
-                            started_at=now(), wall_s=None, ok=False, error=f"unavailable: {reason}",
-                            params={"job": None})
+                results.add_unavailable(name, method.storage, protocol, reason, params={"job": None})
                 continue
             if self.cold_cache:
                 self.notes[f"{protocol}/{name}"] = drop_page_cache()
@@ -185,7 +182,7 @@ class ReadComparison:
         return pd.DataFrame(rows).round({"MB/s": 1})
 
     def raise_for_failures(self) -> None:
-        failed = [r for r in self.results.failures if not (r.error or "").startswith("unavailable:")]
+        failed = self.results.failures
         if failed:
             raise PerfkitError(f"{len(failed)} read jobs failed ({', '.join(sorted({r.subject for r in failed}))}); "
                                f"the errors are in {self.results.path}")

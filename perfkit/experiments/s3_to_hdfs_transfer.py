@@ -29,7 +29,6 @@ from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
 EXPERIMENT = "s3_to_hdfs_transfer"
 STORAGE = "s3→hdfs"
 ORDERS = ("given", "rotate", "shuffle")
-UNAVAILABLE = "unavailable: "
 
 
 @dataclass
@@ -100,10 +99,9 @@ class TransferComparison:
 
     def run(self, progress: bool = True) -> ResultSet:
         manifest = self.manifest or self.prepare(progress)
-        config = {"versions": provenance.versions(), "host": provenance.host(), "profile": self.profile.describe(),
-                  "dataset": {"source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
-                              "bytes": manifest.total_bytes},
-                  "parameters": self.parameters()}
+        config = provenance.run_config(self.profile, self.parameters(), dataset={
+            "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
+            "bytes": manifest.total_bytes})
         results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)
         hdfs = storage.webhdfs_client(self.profile)
         scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
@@ -117,9 +115,8 @@ class TransferComparison:
                     if name not in unavailable:
                         unavailable[name] = method.unavailable()
                         if unavailable[name]:
-                            results.add(subject=name, storage=STORAGE, case="total", phase="measured",
-                                        iteration=repeat, started_at=now(), wall_s=None, ok=False,
-                                        error=UNAVAILABLE + unavailable[name], params={"concurrency": level})
+                            results.add_unavailable(name, STORAGE, "total", unavailable[name],
+                                                    params={"concurrency": level})
                     if unavailable[name]:
                         continue
                     self.copy_once(results, method, manifest, self.destination(name, level, repeat),
@@ -211,7 +208,7 @@ class TransferComparison:
             ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]
 
     def raise_for_failures(self) -> None:
-        failed = [r for r in self.results.failures if not (r.error or "").startswith(UNAVAILABLE)]
+        failed = self.results.failures
         if failed:
             raise PerfkitError(f"{len(failed)} copies failed ({', '.join(sorted({r.subject for r in failed}))}); "
                                f"the errors are in {self.results.path}")

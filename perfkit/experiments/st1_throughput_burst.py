@@ -75,9 +75,7 @@ class St1Study:
 
     # -- measuring --------------------------------------------------------------------------
     def run(self) -> ResultSet:
-        results = self.results = ResultSet(EXPERIMENT, {"versions": provenance.versions(), "host": provenance.host(),
-                                                        "profile": self.profile.describe(),
-                                                        "parameters": self.parameters()})
+        results = self.results = ResultSet(EXPERIMENT, provenance.run_config(self.profile, self.parameters()))
         if self.run_testdfsio:
             if self.source == "lab":
                 from perfkit.metrics.diskstats import DiskStatsSampler

@@ -75,7 +75,7 @@ class Lab:
         return all(row.healthy for row in self.status())
 
     def pids(self) -> list[int]:
-        return [d.pid() for s in self.services for d in s.daemons if d.pid()]
+        return [pid for s in self.services for d in s.daemons if (pid := d.pid())]
 
     def _check_ports(self, service) -> None:
         if all(d.pid() for d in service.daemons):
