@@ -33,7 +33,8 @@ def lab():
 def _print_status(rows) -> None:
     width = max(len(r.service) for r in rows)
     for r in rows:
-        state = "healthy" if r.healthy else "DOWN"
+        # a live daemon of a degraded service is "running"; only a dead one is DOWN
+        state = "healthy" if r.healthy else ("running" if r.pid else "DOWN")
         click.echo(f"{r.service:<{width}}  {state:<7}  pid {r.pid or '-':<7}  {r.address}  ({r.detail})")
 
 
@@ -73,11 +74,12 @@ def lab_status():
 @click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",
               help="A notebook parameter; repeat for more (values read as YAML: 3, [spark, hive]).")
 @click.option("--kernel", default=None, help="Jupyter kernel name (default: the notebook's own).")
-def report_cmd(notebook, parameters, kernel):
+@click.option("--show-code", is_flag=True, help="Keep the code cells in the HTML (hidden by default; the .ipynb always has them).")
+def report_cmd(notebook, parameters, kernel, show_code):
     """Run NOTEBOOK with papermill into reports/<name>/<timestamp>.ipynb + .html and update reports/index.html."""
     from perfkit.report import parse_parameters, render
 
-    result = render(notebook, parse_parameters(list(parameters)), kernel=kernel)
+    result = render(notebook, parse_parameters(list(parameters)), kernel=kernel, show_code=show_code)
     click.echo(f"report: {result.html}")
     if not result.ok:
         raise PerfkitError(f"the notebook stopped with {result.error} (the report shows where)")
@@ -87,14 +89,16 @@ def report_cmd(notebook, parameters, kernel):
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 @click.option("--bucket", default="", help="S3 bucket (profile emr).")
 @click.option("--engines", default="spark,hive", show_default=True)
-@click.option("--rows", default=200_000, show_default=True)
-@click.option("--files", default=4, show_default=True)
+@click.option("--rows", default=200_000, show_default=True, type=click.IntRange(min=1))
+@click.option("--files", default=4, show_default=True, type=click.IntRange(min=1))
 @click.option("--format", "file_format", default="orc", show_default=True, type=click.Choice(["orc", "parquet"]))
-@click.option("--runs", default=3, show_default=True)
-@click.option("--warmup", default=1, show_default=True)
+@click.option("--runs", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0))
 @click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
 @click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache):
+@click.option("--query-timeout", "query_timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache, query_timeout_s):
     """HDFS vs S3: run the taxi queries on both storages and print the recap."""
     import pandas as pd
 
@@ -103,7 +107,8 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
 
     comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
-                                 queries=_split(queries) or None, cold_cache=cold_cache)
+                                 queries=_split(queries) or None, cold_cache=cold_cache,
+                                 query_timeout_s=query_timeout_s)
     results = comparison.run()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         click.echo(comparison.recap().to_string(index=False))
@@ -121,10 +126,13 @@ def _split(text: str) -> list[str]:
 @click.option("--source", "source_prefix", default="", help="S3 prefix to copy (default: the lab's generated files).")
 @click.option("--methods", default="", help="Copy methods, comma-separated (default: all).")
 @click.option("--concurrency", default="1,4", show_default=True, help="Levels for the parallel methods.")
-@click.option("--repeats", default=1, show_default=True)
+@click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--order", default="rotate", show_default=True, type=click.Choice(["given", "rotate", "shuffle"]))
-@click.option("--files", default=24, show_default=True, help="Generated file set: number of files.")
-@click.option("--mean-mb", default=16.0, show_default=True, help="Generated file set: mean file size.")
+@click.option("--files", default=24, show_default=True, type=click.IntRange(min=1),
+              help="Generated file set: number of files.")
+# FloatRange lets nan and inf through (every comparison with nan is false): FileSet refuses them
+@click.option("--mean-mb", default=16.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Generated file set: mean file size.")
 @click.option("--checksum/--no-checksum", default=False, help="Also compare every copy's MD5 with its source.")
 def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, order, files, mean_mb, checksum):
     """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
@@ -135,7 +143,9 @@ def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, 
     try:
         levels = [int(c) for c in _split(concurrency)]
     except ValueError:
-        raise PerfkitError(f"--concurrency {concurrency!r} is not a list of integers: write e.g. 1,4,8") from None
+        levels = []
+    if not levels or min(levels) < 1:
+        raise PerfkitError(f"--concurrency {concurrency!r} is not a list of integers >= 1: write e.g. 1,4,8")
     comparison = TransferComparison(load_profile(profile, bucket=bucket), methods=_split(methods) or list(REGISTRY),
                                     concurrency=levels, repeats=repeats, order=order,
                                     source_prefix=source_prefix or None, files=files, mean_mb=mean_mb,

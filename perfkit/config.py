@@ -4,6 +4,7 @@ A notebook takes one `profile` parameter; nothing else changes between the lab a
 """
 from __future__ import annotations
 
+import difflib
 import socket
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -118,30 +119,68 @@ def load_profile(name: str = "lab", **options) -> Profile:
         spark_master: yarn
     """
     options = {k: v for k, v in options.items() if v not in (None, "")}
-    if name == "lab":
-        return replace(lab_profile(), **_fields_only(options, "lab"))
-    if name == "emr":
-        own = {k: options.pop(k) for k in ("bucket", "master", "region") if k in options}
-        return replace(emr_profile(**own), **_fields_only(options, "emr"))
+    if name in BUILTIN:
+        return _builtin(name, options, f"profile {name!r}")
     path = Path(name)
     if path.suffix in (".yml", ".yaml"):
-        if not path.exists():
-            raise PerfkitError(f"profile file {path} does not exist: give the path of a YAML profile, or 'lab' or 'emr'")
-        data = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(data, dict):
-            raise PerfkitError(f"profile file {path} must hold a mapping of settings (base: lab|emr, then overrides)")
+        data = _read_yaml(path)
         base = data.pop("base", "lab")
         if base not in BUILTIN:
             raise PerfkitError(f"profile file {path}: base {base!r} is unknown; use one of {', '.join(BUILTIN)}")
-        return replace(load_profile(base, **{**data, **options}), name=path.stem)
+        return replace(_builtin(base, {**data, **options}, f"profile file {path}"), name=path.stem)
     raise PerfkitError(f"unknown profile {name!r}: use 'lab', 'emr' or the path of a YAML profile file")
 
 
-def _fields_only(options: dict, profile: str) -> dict:
-    known = set(Profile.__dataclass_fields__)
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise PerfkitError(
-            f"profile {profile!r} has no setting {', '.join(unknown)}: known settings are {', '.join(sorted(known))}"
-        )
-    return options
+EMR_OPTIONS = ("bucket", "master", "region")
+_TYPES = {"hive_port": int, "uses_lab": bool, "spark_conf": dict}  # every other setting is text
+_KIND_NAMES = {int: "a whole number", bool: "true or false", dict: "a mapping of `key: value` lines", str: "text"}
+
+
+def _builtin(base: str, options: dict, where: str) -> Profile:
+    """The base profile with `options` over it; `where` names the source in messages (a YAML file, or the profile)."""
+    own = EMR_OPTIONS if base == "emr" else ()
+    _check_settings(options, own, where)
+    if base == "lab":
+        return replace(lab_profile(), **options)
+    if "bucket" not in options and where.startswith("profile file"):  # the fix is in the file, not a parameter
+        raise PerfkitError(f"{where} (base: emr) needs an S3 bucket: add a line `bucket: NAME` to it")
+    return replace(emr_profile(**{k: options.pop(k) for k in own if k in options}), **options)
+
+
+def _read_yaml(path: Path) -> dict:
+    """The settings of a YAML profile file; every way it can be unusable is one message naming the file."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise PerfkitError(f"profile file {path} does not exist: give the path of a YAML profile, "
+                           "or 'lab' or 'emr'") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PerfkitError(f"profile file {path} cannot be read ({err}): give a readable YAML text file") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise PerfkitError(f"profile file {path}{at} is not valid YAML ({problem}): fix the syntax there "
+                           "(one `setting: value` per line, starting with `base: lab` or `base: emr`)") from None
+    if data is None:  # an empty file would silently run as the lab
+        raise PerfkitError(f"profile file {path} is empty: write at least `base: lab` or `base: emr`, "
+                           "then the settings to override")
+    if not isinstance(data, dict):
+        raise PerfkitError(f"profile file {path} must hold a mapping of settings (base: lab|emr, then overrides)")
+    return data
+
+
+def _check_settings(options: dict, extra: tuple[str, ...], where: str) -> None:
+    """Unknown names get the closest known one; values get their type checked before anything runs."""
+    known = sorted(set(Profile.__dataclass_fields__) | set(extra))
+    for key in sorted(options, key=str):
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise PerfkitError(f"{where} has no setting {key!r}: {hint}known settings are {', '.join(known)}")
+        value, kind = options[key], _TYPES.get(key, str)
+        # bool is an int to Python, but `hive_port: true` is a mistake; s3_endpoint may be null (AWS itself)
+        if (not isinstance(value, kind) or (kind is int and isinstance(value, bool))) and not (
+                key == "s3_endpoint" and value is None):
+            raise PerfkitError(f"{where}: setting {key!r} must be {_KIND_NAMES[kind]}, not {value!r}")
+

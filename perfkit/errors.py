@@ -1,5 +1,7 @@
 """The one error type users see: a message that names the thing and the fix."""
 
+import re
+
 
 class PerfkitError(Exception):
     """A failure the user can act on. The CLI prints the message alone and exits 1."""
@@ -12,3 +14,26 @@ class ServiceError(PerfkitError):
         self.service, self.problem, self.fix, self.log = service, problem, fix, log
         where = f" (log: {log})" if log else ""
         super().__init__(f"{service}: {problem}{where}. Fix: {fix}")
+
+
+_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Traceback|File \"|\^)")
+_CAUSED_BY = re.compile(r"^\s*Caused by:\s*(.+)$")
+_WRAPPERS = re.compile(r"^(An error occurred while calling [\w.]+\.?|:\s*)$")
+
+
+def root_cause(error: BaseException | str, limit: int = 300) -> str:
+    """One line: the innermost cause of a (py4j/Java/Hadoop CLI) error, without stack frames.
+
+    A Java trace nests its causes as "Caused by: X: msg" lines; the last one is the root.
+    Without any, the first line that is neither a stack frame nor a py4j wrapper is the message.
+    """
+    text = str(error) if not isinstance(error, str) else error
+    lines = [line.strip() for line in text.splitlines()]
+    causes = [m.group(1) for line in lines if (m := _CAUSED_BY.match(line))]
+    if causes:
+        message = causes[-1]
+    else:
+        meaningful = [line.lstrip(": ").strip() for line in lines
+                      if line and not _FRAME.match(line) and not _WRAPPERS.match(line)]
+        message = meaningful[0] if meaningful else (type(error).__name__ if not isinstance(error, str) else "")
+    return " ".join(message.split())[:limit] or "no message"

@@ -29,3 +29,8 @@ def results_dir() -> Path:
 
 def reports_dir() -> Path:
     return Path(os.environ.get("PERFKIT_REPORTS", project_root() / "reports"))
+
+
+def log_dir() -> Path:
+    """Logs of the processes perfkit starts for a run (the Spark driver's), not of the lab's daemons."""
+    return Path(os.environ.get("PERFKIT_LOG_DIR", Path.home() / ".local/state/perfkit/logs"))

@@ -82,23 +82,39 @@ def rate_vs_concurrency(summary: pd.DataFrame):
     return fig
 
 
+NO_MEASUREMENTS = "no measurements in this run"
+
+
+def _metric_rows(metrics: pd.DataFrame, names) -> pd.DataFrame:
+    """The rows of these metrics; none when the frame is empty or column-less (a run that measured nothing)."""
+    if "metric" not in metrics.columns:
+        return pd.DataFrame(columns=["volume", "metric", "timestamp", "value"])
+    return metrics[metrics["metric"].isin(names)]
+
+
 def measured_throughput(metrics: pd.DataFrame, title: str):
-    """Measured read and write MiB/s over time, one line per volume and direction."""
+    """Measured read and write MiB/s over time, one line per volume and direction; an empty axis saying so
+    when the run measured nothing (e.g. run_testdfsio=false on the lab)."""
     fig, ax = plt.subplots(figsize=(8, 3.5))
-    rows = metrics[metrics["metric"].isin(["ReadThroughput", "WriteThroughput"])]
+    rows = _metric_rows(metrics, ["ReadThroughput", "WriteThroughput"])
     for (volume, metric), g in rows.groupby(["volume", "metric"]):
         ax.plot(g["timestamp"], g["value"], label=f"{volume} {metric.replace('Throughput', '').lower()}")
     ax.set_ylabel("MiB/s")
     ax.set_title(f"MEASURED: {title}")
     if len(rows):
         ax.legend(fontsize=8)
-    fig.autofmt_xdate()
+        fig.autofmt_xdate()
+    else:
+        ax.text(0.5, 0.5, NO_MEASUREMENTS, transform=ax.transAxes, ha="center", va="center", color="grey")
+        ax.set_xticks([])
+        ax.set_yticks([])
     fig.tight_layout()
     return fig
 
 
 def measured_burst_balance(metrics: pd.DataFrame):
-    rows = metrics[metrics["metric"] == "BurstBalance"]
+    """BurstBalance per volume over time, or None when the frame has none (a local disk, or nothing measured)."""
+    rows = _metric_rows(metrics, ["BurstBalance"])
     if rows.empty:
         return None
     fig, ax = plt.subplots(figsize=(8, 3.5))

@@ -8,13 +8,13 @@ import json
 import os
 import tempfile
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+import warnings
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from perfkit.errors import PerfkitError
 from perfkit.paths import results_dir
 
 PHASES = ("warmup", "measured")
@@ -110,19 +110,53 @@ class ResultSet:
 
 def records_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=RECORD_FIELDS)
-    frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
+    frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True, format="ISO8601")  # any ISO form, mixed
     return frame
 
 
+REQUIRED = [f.name for f in fields(Record) if f.default is MISSING and f.default_factory is MISSING]
+
+
 def load_results(experiment: str | None = None, folder: Path | None = None) -> pd.DataFrame:
-    """Every saved record (of one experiment, or all) across runs, as one frame."""
+    """Every saved record (of one experiment, or all) across runs, as one frame.
+
+    A file that is not wholly perfkit records (a half-written copy, a foreign file) is left out
+    with a warning naming it, so that one bad file does not hide every other run.
+    """
     root = Path(folder) if folder else results_dir()
     pattern = f"{experiment}/*.jsonl" if experiment else "*/*.jsonl"
     rows = []
     for path in sorted(root.glob(pattern)):
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise PerfkitError(f"result file {path} line {number} is not JSON: move the file aside") from None
+        try:
+            rows += _records_of(path)
+        except _NotRecords as err:
+            warnings.warn(f"result file {path} {err}: left out (move it aside to silence this)", stacklevel=2)
     return records_frame(rows)
+
+
+class _NotRecords(Exception):
+    pass
+
+
+def _records_of(path: Path) -> list[dict]:
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise _NotRecords(f"cannot be read ({err})") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise _NotRecords(f"line {number} is not JSON") from None
+        missing = [name for name in REQUIRED if name not in row] if isinstance(row, dict) else REQUIRED
+        if missing:
+            raise _NotRecords(f"line {number} is not a perfkit record (no {', '.join(missing)})")
+        try:
+            datetime.fromisoformat(row["started_at"])  # one bad time would make the whole frame fail to convert
+        except (TypeError, ValueError):
+            raise _NotRecords(f"line {number} has no valid started_at ({row['started_at']!r})") from None
+        rows.append(row)
+    return rows

@@ -10,6 +10,7 @@ from scipy import stats as sps
 
 NOISY_CV = 0.10  # a storage whose repeats vary more than this is flagged as noisy
 MIN_RUNS = 3  # fewer measured runs per storage give no meaningful confidence interval
+NOT_COMPARABLE = "not comparable: results differ"
 
 
 def summary(samples) -> dict:
@@ -65,14 +66,18 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
         by_min = so["min"] / sb["min"] if sb["n"] and so["n"] else np.nan
         ci = ratio_ci(oth, base)
         hashes = group[group["ok"].astype(bool)].groupby("storage")["result_hash"].agg(lambda h: set(h.dropna()))
+        results_match = _results_match(hashes)
+        if not results_match:  # timing two different answers says nothing about the storages
+            by_median = by_min = np.nan
+            ci = (np.nan, np.nan)
         failed = int((~group["ok"].astype(bool)).sum())
         rows.append({
             **dict(zip(by, key)),
             **{f"{baseline}_{k}": v for k, v in sb.items()},
             **{f"{other}_{k}": v for k, v in so.items()},
             "speedup_median": by_median, "speedup_min": by_min, "ci_low": ci[0], "ci_high": ci[1],
-            "verdict": verdict(by_median, ci, baseline.upper(), other.upper()),
-            "results_match": _results_match(hashes),
+            "verdict": verdict(by_median, ci, baseline.upper(), other.upper()) if results_match else NOT_COMPARABLE,
+            "results_match": results_match,
             "noisy": bool((sb["cv"] > NOISY_CV) or (so["cv"] > NOISY_CV)),
             "failed_runs": failed,
         })

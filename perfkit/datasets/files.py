@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import io
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +11,7 @@ from tqdm import tqdm
 
 from perfkit import storage
 from perfkit.config import Profile
+from perfkit.errors import PerfkitError
 
 MB = 1_000_000
 
@@ -20,8 +23,13 @@ class FileSet:
     seed: int = 42
 
     def __post_init__(self):
-        if self.files < 1 or self.mean_mb <= 0:
-            raise ValueError(f"a file set needs files >= 1 and mean_mb > 0 (got {self.files}, {self.mean_mb})")
+        # NaN passes `<= 0` and inf passes any bound; both would fail deep inside numpy
+        if not isinstance(self.files, numbers.Integral) or self.files < 1:
+            raise PerfkitError(f"a file set needs files, the number of files, to be a whole number >= 1, "
+                               f"not {self.files!r}")
+        if not isinstance(self.mean_mb, numbers.Real) or not math.isfinite(self.mean_mb) or self.mean_mb <= 0:
+            raise PerfkitError(f"a file set needs mean_mb, the mean file size in MB, to be a finite number > 0, "
+                               f"not {self.mean_mb!r}")
 
     @property
     def name(self) -> str:

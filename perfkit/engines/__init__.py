@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from abc import ABC, abstractmethod
 from datetime import date, datetime
 from decimal import Decimal
@@ -38,8 +39,8 @@ class Engine(ABC):
         """Connect (or start a session); raise ServiceError with a fix when it cannot."""
 
     @abstractmethod
-    def execute(self, sql: str) -> list[tuple]:
-        """Run one statement and return every row."""
+    def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
+        """Run one statement and return every row; past `timeout_s` cancel it and raise QueryTimeout."""
 
     @abstractmethod
     def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
@@ -57,6 +58,39 @@ class Engine(ABC):
 
     def __exit__(self, *exc):
         self.close()
+
+
+class QueryTimeout(Exception):
+    """A statement cancelled because it ran past its time limit."""
+
+    def __init__(self, timeout_s: float):
+        super().__init__(f"timed out after {timeout_s:g} s (query_timeout_s) and was cancelled")
+
+
+def run_with_deadline(run, cancel, timeout_s: float | None):
+    """run() in this thread; past timeout_s call cancel() from a timer thread and raise QueryTimeout."""
+    if not timeout_s:
+        return run()
+    fired = threading.Event()
+
+    def expire():
+        fired.set()
+        cancel()
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        result = run()
+    except Exception:
+        if fired.is_set():
+            raise QueryTimeout(timeout_s) from None
+        raise
+    finally:
+        timer.cancel()
+    if fired.is_set():  # finished just as the timer fired: past the limit all the same
+        raise QueryTimeout(timeout_s)
+    return result
 
 
 def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> list[str]:

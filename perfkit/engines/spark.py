@@ -1,8 +1,8 @@
 """Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
 from __future__ import annotations
 
-from perfkit.engines import Engine
-from perfkit.errors import ServiceError
+from perfkit.engines import Engine, run_with_deadline
+from perfkit.errors import ServiceError, root_cause
 
 
 class SparkEngine(Engine):
@@ -14,6 +14,8 @@ class SparkEngine(Engine):
         self.spark_version = "?"
 
     def conf(self) -> dict[str, str]:
+        from perfkit.spark_settings import driver_log_conf
+
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}
         if self.profile.uses_lab:
@@ -24,7 +26,8 @@ class SparkEngine(Engine):
             conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
             conf["spark.jars"] = ",".join(str(j) for j in tools.s3a_jars())
             conf["spark.driver.memory"] = "2g"
-        return {**conf, **self.profile.spark_conf}
+        # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
+        return {**conf, **driver_log_conf(), **self.profile.spark_conf}
 
     def open(self) -> None:
         import os
@@ -40,13 +43,14 @@ class SparkEngine(Engine):
         try:
             self.spark = builder.getOrCreate()
         except Exception as err:  # noqa: BLE001 - py4j/JVM start failures have many types
-            raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {str(err)[:300]}",
+            raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {root_cause(err)}",
                                "check Java 17+ and the profile's spark_master") from None
         self.spark.sparkContext.setLogLevel("ERROR")
         self.spark_version = self.spark.version
 
-    def execute(self, sql: str) -> list[tuple]:
-        return [tuple(row) for row in self.spark.sql(sql).collect()]
+    def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
+        return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
+                                 self.spark.sparkContext.cancelAllJobs, timeout_s)
 
     def register_table(self, table, location, file_format, columns) -> None:
         self.spark.sql(f"DROP TABLE IF EXISTS {table}")

@@ -14,11 +14,13 @@ from tqdm import (
 )
 
 from perfkit import provenance, stats, storage
+from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
 from perfkit.engines import engine_class, get_engine, result_hash
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.suites import load_suite
@@ -28,7 +30,10 @@ STORAGES = ["hdfs", "s3"]
 
 
 @dataclass
-class QueryComparison:
+class QueryComparison(Experiment):
+    experiment = EXPERIMENT
+    unit = "query runs"
+
     profile: Profile
     engines: list[str] = field(default_factory=lambda: ["spark", "hive"])
     rows: int = 200_000
@@ -40,6 +45,8 @@ class QueryComparison:
     suite: str = "taxi"
     seed: int = 42
     cold_cache: bool = False  # drop the page cache before every measured run (where permitted)
+    query_timeout_s: float | None = None  # a run past this is cancelled and recorded as failed
+    health_interval_s: float = 1.0  # how often the storages are probed during a run
 
     def __post_init__(self):
         """Validate everything before anything runs."""
@@ -47,6 +54,8 @@ class QueryComparison:
             raise PerfkitError("no engine given: pass at least one of spark, hive")
         for name in self.engines:
             engine_class(name)
+        if self.query_timeout_s is not None and not self.query_timeout_s > 0:
+            raise PerfkitError(f"query_timeout_s={self.query_timeout_s!r}: give a number of seconds > 0, or None for no limit")
         if self.file_format not in FORMATS:
             raise PerfkitError(f"unknown file format {self.file_format!r}: use one of {', '.join(FORMATS)}")
         try:
@@ -61,10 +70,8 @@ class QueryComparison:
     def parameters(self) -> dict:
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
-                "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache}
-
-    def environment(self) -> pd.DataFrame:
-        return provenance.environment_table(self.profile, self.parameters())
+                "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
+                "query_timeout_s": self.query_timeout_s}
 
     def preflight(self) -> None:
         storage.check_hdfs(self.profile)
@@ -78,18 +85,22 @@ class QueryComparison:
     def dataset_table(self) -> pd.DataFrame:
         placed = self.placed or self.prepare()
         return pd.DataFrame([{"storage": s, "location": url, "files": len(placed.files),
-                              "MB": round(placed.total_bytes / 1e6, 2)} for s, url in placed.locations.items()])
+                              "MB": round(placed.total_bytes / 1e6, 2), "verified": placed.verified,
+                              "re-placed": ", ".join(r for r in placed.replaced if r.startswith(f"{s}/")) or "none"}
+                             for s, url in placed.locations.items()])
 
     def config(self) -> dict:
         placed = self.placed
         return provenance.run_config(self.profile, self.parameters(), dataset={
             "name": placed.name, "format": placed.file_format, "files": len(placed.files),
-            "bytes": placed.total_bytes, **asdict(self.dataset)})
+            "bytes": placed.total_bytes, "verified": placed.verified, "replaced": placed.replaced,
+            **asdict(self.dataset)})
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         placed = self.placed or self.prepare(progress)
         results = self.results = ResultSet(EXPERIMENT, self.config())
+        self.probes = storage_probes(self.profile, STORAGES)
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(STORAGES)
         with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
             for engine_name in self.engines:
@@ -114,21 +125,28 @@ class QueryComparison:
         return tables
 
     def measure(self, results: ResultSet, engine, query, step, table: str) -> None:
+        """One run, watched: a storage that was unhealthy before, during or after it fails the run."""
         params = {"cache": drop_page_cache()} if step.cold else {}
+        record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
+                      iteration=step.iteration, params=params)
         started = now()
-        t0 = time.perf_counter()
-        try:
-            rows = engine.execute(query.for_table(table))
-        except Exception as err:  # noqa: BLE001 - any engine error fails this run only
-            message = (str(err).strip().splitlines() or [type(err).__name__])[0][:500]
-            results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
-                        iteration=step.iteration, started_at=started, wall_s=None, ok=False, error=message,
-                        params=params)
+        with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
+            if watch.problem:  # do not even start: the run would only wait in storage-client retries
+                results.add(**record, started_at=started, wall_s=None, ok=False, error=watch.problem)
+                return
+            t0 = time.perf_counter()
+            try:
+                rows = engine.execute(query.for_table(table), timeout_s=self.query_timeout_s)
+                error = None
+            except Exception as err:  # noqa: BLE001 - any engine error fails this run only
+                error = root_cause(err, 500)
+            wall = time.perf_counter() - t0
+        if watch.problem:  # the storage's fault is the cause, whatever the engine said
+            error = watch.problem + (f"; the engine said: {error}" if error else "")
+        if error:
+            results.add(**record, started_at=started, wall_s=wall, ok=False, error=error)
             return
-        wall = time.perf_counter() - t0
-        results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
-                    iteration=step.iteration, started_at=started, wall_s=wall, rows=len(rows),
-                    result_hash=result_hash(rows), params=params)
+        results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
     def comparison(self) -> pd.DataFrame:
         return stats.compare(self.results.to_frame())
@@ -136,17 +154,22 @@ class QueryComparison:
     def recap(self) -> pd.DataFrame:
         return recap_table(self.comparison(), {q.id: q.title for q in self.suite_queries})
 
-    def failures(self) -> pd.DataFrame:
-        frame = self.results.to_frame()
-        return frame.loc[~frame["ok"], ["subject", "storage", "case", "phase", "iteration", "error"]]
+    def problems(self) -> pd.DataFrame:
+        """Every query whose results differ between storages: listed as a failure, never compared."""
+        return result_mismatches(self._results().to_frame())
 
-    def raise_for_failures(self) -> None:
-        """For batch runs: fail loudly (non-zero exit) once everything is recorded and shown."""
-        failed = self.results.failures
-        if failed:
-            cases = sorted({f"{r.subject}/{r.case}/{r.storage}" for r in failed})
-            raise PerfkitError(f"{len(failed)} query runs failed ({', '.join(cases)}); "
-                               f"the errors are in {self.results.path}")
+
+def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (engine, query) whose successful runs returned different results across storages."""
+    ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()]
+    rows = []
+    for (subject, case), group in ok.groupby(["subject", "case"], sort=True):
+        by_storage = group.groupby("storage")["result_hash"].agg(lambda h: ",".join(sorted(set(h))))
+        if group["result_hash"].nunique() > 1:
+            seen = "; ".join(f"{where} {hashes}" for where, hashes in by_storage.items())
+            rows.append({"subject": subject, "storage": "all", "case": case, "phase": "measured",
+                         "iteration": None, "error": f"not comparable: results differ ({seen})"})
+    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
 def recap_table(comparison: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
@@ -170,7 +193,7 @@ def recap_table(comparison: pd.DataFrame, titles: dict[str, str]) -> pd.DataFram
 def _check(row) -> str:
     notes = []
     if not row.results_match:
-        notes.append("RESULTS DIFFER between storages")
+        notes.append("RESULTS DIFFER between storages: not compared")
     if row.failed_runs:
         notes.append(f"{row.failed_runs} failed runs")
     if row.noisy:

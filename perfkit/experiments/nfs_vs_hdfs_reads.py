@@ -17,6 +17,7 @@ from perfkit import provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
+from perfkit.experiments.base import Experiment
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
@@ -28,7 +29,10 @@ PROTOCOLS = ("random-files", "large-file")
 
 
 @dataclass
-class ReadComparison:
+class ReadComparison(Experiment):
+    experiment = EXPERIMENT
+    unit = "read jobs"
+
     profile: Profile
     methods: list[str] = field(default_factory=lambda: list(REGISTRY))
     protocols: list[str] = field(default_factory=lambda: list(PROTOCOLS))
@@ -53,14 +57,6 @@ class ReadComparison:
         self.large = FileSet(1, self.large_file_mb, self.seed + 1)
         self.results: ResultSet | None = None
         self.notes: dict[str, str] = {}
-
-    def parameters(self) -> dict:
-        keys = ("methods", "protocols", "jobs", "files_per_job", "files", "mean_mb", "large_file_mb", "replicas",
-                "cold_cache", "seed")
-        return {k: getattr(self, k) for k in keys}
-
-    def environment(self) -> pd.DataFrame:
-        return provenance.environment_table(self.profile, self.parameters())
 
     # -- the files, on both storages ---------------------------------------------------------
     def folder(self, fileset: FileSet) -> str:
@@ -180,9 +176,3 @@ class ReadComparison:
                          "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
                          "comment": comment})
         return pd.DataFrame(rows).round({"MB/s": 1})
-
-    def raise_for_failures(self) -> None:
-        failed = self.results.failures
-        if failed:
-            raise PerfkitError(f"{len(failed)} read jobs failed ({', '.join(sorted({r.subject for r in failed}))}); "
-                               f"the errors are in {self.results.path}")

@@ -21,8 +21,9 @@ from tqdm import tqdm
 from perfkit import provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
-from perfkit.errors import PerfkitError
-from perfkit.results import ResultSet, new_run_id, now
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.experiments.base import Experiment
+from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
 
@@ -32,7 +33,10 @@ ORDERS = ("given", "rotate", "shuffle")
 
 
 @dataclass
-class TransferComparison:
+class TransferComparison(Experiment):
+    experiment = EXPERIMENT
+    unit = "copies"
+
     profile: Profile
     methods: list[str] = field(default_factory=lambda: list(REGISTRY))
     concurrency: list[int] = field(default_factory=lambda: [1, 4])  # for the parallel methods
@@ -56,14 +60,6 @@ class TransferComparison:
         self.run_root = self.profile.hdfs_path("transfers", self.run_id)
         self.manifest: Manifest | None = None
         self.results: ResultSet | None = None
-
-    def parameters(self) -> dict:
-        return {"methods": self.methods, "concurrency": self.concurrency, "repeats": self.repeats,
-                "order": self.order, "source_prefix": self.source_prefix, "files": self.files,
-                "mean_mb": self.mean_mb, "checksum": self.checksum, "seed": self.seed}
-
-    def environment(self) -> pd.DataFrame:
-        return provenance.environment_table(self.profile, self.parameters())
 
     def prepare(self, progress: bool = True) -> Manifest:
         storage.check_hdfs(self.profile)
@@ -180,9 +176,9 @@ class TransferComparison:
             if source.digest() != copied.digest():
                 raise PerfkitError(f"verification failed: {name} differs from its source (MD5)")
 
-    def cleanup(self, hdfs) -> None:
+    def cleanup(self, hdfs=None) -> None:
         """Remove this run's own prefix, and nothing else."""
-        hdfs.delete(self.run_root, recursive=True)
+        (hdfs or storage.webhdfs_client(self.profile)).delete(self.run_root, recursive=True)
 
     def summary(self) -> pd.DataFrame:
         return summarise_transfers(self.results.to_frame())
@@ -207,12 +203,6 @@ class TransferComparison:
         return totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")))[
             ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]
 
-    def raise_for_failures(self) -> None:
-        failed = self.results.failures
-        if failed:
-            raise PerfkitError(f"{len(failed)} copies failed ({', '.join(sorted({r.subject for r in failed}))}); "
-                               f"the errors are in {self.results.path}")
-
 
 def summarise_transfers(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, concurrency): median duration over repeats, MB/s from it, status."""
@@ -226,8 +216,19 @@ def summarise_transfers(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({"method": method, "concurrency": level, "runs": len(ok), "seconds": seconds,
                      "min_seconds": ok["wall_s"].min() if len(ok) else float("nan"),
                      "MB/s": ok["bytes"].iloc[0] / 1e6 / seconds if len(ok) else float("nan"),
-                     "status": "ok" if len(ok) == len(group) else (errors.iloc[0] if len(errors) else "failed")})
+                     "status": _status(len(group), len(ok), errors)})
     return pd.DataFrame(rows)
+
+
+def _status(copies: int, ok: int, errors: pd.Series) -> str:
+    """ok | unavailable: why | failed[ n of m]: the root cause of the first failure, on one line."""
+    if ok == copies:
+        return "ok"
+    # records of older runs may hold a whole Java trace: the recap shows only its root cause
+    reason = root_cause(errors.iloc[0]) if len(errors) else "no reason recorded"
+    if reason.startswith(UNAVAILABLE):
+        return reason
+    return f"failed{f' {copies - ok} of {copies}' if ok else ''}: {reason}"
 
 
 def recap_table(summary: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,8 @@ import pandas as pd
 from perfkit import provenance
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
-from perfkit.metrics import MiB, with_throughput
+from perfkit.experiments.base import Experiment
+from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import PRICE_PER_GB_MONTH, Configuration, model_table
 from perfkit.protocol import drop_page_cache
@@ -30,7 +31,9 @@ SOURCES = ("lab", "cloudwatch")
 
 
 @dataclass
-class St1Study:
+class St1Study(Experiment):
+    experiment = EXPERIMENT
+
     profile: Profile
     source: str = "lab"
     cluster_id: str = ""  # cloudwatch: the EMR cluster whose volumes to watch ...
@@ -64,17 +67,8 @@ class St1Study:
         self._metrics = None
         self.results: ResultSet | None = None
 
-    def parameters(self) -> dict:
-        keys = ("source", "cluster_id", "volume_ids", "region", "window_start", "window_end", "period",
-                "run_testdfsio", "files", "file_mb", "configurations", "nodes", "workload_files",
-                "workload_file_gb", "replication", "price_per_gb_month", "node_cap_mib_s")
-        return {k: getattr(self, k) for k in keys}
-
-    def environment(self) -> pd.DataFrame:
-        return provenance.environment_table(self.profile, self.parameters())
-
     # -- measuring --------------------------------------------------------------------------
-    def run(self) -> ResultSet:
+    def run(self, progress: bool = True) -> ResultSet:
         results = self.results = ResultSet(EXPERIMENT, provenance.run_config(self.profile, self.parameters()))
         if self.run_testdfsio:
             if self.source == "lab":
@@ -127,7 +121,8 @@ class St1Study:
             end = min(end + timedelta(seconds=self.period), datetime.now(timezone.utc))
             frame = cw.fetch_ebs_metrics(list(self.volumes()["volume"]), start, end, self.period, region=self.region)
             self._metrics = with_throughput(frame, self.period)
-        return self._metrics if self._metrics is not None else pd.DataFrame()
+        # nothing measured (no TestDFSIO run on the lab): an empty frame that still has the schema's columns
+        return self._metrics if self._metrics is not None else empty_frame()
 
     # -- tables -----------------------------------------------------------------------------
     def workload_mib(self) -> float:

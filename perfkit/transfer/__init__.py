@@ -5,12 +5,14 @@ A method copies every file of a Manifest into one HDFS folder. A method that can
 """
 from __future__ import annotations
 
+import functools
 import os
+import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 
 from perfkit.config import Profile
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, root_cause
 from perfkit.registry import Registry
 from perfkit.transfer.manifest import Manifest
 
@@ -36,6 +38,13 @@ def get_method(name: str, profile: Profile, concurrency: int = 1, **options) -> 
 class TransferMethod(ABC):
     name: str = "?"
     parallel: bool = False  # True: `concurrency` changes how it works (processes, requests, maps)
+
+    def __init_subclass__(cls, **kwargs):
+        # every method's failure is recorded as one line with its root cause, whatever raised it
+        # (a Java trace from `hadoop fs`, a WebHDFS error body, a boto error): wrap each `copy` here
+        super().__init_subclass__(**kwargs)
+        if "copy" in cls.__dict__:
+            cls.copy = _one_line_errors(cls.__dict__["copy"])
 
     def __init__(self, profile: Profile, concurrency: int = 1, **options):
         if concurrency < 1:
@@ -71,3 +80,26 @@ def aws_env(profile: Profile, extra: dict | None = None) -> dict[str, str]:
         env.update(AWS_ACCESS_KEY_ID=creds["access_key"], AWS_SECRET_ACCESS_KEY=creds["secret_key"],
                    AWS_DEFAULT_REGION=profile.s3_region)
     return {**env, **(extra or {})}
+
+
+def error_line(err: BaseException) -> str:
+    """One line for a failed copy: what failed, then why (the root cause), never stack frames."""
+    message = getattr(err, "message", None)  # hdfs.HdfsError keeps a WebHDFS error body as bytes
+    text = (message.decode(errors="replace") if isinstance(message, bytes) else str(err)).strip()
+    if text.startswith("<"):  # an HTML error page (Jetty's, from a DataNode): its text, not its tags
+        text = re.sub(r"<[^>]*>", "", text).strip()
+    if not text:  # e.g. ConnectionResetError(): its type is all there is
+        return type(err).__name__
+    head, cause = root_cause(text.splitlines()[0]), root_cause(text)
+    line = cause if head in ("no message", cause) or cause in head else f"{head.rstrip(':')}: {cause}"
+    return line if isinstance(err, PerfkitError) else f"{type(err).__name__}: {line}"
+
+
+def _one_line_errors(copy):
+    @functools.wraps(copy)
+    def wrapped(self, *args, **kwargs):
+        try:
+            return copy(self, *args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - re-raised as one line; Ctrl-C and exits pass untouched
+            raise PerfkitError(error_line(err)) from err
+    return wrapped

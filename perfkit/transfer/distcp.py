@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 from perfkit.errors import PerfkitError
-from perfkit.hadoop_cli import HadoopCli
 from perfkit.transfer import TransferMethod
+from perfkit.transfer.cli import hadoop, run_tool
 
 STRATEGIES = ("uniformsize", "dynamic")
 
@@ -25,8 +24,8 @@ class DistCp(TransferMethod):
         listing.write_text("".join(self.source_url(manifest, name) + "\n" for name, _ in manifest.files))
         # local MapReduce runs one map at a time unless told otherwise: let -m maps run together
         local_maps = [f"-Dmapreduce.local.map.tasks.maximum={self.concurrency}"] if self.profile.uses_lab else []
-        HadoopCli(self.profile).run("distcp", *local_maps, "-m", str(self.concurrency), "-strategy", strategy,
-                                    "-f", listing.as_uri(), self.dest_url(dest))
+        hadoop(self.profile, "distcp", *local_maps, "-m", str(self.concurrency), "-strategy", strategy,
+               "-f", listing.as_uri(), self.dest_url(dest))
         return {}
 
 
@@ -43,7 +42,5 @@ class S3DistCp(TransferMethod):
     def copy(self, manifest, dest, scratch):
         argv = ["s3-dist-cp", f"--src={manifest.url('s3')}", f"--dest={self.dest_url(dest)}",
                 "--srcPattern=.*/[^/]+$"]
-        done = subprocess.run(argv, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise PerfkitError(f"s3-dist-cp failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+        run_tool(argv, what="s3-dist-cp")
         return {}

@@ -52,11 +52,71 @@ def test_unknown_profiles_are_named(name, message):
         load_profile(name)
 
 
-def test_unknown_setting_is_named(tmp_path):
+def test_a_misspelled_setting_names_the_file_and_the_closest_setting(tmp_path):
     f = tmp_path / "p.yml"
-    f.write_text("base: lab\nbucket_name: x\n")
-    with pytest.raises(PerfkitError, match="has no setting bucket_name"):
+    f.write_text("base: lab\nspark_mastr: yarn\n")
+    with pytest.raises(PerfkitError,
+                       match=rf"profile file {f} has no setting 'spark_mastr': did you mean 'spark_master'\?"):
         load_profile(str(f))
+
+
+def test_emr_options_are_settings_of_an_emr_file_only(tmp_path):
+    f = tmp_path / "p.yml"
+    f.write_text("base: emr\nbuket: b\n")
+    with pytest.raises(PerfkitError, match="has no setting 'buket': did you mean 'bucket'"):
+        load_profile(str(f))
+    f.write_text("base: emr\nmaster: m1\n")
+    with pytest.raises(PerfkitError,
+                       match=rf"profile file {f} \(base: emr\) needs an S3 bucket: add a line `bucket: NAME`"):
+        load_profile(str(f))
+
+
+@pytest.mark.parametrize("text", ["", "# nothing but a comment\n", "---\n"])
+def test_an_empty_profile_file_is_refused_not_run_as_the_lab(tmp_path, text):
+    f = tmp_path / "empty.yml"
+    f.write_text(text)
+    with pytest.raises(PerfkitError, match=rf"profile file {f} is empty: write at least `base: lab` or `base: emr`"):
+        load_profile(str(f))
+
+
+def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path):
+    f = tmp_path / "bad.yml"
+    f.write_text("base: lab\nprefix: team\n  spark_master: yarn\n")
+    with pytest.raises(PerfkitError) as caught:
+        load_profile(str(f))
+    assert str(caught.value).startswith(f"profile file {f} line 3, column 15 is not valid YAML "
+                                        "(mapping values are not allowed here): fix the syntax there")
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- base: lab\n", "must hold a mapping of settings"),
+    ("base: hdfs\n", "base 'hdfs' is unknown; use one of lab, emr"),
+    ("base: lab\nhive_port: ten\n", "setting 'hive_port' must be a whole number, not 'ten'"),
+    ("base: lab\nhive_port: true\n", "setting 'hive_port' must be a whole number, not True"),
+    ("base: lab\nspark_conf: [a, b]\n", "setting 'spark_conf' must be a mapping"),
+    ("base: lab\n1: x\n", "has no setting 1"),
+])
+def test_unusable_profile_files_are_named_with_the_problem(tmp_path, text, message):
+    f = tmp_path / "p.yml"
+    f.write_text(text)
+    with pytest.raises(PerfkitError, match=message) as caught:
+        load_profile(str(f))
+    assert str(f) in str(caught.value)
+
+
+def test_a_folder_or_binary_file_named_like_a_profile_is_refused(tmp_path):
+    (tmp_path / "dir.yml").mkdir()
+    with pytest.raises(PerfkitError, match="dir.yml cannot be read"):
+        load_profile(str(tmp_path / "dir.yml"))
+    (tmp_path / "bin.yml").write_bytes(b"\xff\xfe\x00base")
+    with pytest.raises(PerfkitError, match="bin.yml cannot be read"):
+        load_profile(str(tmp_path / "bin.yml"))
+
+
+def test_a_builtin_profile_names_itself_for_an_unknown_option():
+    with pytest.raises(PerfkitError, match="profile 'lab' has no setting 'bucket': did you mean 's3_bucket'"):
+        load_profile("lab", bucket="b")
 
 
 def test_describe_holds_no_credentials():

@@ -1,9 +1,9 @@
 import json
 import os
+import re
 
 import pytest
 
-from perfkit.errors import PerfkitError
 from perfkit.results import RECORD_FIELDS, Record, ResultSet, load_results, now
 
 
@@ -64,8 +64,56 @@ def test_a_failed_save_leaves_the_previous_file_whole_and_no_temp_file(tmp_path,
     assert [p.name for p in rs.path.parent.iterdir()] == [rs.path.name]
 
 
-def test_a_corrupt_result_file_is_named(tmp_path):
-    (tmp_path / "exp").mkdir()
-    (tmp_path / "exp" / "bad.jsonl").write_text("{not json\n")
-    with pytest.raises(PerfkitError, match="bad.jsonl line 1"):
-        load_results("exp", folder=tmp_path)
+def _good_run(folder):
+    rs = ResultSet("exp", folder=folder)
+    _add(rs)
+    _add(rs, storage="s3", wall_s=0.7)
+    rs.save()
+    return rs
+
+
+def test_a_truncated_result_file_is_left_out_with_a_warning_and_the_others_load(tmp_path):
+    good = _good_run(tmp_path)
+    killed = ResultSet("exp", folder=tmp_path)
+    _add(killed)
+    _add(killed, wall_s=0.9)
+    killed.save()
+    text = killed.path.read_text()
+    killed.path.write_text(text[: len(text) - 40])  # a writer killed in the middle of its last line
+    with pytest.warns(UserWarning, match=rf"result file {killed.path} line 2 is not JSON: left out") as caught:
+        frame = load_results("exp", folder=tmp_path)
+    assert len(caught) == 1
+    assert set(frame["run_id"]) == {good.run_id} and len(frame) == 2
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"name": "x", "value": 1}\n', "line 1 is not a perfkit record (no run_id, experiment, subject"),
+    ("[1, 2]\n", "line 1 is not a perfkit record (no run_id"),
+    ('{"run_id": "r"}\n', "line 1 is not a perfkit record (no experiment, subject"),
+])
+def test_a_file_of_foreign_rows_is_left_out_with_a_warning(tmp_path, text, problem):
+    good = _good_run(tmp_path)
+    (tmp_path / "exp" / "foreign.jsonl").write_text(text)
+    with pytest.warns(UserWarning, match=re.escape(f"result file {tmp_path / 'exp' / 'foreign.jsonl'} {problem}")):
+        frame = load_results("exp", folder=tmp_path)
+    assert set(frame["run_id"]) == {good.run_id}
+
+
+def test_a_row_with_a_bad_time_or_an_unreadable_file_is_left_out(tmp_path):
+    good = _good_run(tmp_path)
+    row = json.loads(good.path.read_text().splitlines()[0])
+    (tmp_path / "exp" / "late.jsonl").write_text(json.dumps({**row, "run_id": "late", "started_at": "yesterday"}))
+    (tmp_path / "exp" / "binary.jsonl").write_bytes(b"\xff\xfe\x00")
+    with pytest.warns(UserWarning) as caught:
+        frame = load_results(folder=tmp_path)
+    messages = sorted(str(w.message) for w in caught)
+    assert "binary.jsonl cannot be read" in messages[0]
+    assert "late.jsonl line 1 has no valid started_at ('yesterday')" in messages[1]
+    assert set(frame["run_id"]) == {good.run_id}
+
+
+def test_blank_lines_are_not_errors_and_no_files_is_an_empty_frame(tmp_path):
+    assert load_results("exp", folder=tmp_path).empty
+    good = _good_run(tmp_path)
+    good.path.write_text(good.path.read_text() + "\n\n")
+    assert len(load_results("exp", folder=tmp_path)) == 2

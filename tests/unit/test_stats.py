@@ -68,4 +68,13 @@ def test_compare_flags_different_results_and_counts_failures():
     row = stats.compare(_frame(rows)).iloc[0]
     assert not row["results_match"]
     assert row["failed_runs"] == 1
-    assert row["verdict"].startswith("too few runs")
+    assert row["verdict"] == "not comparable: results differ"
+
+
+def test_results_that_differ_get_no_speed_up_even_with_enough_runs():
+    rows = [{"storage": "hdfs", "wall_s": w, "result_hash": "a"} for w in (1.0, 1.1, 1.2)]
+    rows += [{"storage": "s3", "wall_s": w, "result_hash": "b"} for w in (3.0, 3.1, 3.2)]
+    row = stats.compare(_frame(rows)).iloc[0]
+    assert row["verdict"] == "not comparable: results differ"
+    assert np.isnan(row["speedup_median"]) and np.isnan(row["speedup_min"]) and np.isnan(row["ci_low"])
+    assert row["hdfs_median"] == pytest.approx(1.1)  # the times stay visible, only the comparison goes

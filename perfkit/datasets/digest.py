@@ -1,0 +1,121 @@
+"""Content digests of generated files, and the same digests as each storage reports them.
+
+A file's MD5 and CRC32C are recorded when it is generated (digests.json beside the files). Placement
+then asks each storage for the checksum it already keeps, so no byte of the data is read back:
+- S3: the object's ETag from HEAD, the MD5 of a single-part upload or the MD5 of the parts' MD5s
+  for a multipart one (the part size is perfkit's own upload setting, so it can be computed here).
+- HDFS: WebHDFS GETFILECHECKSUM, computed by the DataNodes from the CRCs they keep beside every
+  block (about 1% of the data, read on the DataNodes): MD5 of the blocks' MD5s of their chunk CRCs
+  (HDFS's default), or COMPOSITE-CRC32C, the CRC32C of the whole file, where a cluster is set so.
+Both scale with the number of files (one small request each), not with their bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import struct
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import crc32c
+from boto3.s3.transfer import TransferConfig
+
+MiB = 1024 * 1024
+READ_CHUNK = 8 * MiB
+# perfkit's own S3 uploads use these sizes, so the expected multipart ETag can be computed locally
+UPLOAD_PART = 8 * MiB
+UPLOAD_CONFIG = TransferConfig(multipart_threshold=UPLOAD_PART, multipart_chunksize=UPLOAD_PART)
+BOOK = "digests.json"
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    size: int
+    mtime_ns: int
+    md5: str
+    crc32c: int
+
+
+def digest_file(path: Path) -> FileDigest:
+    md5, crc = hashlib.md5(), 0
+    with open(path, "rb") as handle:
+        while block := handle.read(READ_CHUNK):
+            md5.update(block)
+            crc = crc32c.crc32c(block, crc)
+    stat = path.stat()
+    return FileDigest(stat.st_size, stat.st_mtime_ns, md5.hexdigest(), crc)
+
+
+def recorded_digests(paths: list[Path]) -> tuple[dict[str, FileDigest], list[Path]]:
+    """The digests recorded for these files (recording new ones), and the files changed since.
+
+    A file whose size or modification time differs from its record was changed after it was
+    generated: it is returned for regeneration, never trusted.
+    """
+    if not paths:
+        return {}, []
+    book_path = paths[0].parent / BOOK
+    book = {name: FileDigest(**d) for name, d in _read_book(book_path).items()}
+    changed = []
+    for path in paths:
+        known = book.get(path.name)
+        stat = path.stat()
+        if known is None:
+            book[path.name] = digest_file(path)
+        elif (known.size, known.mtime_ns) != (stat.st_size, stat.st_mtime_ns):
+            changed.append(path)
+            del book[path.name]
+    tmp = book_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({name: asdict(d) for name, d in sorted(book.items())}, indent=1))
+    tmp.replace(book_path)
+    return book, changed
+
+
+def _read_book(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def s3_etag(path: Path, digest: FileDigest, part: int = UPLOAD_PART) -> str:
+    """The ETag S3 gives this file uploaded with perfkit's settings (s3transfer: multipart from `part` bytes)."""
+    if digest.size < part:
+        return digest.md5
+    parts = []
+    with open(path, "rb") as handle:
+        while block := handle.read(part):
+            parts.append(hashlib.md5(block).digest())
+    return f"{hashlib.md5(b''.join(parts)).hexdigest()}-{len(parts)}"
+
+
+MD5MD5CRC = re.compile(r"^MD5-of-(\d+)MD5-of-(\d+)(CRC32C?)$")
+
+
+def hdfs_checksum_matches(path: Path, digest: FileDigest, checksum: dict) -> bool:
+    """Does HDFS's file checksum (WebHDFS JSON: algorithm, bytes, length) describe this local file?"""
+    algorithm, raw = checksum.get("algorithm", ""), bytes.fromhex(checksum.get("bytes", ""))
+    if algorithm == "COMPOSITE-CRC32C":
+        return raw[:4] == struct.pack(">I", digest.crc32c)
+    match = MD5MD5CRC.match(algorithm)
+    if not match or len(raw) < 28:
+        raise ValueError(f"unknown HDFS checksum algorithm {algorithm!r}")
+    bytes_per_crc, crc_per_block = struct.unpack(">iq", raw[:12])
+    block = crc_per_block * bytes_per_crc or max(digest.size, 1)  # 0 means a single block
+    expected = md5_of_md5_of_crc(path, bytes_per_crc, block, match.group(3))
+    return raw[12:28] == expected
+
+
+def md5_of_md5_of_crc(path: Path, bytes_per_crc: int, block_size: int, crc_type: str = "CRC32C") -> bytes:
+    """HDFS's MD5MD5CRC file checksum of a local file: MD5 over each block's MD5 of its chunk CRCs."""
+    crc = crc32c.crc32c if crc_type == "CRC32C" else zlib.crc32
+    block_md5s = []
+    with open(path, "rb") as handle:
+        while data := handle.read(block_size):
+            crcs = b"".join(struct.pack(">I", crc(data[i:i + bytes_per_crc]))
+                            for i in range(0, len(data), bytes_per_crc))
+            block_md5s.append(hashlib.md5(crcs).digest())
+    return hashlib.md5(b"".join(block_md5s)).digest()
+

@@ -1,0 +1,71 @@
+"""One shape for every comparison: PerfKit Benchmarker's prepare -> run -> cleanup, and the tables a report shows.
+
+A comparison is a dataclass that subclasses Experiment: its fields (but the profile) are its parameters,
+validated in __post_init__ before anything runs; run() fills self.results, one ResultSet.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import fields
+
+import pandas as pd
+
+from perfkit import provenance
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.results import UNAVAILABLE, ResultSet
+
+FAILURE_COLUMNS = ["subject", "storage", "case", "phase", "iteration", "error"]
+
+
+class Experiment(ABC):
+    experiment: str = "?"  # results go to data/results/<experiment>/
+    unit: str = "runs"  # what one record is, in failure messages: "query runs", "copies", "read jobs"
+    results: ResultSet | None = None
+
+    def parameters(self) -> dict:
+        """What the run was asked to do: every field but the profile (recorded with each run)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "profile"}
+
+    def environment(self) -> pd.DataFrame:
+        return provenance.environment_table(self.profile, self.parameters())
+
+    def prepare(self, progress: bool = True):
+        """Check the services and put the data in place; idempotent."""
+
+    @abstractmethod
+    def run(self, progress: bool = True) -> ResultSet:
+        """Measure; a failing attempt is recorded, not fatal."""
+
+    def cleanup(self) -> None:
+        """Remove what this run created (only that)."""
+
+    def _results(self) -> ResultSet:
+        if self.results is None:
+            raise PerfkitError(f"{self.experiment}: nothing has run yet: call run() first")
+        return self.results
+
+    def problems(self) -> pd.DataFrame:
+        """Failures that are not records of a failed attempt (e.g. results that differ); rows of FAILURE_COLUMNS."""
+        return pd.DataFrame(columns=FAILURE_COLUMNS)
+
+    def failures(self) -> pd.DataFrame:
+        """Every failed attempt (a subject unavailable here is not one), then the other problems."""
+        results = self._results()
+        mask = [not r.ok and not (r.error or "").startswith(UNAVAILABLE) for r in results.records]
+        rows = results.to_frame().loc[mask, FAILURE_COLUMNS]
+        extra = self.problems()
+        return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows.reset_index(drop=True)
+
+    def raise_for_failures(self) -> None:
+        """For batch runs: once everything is recorded and shown, fail loudly (non-zero exit) with the causes."""
+        results = self._results()
+        messages = []
+        if results.failures:
+            first: dict[str, str] = {}  # the first cause of each failing subject, so the message says why
+            for r in results.failures:
+                first.setdefault(r.subject, root_cause(r.error or "no reason recorded", 200))
+            messages.append(f"{len(results.failures)} {self.unit} failed ("
+                            + "; ".join(f"{subject}: {why}" for subject, why in sorted(first.items())) + ")")
+        messages += [f"{row.subject}/{row.case}: {row.error}" for row in self.problems().itertuples()]
+        if messages:
+            raise PerfkitError(f"{'; '.join(messages)}; the records are in {results.path}")

@@ -1,0 +1,104 @@
+"""Is a storage healthy right now, and was it healthy for the whole of a measured run?
+
+A query blocked in storage-client retries (S3A retries for minutes while its server is down) can
+still finish and look like a slow sample. The watch probes each storage the run reads just before
+the run, every `interval` seconds during it, and just after it: one failed probe makes the run a
+failure with that cause. An outage shorter than the interval can slip between two probes.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import requests
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from perfkit.config import Profile
+from perfkit.errors import root_cause
+
+Probe = Callable[[], "str | None"]  # None when healthy, else the reason in one line
+PROBE_TIMEOUT_S = 2.0
+# one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage
+PROBE_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=PROBE_TIMEOUT_S,
+                      read_timeout=PROBE_TIMEOUT_S)
+
+
+def hdfs_probe(profile: Profile) -> Probe:
+    url = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
+
+    def probe() -> str | None:
+        try:
+            response = requests.get(url, timeout=PROBE_TIMEOUT_S)
+        except requests.RequestException as err:
+            return f"HDFS at {profile.webhdfs_url} not reachable ({root_cause(err, 120)})"
+        if response.status_code != 200:
+            return f"HDFS at {profile.webhdfs_url} answered HTTP {response.status_code}"
+        return None
+
+    return probe
+
+
+def s3_probe(profile: Profile) -> Probe:
+    from perfkit.storage import s3_client
+
+    client = s3_client(profile, PROBE_CONFIG)
+    where = f"S3 bucket {profile.s3_bucket!r}" + (f" at {profile.s3_endpoint}" if profile.s3_endpoint else "")
+
+    def probe() -> str | None:
+        try:
+            client.head_bucket(Bucket=profile.s3_bucket)
+        except (BotoCoreError, ClientError) as err:
+            return f"{where} not healthy ({root_cause(err, 120)})"
+        return None
+
+    return probe
+
+
+def storage_probes(profile: Profile, storages: list[str]) -> dict[str, Probe]:
+    makers = {"hdfs": hdfs_probe, "s3": s3_probe}
+    return {name: makers[name](profile) for name in storages if name in makers}
+
+
+class HealthWatch:
+    """Context manager: probes before, during (every `interval` s) and after the block.
+
+        with HealthWatch(probes) as watch:
+            run()
+        if watch.problem: ...   # the first failed probe, with when it failed
+    """
+
+    def __init__(self, probes: dict[str, Probe], interval: float = 1.0):
+        self.probes, self.interval = probes, interval
+        self.problems: list[str] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def check(self, when: str) -> None:
+        for probe in self.probes.values():
+            reason = probe()
+            if reason:
+                self.problems.append(f"{reason} {when}")
+
+    @property
+    def problem(self) -> str | None:
+        return self.problems[0] if self.problems else None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.check(f"{time.monotonic() - self._t0:.1f} s into the run")
+
+    def __enter__(self) -> "HealthWatch":
+        self._t0 = time.monotonic()
+        self.check("before the run")
+        if self.probes and not self.problems:
+            self._thread = threading.Thread(target=self._loop, name="perfkit-health-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self.check("after the run")

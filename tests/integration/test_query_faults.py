@@ -1,0 +1,105 @@
+"""Faults on the real lab: unequal data is found before timing; no sample spans an S3 outage."""
+import threading
+import time
+from datetime import datetime, timedelta
+
+import pytest
+
+from perfkit import storage
+from perfkit.datasets.digest import digest_file
+from perfkit.datasets.placement import place_taxi, staging_dir
+from perfkit.engines import get_engine
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.health import storage_probes
+from perfkit.lab.s3 import S3Server
+from perfkit.protocol import Step
+from perfkit.results import ResultSet
+
+
+@pytest.fixture(scope="module")
+def comparison(profile):
+    cmp = QueryComparison(profile, engines=["spark"], rows=20_000, files=2, runs=1, warmup=0, seed=23,
+                          queries=["q1"], query_timeout_s=60)
+    cmp.prepare(progress=False)
+    return cmp
+
+
+def _flipped(data: bytes) -> bytes:
+    """Same size, other content: one byte in the middle of the file changed."""
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+
+
+@pytest.mark.parametrize("where", ["s3", "hdfs"])
+def test_a_planted_same_size_file_is_found_and_replaced_before_any_timing(comparison, profile, where, capsys):
+    placed, dataset = comparison.placed, comparison.dataset
+    name = sorted(placed.files)[0]
+    local = staging_dir() / dataset.name / "orc" / name
+    planted = _flipped(local.read_bytes())
+    rel = f"datasets/{dataset.name}/orc"
+    s3, hdfs = storage.s3_client(profile), storage.webhdfs_client(profile)
+    if where == "s3":
+        s3.put_object(Bucket=profile.s3_bucket, Key=f"{profile.s3_key(rel)}/{name}", Body=planted)
+    else:
+        hdfs.write(f"{profile.hdfs_path(rel)}/{name}", data=planted, overwrite=True)
+
+    again = place_taxi(dataset, profile, progress=False)
+
+    assert again.replaced == [f"{where}/{name}"]
+    assert f"differ in content from the generated ones ({where}/{name})" in capsys.readouterr().err
+    if where == "s3":
+        body = s3.get_object(Bucket=profile.s3_bucket, Key=f"{profile.s3_key(rel)}/{name}")["Body"].read()
+    else:
+        with hdfs.read(f"{profile.hdfs_path(rel)}/{name}") as reader:
+            body = reader.read()
+    assert body == local.read_bytes()
+    assert place_taxi(dataset, profile, progress=False).replaced == []  # equal now: nothing to re-place
+
+
+def test_an_edited_staging_file_is_regenerated_not_uploaded(comparison, profile):
+    dataset = comparison.dataset
+    local = staging_dir() / dataset.name / "orc" / sorted(comparison.placed.files)[-1]
+    original = digest_file(local).md5
+    local.write_bytes(_flipped(local.read_bytes()))
+    place_taxi(dataset, profile, progress=False)
+    assert digest_file(local).md5 == original
+
+
+def test_no_sample_spans_an_s3_outage(comparison, lab):
+    """The S3 server is stopped while queries run, and started again: runs around the outage fail."""
+    s3_server = next(s for s in lab.services if isinstance(s, S3Server))
+    outage = {}
+
+    def outage_thread():
+        time.sleep(3)
+        outage["down"] = datetime.now().astimezone()
+        s3_server.stop()
+        time.sleep(8)
+        outage["restart"] = datetime.now().astimezone()
+        s3_server.start()
+
+    results = comparison.results = ResultSet("test_faults", {}, folder=lab.home / "test-results")
+    comparison.probes = storage_probes(comparison.profile, ["hdfs", "s3"])
+    query = comparison.suite_queries[0]
+    worker = threading.Thread(target=outage_thread)
+    with get_engine("spark", comparison.profile) as engine:
+        tables = comparison.register_tables(engine, comparison.placed)
+        worker.start()
+        deadline = time.monotonic() + 120
+        i = 0
+        while (worker.is_alive() or i < 4) and time.monotonic() < deadline:
+            comparison.measure(results, engine, query, Step("measured", i, "s3"), tables["s3"])
+            i += 1
+            time.sleep(0.5)
+        worker.join()
+    assert s3_server.health()[0], "the S3 server is back"
+    s3_runs = [r for r in results.records if r.storage == "s3"]
+    failed = [r for r in s3_runs if not r.ok]
+    assert failed, "a run during the outage must be recorded as failed"
+    assert all("S3 bucket" in r.error for r in failed), [r.error for r in failed]
+    for r in s3_runs:
+        if r.ok:
+            start = datetime.fromisoformat(r.started_at)
+            end = start + timedelta(seconds=r.wall_s)
+            assert end < outage["down"] or start > outage["restart"], (r, outage)
+    assert s3_runs[-1].ok, "runs after the restart are samples again"

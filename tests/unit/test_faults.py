@@ -1,0 +1,190 @@
+"""Faults are faults: root causes in one line, health watched around runs, time limits, unequal results."""
+import threading
+import time
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.engines import QueryTimeout, run_with_deadline
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
+from perfkit.health import HealthWatch, hdfs_probe
+from perfkit.protocol import Step
+from perfkit.results import ResultSet
+from perfkit.suites import load_suite
+
+PY4J = """An error occurred while calling o125.collectToPython.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times
+\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2898)
+\tat org.apache.spark.scheduler.DAGScheduler.$anonfun$abortStage$2(DAGScheduler.scala:2834)
+Caused by: org.apache.hadoop.fs.s3a.AWSClientIOException: getFileStatus on s3a://perfkit-lab/x: Unable to execute
+\tat org.apache.hadoop.fs.s3a.S3AUtils.translateException(S3AUtils.java:215)
+Caused by: java.net.ConnectException: Connection refused
+\tat java.base/sun.nio.ch.Net.pollConnect(Native Method)
+\t... 42 more
+"""
+
+
+def test_root_cause_is_the_innermost_java_cause_in_one_line():
+    assert root_cause(PY4J) == "java.net.ConnectException: Connection refused"
+    assert root_cause(RuntimeError(PY4J)) == "java.net.ConnectException: Connection refused"
+
+
+def test_root_cause_without_a_cause_skips_frames_and_py4j_wrappers():
+    text = "An error occurred while calling o7.sql.\n: org.apache.spark.sql.AnalysisException: no table t\n\tat a.b(C.java:1)"
+    assert root_cause(text) == "org.apache.spark.sql.AnalysisException: no table t"
+    assert root_cause("\tat x.y(Z.java:3)\ncp: `/a': No such file or directory") == "cp: `/a': No such file or directory"
+    assert root_cause(ValueError()) == "ValueError"
+    assert len(root_cause("x" * 1000, limit=50)) == 50
+
+
+def _flaky(fail_after: float):
+    """A probe that turns unhealthy `fail_after` seconds after its first call."""
+    start = []
+
+    def probe():
+        start.append(time.monotonic()) if not start else None
+        return "S3 down (Connection refused)" if time.monotonic() - start[0] >= fail_after else None
+    return probe
+
+
+def test_health_watch_catches_an_outage_during_the_run():
+    with HealthWatch({"s3": _flaky(0.15)}, interval=0.05) as watch:
+        assert watch.problem is None
+        time.sleep(0.4)
+    assert watch.problem.startswith("S3 down (Connection refused)") and "into the run" in watch.problem
+
+
+def test_health_watch_catches_an_outage_that_healed_before_the_end():
+    calls = []
+
+    def probe():  # down only on the 2nd and 3rd probe: restarted before the run ends
+        calls.append(1)
+        return "down" if len(calls) in (2, 3) else None
+
+    with HealthWatch({"s3": probe}, interval=0.05) as watch:
+        time.sleep(0.4)
+    assert watch.problem is not None and len(calls) >= 4
+
+
+def test_health_watch_of_a_healthy_storage_and_before_the_run():
+    with HealthWatch({"hdfs": lambda: None}, interval=0.02) as watch:
+        time.sleep(0.1)
+    assert watch.problem is None
+    with HealthWatch({"hdfs": lambda: "HDFS not reachable"}, interval=0.02) as watch:
+        pass
+    assert watch.problem == "HDFS not reachable before the run"
+
+
+def test_hdfs_probe_of_a_closed_port_names_the_address():
+    from dataclasses import replace
+
+    profile = replace(load_profile("lab"), webhdfs_url="http://127.0.0.1:1")
+    assert hdfs_probe(profile)().startswith("HDFS at http://127.0.0.1:1 not reachable")
+
+
+def test_deadline_cancels_and_raises_query_timeout():
+    cancelled = threading.Event()
+
+    def run():  # a "query" that ends only when cancelled, as Spark's collect() does
+        if not cancelled.wait(5):
+            return "finished"
+        raise RuntimeError("Job 3 cancelled")
+
+    t0 = time.monotonic()
+    with pytest.raises(QueryTimeout, match="timed out after 0.1 s"):
+        run_with_deadline(run, cancelled.set, 0.1)
+    assert time.monotonic() - t0 < 2
+    assert run_with_deadline(lambda: 42, cancelled.set, 5) == 42
+    assert run_with_deadline(lambda: 43, None, None) == 43
+
+
+class FakeEngine:
+    name = "fake"
+
+    def __init__(self, answers):
+        self.answers = answers  # storage table -> rows or an exception
+
+    def execute(self, sql, timeout_s=None):
+        answer = self.answers[sql.split()[-1]]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def _comparison(tmp_path, probes):
+    cmp = QueryComparison(load_profile("lab"), engines=["spark"], rows=10, files=1, runs=1, warmup=0,
+                          queries=["q1"], health_interval_s=0.02)
+    cmp.results = ResultSet("test", {}, folder=tmp_path)
+    cmp.probes = probes
+    return cmp
+
+
+class OneQuery:
+    id = "q1"
+
+    @staticmethod
+    def for_table(table):
+        return f"SELECT * FROM {table}"
+
+
+def test_a_run_during_an_outage_is_a_failure_not_a_sample(tmp_path):
+    engine = FakeEngine({"t_s3": [(1,)]})
+    slow = FakeEngine({"t_s3": [(1,)]})
+    slow.execute = lambda sql, timeout_s=None: (time.sleep(0.3), [(1,)])[1]  # outage heals before it returns
+    calls = []
+
+    def s3():
+        calls.append(1)
+        return "S3 bucket 'perfkit-lab' not healthy (Connection refused)" if len(calls) == 2 else None
+
+    cmp = _comparison(tmp_path, {"s3": s3})
+    cmp.measure(cmp.results, slow, OneQuery, Step("measured", 0, "s3"), "t_s3")
+    record = cmp.results.records[-1]
+    assert not record.ok and "Connection refused" in record.error and "into the run" in record.error
+    cmp.probes = {"s3": lambda: None}
+    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 1, "s3"), "t_s3")
+    assert cmp.results.records[-1].ok
+
+
+def test_a_storage_down_before_the_run_is_not_even_started(tmp_path):
+    engine = FakeEngine({})  # would raise KeyError if it were asked anything
+    cmp = _comparison(tmp_path, {"hdfs": lambda: "HDFS at http://127.0.0.1:9870 not reachable"})
+    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, "hdfs"), "t_hdfs")
+    record = cmp.results.records[-1]
+    assert not record.ok and record.wall_s is None and record.error.endswith("before the run")
+
+
+def test_engine_errors_are_recorded_with_their_root_cause(tmp_path):
+    engine = FakeEngine({"t_s3": RuntimeError(PY4J)})
+    cmp = _comparison(tmp_path, {"s3": lambda: None})
+    cmp.measure(cmp.results, engine, OneQuery, Step("warmup", 0, "s3"), "t_s3")
+    assert cmp.results.records[-1].error == "java.net.ConnectException: Connection refused"
+
+
+def test_results_that_differ_are_failures_and_fail_the_batch(tmp_path):
+    engine = FakeEngine({"t_hdfs": [(1, "a")], "t_s3": [(1, "b")]})
+    cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
+    for where in ("hdfs", "s3"):
+        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), f"t_{where}")
+    assert all(r.ok for r in cmp.results.records)
+    differ = result_mismatches(cmp.results.to_frame())
+    assert list(differ["case"]) == ["q1"] and differ["error"][0].startswith("not comparable: results differ")
+    assert "not comparable" in cmp.failures()["error"].iloc[-1]
+    with pytest.raises(PerfkitError, match=r"fake/q1: not comparable: results differ \(hdfs \w+; s3 \w+\)"):
+        cmp.raise_for_failures()
+
+
+def test_equal_results_pass_the_batch(tmp_path):
+    engine = FakeEngine({"t_hdfs": [(1, "a")], "t_s3": [(1, "a")]})
+    cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
+    for where in ("hdfs", "s3"):
+        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), f"t_{where}")
+    assert result_mismatches(cmp.results.to_frame()).empty and cmp.failures().empty
+    cmp.raise_for_failures()
+
+
+def test_query_timeout_must_be_positive():
+    with pytest.raises(PerfkitError, match="query_timeout_s=0: give a number of seconds > 0"):
+        QueryComparison(load_profile("lab"), engines=["spark"], query_timeout_s=0)
+    assert load_suite("taxi")  # the suite used above exists

@@ -1,0 +1,101 @@
+"""Where a report is written, what its stderr keeps, and whether its HTML shows code."""
+import nbformat
+import pytest
+
+from perfkit import report
+from perfkit.errors import PerfkitError
+
+
+@pytest.mark.parametrize("name", ["...ipynb", ".ipynb", "..ipynb", ".hidden.ipynb"])
+def test_a_notebook_name_without_a_plain_stem_is_refused(tmp_path, name):
+    notebook = tmp_path / "nb" / name
+    notebook.parent.mkdir()
+    notebook.write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    out_root = tmp_path / "reports"
+    with pytest.raises(PerfkitError, match="no plain report folder name.*rename it"):
+        report.render(notebook, out_root=out_root)
+    assert not out_root.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["nb"]  # nothing written
+
+
+def test_a_report_folder_linked_outside_the_root_is_refused(tmp_path):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "reports" / "study").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PerfkitError, match="would lie outside"):
+        report.report_dir(tmp_path / "study.ipynb", tmp_path / "reports")
+
+
+def test_a_plain_name_gets_its_folder_under_the_root(tmp_path):
+    assert report.report_dir(tmp_path / "st1_throughput_burst.ipynb", tmp_path) == tmp_path / "st1_throughput_burst"
+
+
+def _stream(name, text):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_tidy_drops_jvm_log_lines_and_keeps_the_rest():
+    noisy = [
+        "WARNING: Using incubator modules: jdk.incubator.vector\n",
+        "Using Spark's default log4j profile: org/apache/spark/log4j2-defaults.properties\n",
+        "Setting default log level to \"WARN\".\n",
+        "To adjust logging level use sc.setLogLevel(newLevel). For SparkR, use setLogLevel(newLevel).\n",
+        "24/05/01 12:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library for your platform... "
+        "using builtin-java classes where applicable\n",
+        "2024-05-01 12:00:01,123 INFO mapreduce.Job: Running job: job_1\n",
+        "SLF4J: Class path contains multiple SLF4J bindings.\n",
+    ]
+    useful = [
+        "queries: 100%|##########| 12/12 [00:03<00:00,  3.9query/s]\n",
+        "24/05/01 12:00:02 ERROR Executor: Exception in task 0.0\n",
+        "Traceback (most recent call last):\n",
+    ]
+    only_noise = nbformat.v4.new_code_cell("spark = start()", outputs=[_stream("stderr", "".join(noisy[:4]))])
+    mixed = nbformat.v4.new_code_cell("run()", outputs=[
+        _stream("stderr", noisy[4] + useful[0]), _stream("stderr", "".join(noisy[5:]) + "".join(useful[1:])),
+        _stream("stdout", "Setting default log level to stdout is kept\n")])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [only_noise, mixed]
+
+    tidied = report.tidy(nb)
+
+    assert tidied.cells[0].outputs == []  # nothing left: the stream is gone
+    stderr, stdout = tidied.cells[1].outputs
+    assert stderr.name == "stderr" and stderr.text == "".join(useful)
+    assert stdout.text == "Setting default log level to stdout is kept\n"  # only stderr is filtered
+    assert tidied.cells[1].source == "run()"
+
+
+def _notebook_json():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# The study"), nbformat.v4.new_code_cell(
+        "distinctive_name = 41 + 1\ndistinctive_name", execution_count=1,
+        outputs=[nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=1)])]
+    return nbformat.writes(nb)
+
+
+def test_html_hides_code_and_prompts_by_default():
+    page = report.to_html(_notebook_json())
+    assert "distinctive_name" not in page and "[1]:" not in page  # no In [1]: / Out[1]: prompts
+    assert "The study" in page and "<pre>42</pre>" in page  # markdown and outputs stay
+
+
+def test_html_shows_code_when_asked():
+    page = report.to_html(_notebook_json(), show_code=True)
+    assert "distinctive_name" in page and "[1]:" in page and "<pre>42</pre>" in page
+
+
+def test_the_cli_passes_show_code(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from perfkit.cli import main
+
+    seen = {}
+
+    def fake_render(notebook, parameters, kernel=None, show_code=False):
+        seen["show_code"] = show_code
+        return report.Report(tmp_path / "r.ipynb", tmp_path / "r.html", ok=True)
+
+    monkeypatch.setattr(report, "render", fake_render)
+    for args, expected in (([], False), (["--show-code"], True)):
+        assert CliRunner().invoke(main, ["report", "notebooks/st1_throughput_burst.ipynb", *args]).exit_code == 0
+        assert seen["show_code"] is expected
