@@ -117,5 +117,18 @@ def md5_of_md5_of_crc(path: Path, bytes_per_crc: int, block_size: int, crc_type:
             crcs = b"".join(struct.pack(">I", crc(data[i:i + bytes_per_crc]))
                             for i in range(0, len(data), bytes_per_crc))
             block_md5s.append(hashlib.md5(crcs).digest())
-    return hashlib.md5(b"".join(block_md5s)).digest()
+    return hashlib.md5(_as_hdfs_buffer(b"".join(block_md5s))).digest()
+
+
+def _as_hdfs_buffer(data: bytes) -> bytes:
+    """The bytes HDFS digests: its DataOutputBuffer's whole backing array, zero-padded past the data.
+
+    The buffer starts at 32 bytes and grows to max(twice, needed) as each 16-byte block MD5 is
+    appended; MD5Hash.digest(getData()) hashes all of it (checked against a DataNode's answer).
+    """
+    capacity = 32
+    for written in range(16, len(data) + 1, 16):
+        if written > capacity:
+            capacity = max(capacity * 2, written)
+    return data + bytes(capacity - len(data))
 

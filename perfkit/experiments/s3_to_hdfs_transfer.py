@@ -23,6 +23,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
+from perfkit.health import HealthWatch, storage_probes
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
@@ -47,6 +48,7 @@ class TransferComparison(Experiment):
     mean_mb: float = 16.0
     checksum: bool = False  # also compare every copied file's bytes with the source, read back
     seed: int = 42
+    health_interval_s: float = 1.0  # both storages are probed this often during each copy
 
     def __post_init__(self):
         for name in self.methods:
@@ -100,6 +102,7 @@ class TransferComparison(Experiment):
             "bytes": manifest.total_bytes})
         results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)
         hdfs = storage.webhdfs_client(self.profile)
+        self.probes = storage_probes(self.profile, ["hdfs", "s3"])
         scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
         unavailable: dict[str, str] = {}
         try:
@@ -138,10 +141,15 @@ class TransferComparison(Experiment):
         params = {"concurrency": method.concurrency}
         started = now()
         hdfs.makedirs(dest)
-        t0 = time.perf_counter()
         try:
-            per_file = method.copy(manifest, dest, scratch)
-            wall = time.perf_counter() - t0
+            with HealthWatch(self.probes, self.health_interval_s) as watch:
+                if watch.problem:
+                    raise PerfkitError(watch.problem)
+                t0 = time.perf_counter()
+                per_file = method.copy(manifest, dest, scratch)
+                wall = time.perf_counter() - t0
+            if watch.problem:  # a copy that waited out an outage is not a measurement of the method
+                raise PerfkitError(watch.problem)
             verify_copy(manifest, storage.hdfs_listing(hdfs, dest))
             if self.checksum:
                 self.verify_checksums(manifest, dest, hdfs)

@@ -62,7 +62,7 @@ def test_hdfs_md5md5crc_checksum_of_a_single_block_file(files):
     path = files[2]
     data = path.read_bytes()
     crcs = b"".join(struct.pack(">I", crc32c.crc32c(data[i:i + 512])) for i in range(0, len(data), 512))
-    md5 = hashlib.md5(hashlib.md5(crcs).digest()).digest()
+    md5 = hashlib.md5(hashlib.md5(crcs).digest() + bytes(16)).digest()  # HDFS pads its 32-byte buffer with zeros
     d = digest.digest_file(path)
     assert digest.hdfs_checksum_matches(path, d, _hdfs_json("MD5-of-0MD5-of-512CRC32C", 512, 0, md5))
     assert not digest.hdfs_checksum_matches(path, d, _hdfs_json("MD5-of-0MD5-of-512CRC32C", 512, 0, bytes(16)))
@@ -76,6 +76,7 @@ def test_hdfs_md5md5crc_checksum_of_a_multi_block_file(files):
     blocks = [data[i:i + 1024] for i in range(0, len(data), 1024)]
     block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512])) for i in range(0, len(b), 512))).digest()
                  for b in blocks]
+    assert len(block_md5) == 4  # 64 bytes: the buffer grew 32 -> 64, no padding left
     md5 = hashlib.md5(b"".join(block_md5)).digest()
     d = digest.digest_file(path)
     assert digest.hdfs_checksum_matches(path, d, _hdfs_json("MD5-of-2MD5-of-512CRC32C", 512, 2, md5))
@@ -87,3 +88,10 @@ def test_hdfs_composite_crc_is_the_crc32c_of_the_file(files):
     assert digest.hdfs_checksum_matches(files[1], d, good)
     with pytest.raises(ValueError, match="unknown HDFS checksum algorithm 'SHA-9'"):
         digest.hdfs_checksum_matches(files[1], d, {"algorithm": "SHA-9", "bytes": "00"})
+
+
+def test_the_hdfs_buffer_grows_as_hadoops_dataoutputbuffer_does():
+    assert len(digest._as_hdfs_buffer(bytes(16))) == 32
+    assert len(digest._as_hdfs_buffer(bytes(48))) == 64
+    assert len(digest._as_hdfs_buffer(bytes(80))) == 128
+    assert digest._as_hdfs_buffer(b"\x01" * 16)[16:] == bytes(16)
