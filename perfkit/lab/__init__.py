@@ -15,7 +15,7 @@ from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hiveserver import HiveServer
 from perfkit.lab.nfs import NfsServer
-from perfkit.lab.process import port_in_use
+from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
 from perfkit.paths import lab_home
@@ -23,11 +23,17 @@ from perfkit.paths import lab_home
 
 @dataclass
 class ServiceStatus:
+    """One daemon: `pid` is set while it runs; `healthy` also needs its whole service to answer."""
+
     service: str
     address: str
     pid: int | None
     healthy: bool
     detail: str
+
+    @property
+    def running(self) -> bool:
+        return self.pid is not None
 
 
 class Lab:
@@ -39,7 +45,8 @@ class Lab:
                          HiveServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
 
     def up(self) -> list[ServiceStatus]:
-        """Start what is not running and wait until every service is healthy. Safe to repeat."""
+        """Start what is not running (only the daemons that are missing) and wait until every service is
+        healthy. Safe to repeat, and the way to heal a lab after one of its daemons died."""
         tools.java_home()
         tools.hadoop_lib()
         tools.versitygw()
@@ -49,8 +56,11 @@ class Lab:
         for service in self.services:
             self._check_ports(service)
         for service in self.services:
-            print(f"lab: starting {service.name} ...", flush=True)
-            service.start()
+            missing = [d.name for d in service.daemons if d.pid() is None]
+            if missing:
+                names = "" if missing == [service.name] else f" ({', '.join(missing)})"
+                print(f"lab: starting {service.name}{names} ...", flush=True)
+            service.start()  # starts only its missing daemons, then waits until the service is healthy
         return self.status()
 
     def down(self) -> list[str]:
@@ -61,14 +71,24 @@ class Lab:
         return stopped
 
     def status(self) -> list[ServiceStatus]:
+        """One row per daemon: a live daemon keeps its pid even when its service is degraded."""
         rows = []
         for service in self.services:
             pids = {d.name: d.pid() for d in service.daemons}
-            running = all(pids.values())
-            healthy, detail = service.health() if running else (False, "not running")
+            dead = [name for name, pid in pids.items() if pid is None]
+            if len(dead) == len(pids):
+                healthy, detail = False, "not running"
+            else:
+                healthy, detail = service.health()
+                if dead:
+                    healthy, detail = False, f"{', '.join(dead)} not running; {detail}"
             addresses = service.addresses()
             for name, pid in pids.items():
-                rows.append(ServiceStatus(name, addresses.get(name, next(iter(addresses.values()))), pid, healthy, detail))
+                address = addresses.get(name, next(iter(addresses.values())))
+                if pid is None:
+                    rows.append(ServiceStatus(name, address, None, False, "not running"))
+                else:
+                    rows.append(ServiceStatus(name, address, pid, healthy, detail))
         return rows
 
     def is_up(self) -> bool:
@@ -78,12 +98,26 @@ class Lab:
         return [pid for s in self.services for d in s.daemons if (pid := d.pid())]
 
     def _check_ports(self, service) -> None:
-        if all(d.pid() for d in service.daemons):
-            return  # ours, already running
-        for name, port in service.ports_needed().items():
-            if port_in_use(HOST, port):
-                raise PerfkitError(
-                    f"lab: {service.name} cannot start: port {port} ({name}) on {HOST} is already in use by another "
-                    f"program (log: {service.daemons[0].log}). Fix: stop that program, or move the lab with "
-                    f"PERFKIT_LAB_PORT_{name.split(' ')[0].upper()}=<free port>"
-                )
+        """Every port of every daemon that must be started is free (a live daemon of ours keeps its own)."""
+        for daemon in service.daemons:
+            if daemon.pid() is not None:
+                continue
+            for field, port in daemon.ports.items():
+                if port_in_use(HOST, port):
+                    raise PerfkitError(self._port_taken(service, daemon, field, port))
+
+    def _port_taken(self, service, daemon, field: str, port: int) -> str:
+        who = daemon.name if daemon.name == service.name else f"{daemon.name} ({service.name})"
+        owner = port_owner(HOST, port)
+        by = f"pid {owner[0]} ({_short(owner[1]) or 'command line not readable'})" if owner else "another program"
+        log = f" (last log of {daemon.name}: {daemon.log})" if daemon.log.exists() else ""
+        move = f"PERFKIT_LAB_PORT_{field.upper()}=<free port>"
+        offset = port - getattr(self.ports, field, port)
+        if offset:
+            move += f" ({daemon.name} listens on that port + {offset})"
+        return (f"lab: {who} cannot start: port {port} ({field}) on {HOST} is already in use by {by}{log}. "
+                f"Fix: stop that program, or move the lab with {move}")
+
+
+def _short(cmdline: str, limit: int = 160) -> str:
+    return cmdline if len(cmdline) <= limit else cmdline[:limit - 3] + "..."

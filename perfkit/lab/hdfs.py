@@ -33,6 +33,7 @@ log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
 log4j.appender.stderr.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n
 log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 """
+PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab's own file
 DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
 
 
@@ -50,10 +51,12 @@ class Hdfs:
         self.home, self.ports = home, ports
         self.conf_dir = home / "hadoop-conf"
         self.datanode_count = datanodes or datanode_count()
-        self.namenode = Daemon("namenode", home, "org.apache.hadoop.hdfs.server.namenode.NameNode")
+        self.namenode = Daemon("namenode", home, "org.apache.hadoop.hdfs.server.namenode.NameNode",
+                               ports={"namenode_rpc": ports.namenode_rpc, "namenode_http": ports.namenode_http})
         # the first DataNode keeps its historical name; the others are numbered
         self.datanodes = [Daemon("datanode" if i == 0 else f"datanode{i}", home,
-                                 "org.apache.hadoop.hdfs.server.datanode.DataNode") for i in range(self.datanode_count)]
+                                 "org.apache.hadoop.hdfs.server.datanode.DataNode", ports=self.datanode_ports(i))
+                          for i in range(self.datanode_count)]
         self.daemons = [self.namenode, *self.datanodes]
 
     @property
@@ -72,10 +75,7 @@ class Hdfs:
         return found
 
     def ports_needed(self) -> dict[str, int]:
-        needed = {"namenode_rpc": self.ports.namenode_rpc, "namenode_http": self.ports.namenode_http}
-        for i in range(self.datanode_count):
-            needed.update({f"{k} (DataNode {i})": v for k, v in self.datanode_ports(i).items()})
-        return needed
+        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
 
     def datanode_conf_dir(self, i: int) -> Path:
         return self.conf_dir if i == 0 else self.home / f"hadoop-conf-dn{i}"
@@ -127,7 +127,7 @@ class Hdfs:
             )
             if run.returncode != 0:
                 raise ServiceError("namenode", f"format failed:\n{run.stderr[-1500:]}", "remove the lab home and retry")
-        fix = "read the log; `perfkit lab down` then `perfkit lab up` restarts it"
+        fix = "read the log; `perfkit lab up` restarts only what died (`perfkit lab down` first for a clean start)"
         if self.namenode.pid() is None:
             self.namenode.start(self.java("org.apache.hadoop.hdfs.server.namenode.NameNode"))
         self.namenode.wait_until(lambda: self._namenode_state() is not None, 90, fix)
@@ -135,7 +135,21 @@ class Hdfs:
             if daemon.pid() is None:
                 daemon.start(self.java("org.apache.hadoop.hdfs.server.datanode.DataNode",
                                        conf_dir=self.datanode_conf_dir(i)))
-        self.datanodes[-1].wait_until(lambda: self.health()[0], 90, fix)
+        # healthy, and a write and a read through a DataNode work: after a NameNode restart a surviving
+        # DataNode's first call to it can fail (EOFException on its stale connection)
+        self.datanodes[-1].wait_until(lambda: self.health()[0] and self._round_trip(), 90, fix)
+
+    def _round_trip(self) -> bool:
+        from hdfs import HdfsError, InsecureClient
+        from requests import RequestException
+
+        client = InsecureClient(self.http, user="perfkit", timeout=5)
+        try:
+            client.write(PROBE_FILE, data=PROBE_BYTES, overwrite=True)
+            with client.read(PROBE_FILE) as reader:
+                return reader.read() == PROBE_BYTES
+        except (HdfsError, RequestException):
+            return False
 
     def stop(self) -> list[str]:
         """Every DataNode this lab home ever started (even beyond today's count), then the NameNode."""
@@ -143,13 +157,34 @@ class Hdfs:
                  for p in sorted((self.home / "pids").glob("datanode*.pid"))]
         return [d.name for d in (*extra, self.namenode) if d.stop()]
 
-    def _namenode_state(self) -> dict | None:
+    def _jmx(self, http: str, query: str) -> dict | None:
         try:
-            url = f"{self.http}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState"
-            with urllib.request.urlopen(url, timeout=2) as resp:
+            with urllib.request.urlopen(f"{http}/jmx?qry={query}", timeout=2) as resp:
                 return json.load(resp)["beans"][0]
         except (OSError, ValueError, IndexError, KeyError):
             return None
+
+    def _namenode_state(self) -> dict | None:
+        return self._jmx(self.http, "Hadoop:service=NameNode,name=FSNamesystemState")
+
+    def _datanode_problem(self, i: int) -> str | None:
+        """Why DataNode i is not serving, from its own web endpoint, or None.
+
+        The NameNode alone cannot tell: it counts a killed DataNode as live for ~10 minutes, and a
+        restarted one before it has registered again.
+        """
+        name = self.datanodes[i].name
+        info = self._jmx(f"http://{HOST}:{self.datanode_ports(i)['datanode_http']}",
+                         "Hadoop:service=DataNode,name=DataNodeInfo")
+        if info is None:
+            return f"{name} web endpoint does not answer"
+        try:
+            states = sorted({str(actor.get("ActorState")) for actor in json.loads(info["BPServiceActorInfo"])})
+        except (KeyError, TypeError, ValueError, AttributeError):
+            states = []
+        if states != ["RUNNING"]:
+            return f"{name} not registered with the NameNode ({', '.join(states) or 'starting'})"
+        return None
 
     def health(self) -> tuple[bool, str]:
         state = self._namenode_state()
@@ -160,4 +195,7 @@ class Hdfs:
             return False, f"{live} of {self.datanode_count} DataNodes live"
         if state.get("FSState") != "Operational":
             return False, f"NameNode {state.get('FSState')}"
+        problems = [p for i in range(self.datanode_count) if (p := self._datanode_problem(i))]
+        if problems:
+            return False, "; ".join(problems)
         return True, f"{live} live DataNode{'s' if live > 1 else ''}"

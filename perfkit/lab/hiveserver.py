@@ -15,14 +15,14 @@ class HiveServer:
 
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports
-        self.daemon = Daemon("hiveserver2", home, "HiveThriftServer2")
+        self.daemon = Daemon("hiveserver2", home, "HiveThriftServer2", ports={"hiveserver2": ports.hiveserver2})
         self.daemons = [self.daemon]
 
     def addresses(self) -> dict[str, str]:
         return {"hiveserver2": f"{HOST}:{self.ports.hiveserver2}"}
 
     def ports_needed(self) -> dict[str, int]:
-        return {"hiveserver2": self.ports.hiveserver2}
+        return dict(self.daemon.ports)
 
     def argv(self) -> list[str]:
         spark_home = tools.spark_home()

@@ -18,14 +18,14 @@ class NfsServer:
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports
         self.export = home / "nfs"
-        self.daemon = Daemon("nfs", home, "serve nfs")
+        self.daemon = Daemon("nfs", home, "serve nfs", ports={"nfs": ports.nfs})
         self.daemons = [self.daemon]
 
     def addresses(self) -> dict[str, str]:
         return {"nfs": f"nfs://{HOST}/ port {self.ports.nfs} (exports {self.export})"}
 
     def ports_needed(self) -> dict[str, int]:
-        return {"nfs": self.ports.nfs}
+        return dict(self.daemon.ports)
 
     def start(self) -> None:
         self.export.mkdir(parents=True, exist_ok=True)

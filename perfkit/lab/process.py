@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +20,78 @@ def port_in_use(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's "st" column
+
+
+def _proc_net_address(hex_addr: str) -> str:
+    """/proc/net/tcp{,6} writes an address as 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hex_addr)
+    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw)
+    if raw[:12] == b"\0" * 10 + b"\xff\xff":  # an IPv4-mapped IPv6 address
+        return socket.inet_ntop(socket.AF_INET, raw[12:])
+    return socket.inet_ntop(socket.AF_INET6, raw)
+
+
+def _listening_inodes(host: str, port: int) -> set[str]:
+    """Socket inodes listening where a connection to host:port would land (that address or a wildcard)."""
+    wanted = {host, "0.0.0.0", "::"}
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 10 or fields[3] != _LISTEN:
+                continue
+            addr, _, hex_port = fields[1].partition(":")
+            if int(hex_port, 16) == port and _proc_net_address(addr) in wanted:
+                inodes.add(fields[9])
+    return inodes
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _owner_from_proc(inodes: set[str]) -> int | None:
+    targets = {f"socket:[{inode}]" for inode in inodes}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) in targets:
+                    return int(proc.name)
+        except OSError:  # gone, or not ours to look at
+            continue
+    return None
+
+
+def _owner_from_ss(port: int) -> int | None:
+    if shutil.which("ss") is None:
+        return None
+    try:
+        out = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"pid=(\d+)", out)
+    return int(match.group(1)) if match else None
+
+
+def port_owner(host: str, port: int) -> tuple[int, str] | None:
+    """(pid, command line) of the process listening on host:port, when this machine lets us see it."""
+    inodes = _listening_inodes(host, port)
+    pid = (_owner_from_proc(inodes) if inodes else None) or _owner_from_ss(port)
+    return (pid, _cmdline(pid)) if pid else None
+
+
 def log_tail(log: Path, lines: int = 8) -> str:
     if not log.exists():
         return ""
@@ -27,27 +101,37 @@ def log_tail(log: Path, lines: int = 8) -> str:
 class Daemon:
     """One background process of the lab: its pid file, log file and command line marker.
 
-    The marker (a string its command line must contain) guards against a reused pid:
-    the lab never signals a process it did not start.
+    The marker (a string its command line must contain) and the process start time recorded
+    in the pid file guard against a reused pid: the lab never signals a process it did not start.
+    `ports` are the TCP ports this daemon listens on, by LabPorts field name.
     """
 
-    def __init__(self, name: str, home: Path, marker: str):
+    def __init__(self, name: str, home: Path, marker: str, ports: dict[str, int] | None = None):
         self.name, self.marker = name, marker
+        self.ports = dict(ports or {})
         self.pid_file = home / "pids" / f"{name}.pid"
         self.log = home / "logs" / f"{name}.log"
 
     def pid(self) -> int | None:
         """The pid of our running process, or None (and a stale pid file is removed)."""
         try:
-            pid = json.loads(self.pid_file.read_text())["pid"]
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (FileNotFoundError, ProcessLookupError, KeyError, ValueError):
+            record = json.loads(self.pid_file.read_text())
+            pid = int(record["pid"])
+        except (OSError, KeyError, ValueError, TypeError):
             self.pid_file.unlink(missing_ok=True)
             return None
-        if self.marker not in cmdline or _is_zombie(pid):
-            self.pid_file.unlink(missing_ok=True)
-            return None
-        return pid
+        started = record.get("started")
+        for _ in range(5):
+            if _is_zombie(pid) or (started is not None and _start_time(pid) != started):
+                break  # gone, or the pid now names another process
+            cmdline = _cmdline(pid)
+            if self.marker in cmdline:
+                return pid
+            if cmdline:
+                break  # a command line without our marker: not ours
+            time.sleep(0.01)  # empty while the process is inside exec(): look again
+        self.pid_file.unlink(missing_ok=True)
+        return None
 
     def start(self, argv: list[str], env: dict | None = None, cwd: Path | None = None) -> int:
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +143,9 @@ class Daemon:
                 argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True,
             )
-        self.pid_file.write_text(json.dumps({"pid": proc.pid, "argv": argv[:3]}))
+        tmp = self.pid_file.with_suffix(".tmp")  # never a half-written pid file for a concurrent reader
+        tmp.write_text(json.dumps({"pid": proc.pid, "argv": argv[:3], "started": _start_time(proc.pid)}))
+        tmp.replace(self.pid_file)
         self._wait_for_exec(proc)
         return proc.pid
 
@@ -107,6 +193,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not _is_zombie(pid)
+
+
+def _start_time(pid: int) -> int | None:
+    """Clock ticks after boot at which pid started: with the pid, it names one process (exec keeps it)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _is_zombie(pid: int) -> bool:

@@ -15,7 +15,7 @@ class S3Server:
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports
         self.root = home / "s3"
-        self.daemon = Daemon("s3", home, "versitygw")
+        self.daemon = Daemon("s3", home, "versitygw", ports={"s3": ports.s3})
         self.daemons = [self.daemon]
 
     @property
@@ -26,7 +26,7 @@ class S3Server:
         return {"s3": f"{self.endpoint} (bucket {BUCKET})"}
 
     def ports_needed(self) -> dict[str, int]:
-        return {"s3": self.ports.s3}
+        return dict(self.daemon.ports)
 
     def start(self) -> None:
         creds = lab_credentials(create=True, home=self.home)

@@ -1,0 +1,181 @@
+"""The lab tells live daemons from dead ones and restarts only the dead: fake daemons, no real lab."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from perfkit.cli import _print_status
+from perfkit.errors import PerfkitError
+from perfkit.lab import Lab, process, tools
+from perfkit.lab.process import Daemon, port_owner
+from perfkit.lab.settings import LabPorts
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FakeService:
+    """A service of two daemons (a 'namenode' and a 'datanode'): sleepers that carry a marker."""
+
+    name = "toyfs"
+
+    def __init__(self, home, ports: dict[str, dict[str, int]]):
+        self.daemons = [Daemon(n, home, f"perfkit-fake-{n}", ports=ports.get(n, {})) for n in ("namenode", "datanode")]
+        self.started: list[str] = []
+
+    def addresses(self):
+        return {d.name: f"127.0.0.1:{next(iter(d.ports.values()), 0)}" for d in self.daemons}
+
+    def ports_needed(self):
+        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+
+    def start(self):
+        for daemon in self.daemons:
+            if daemon.pid() is None:
+                daemon.start(["bash", "-c", f"exec -a perfkit-fake-{daemon.name} sleep 60"])
+                self.started.append(daemon.name)
+
+    def stop(self):
+        return [d.name for d in self.daemons if d.stop()]
+
+    def health(self):
+        return (True, "all answer") if all(d.pid() for d in self.daemons) else (False, "web endpoint does not answer")
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    for tool in ("java_home", "hadoop_lib", "versitygw", "rclone", "spark_home"):
+        monkeypatch.setattr(tools, tool, lambda: None)  # no downloads: the fake service needs none
+    nn_port, dn_port = _free_port(), _free_port()
+    lab = Lab(home=tmp_path, ports=LabPorts(namenode_rpc=nn_port, datanode=dn_port))
+    service = FakeService(tmp_path, {"namenode": {"namenode_rpc": nn_port}, "datanode": {"datanode": dn_port}})
+    lab.services = [service]
+    yield lab, service
+    service.stop()
+
+
+def test_status_shows_a_live_daemon_as_running_when_its_sibling_died(toy, capsys):
+    lab, service = toy
+    service.start()
+    namenode, datanode = service.daemons
+    dn_pid = datanode.pid()
+    os.kill(namenode.pid(), 9)
+    _wait_dead(namenode)
+
+    rows = {r.service: r for r in lab.status()}
+    assert rows["namenode"].pid is None and not rows["namenode"].running and not rows["namenode"].healthy
+    assert rows["namenode"].detail == "not running"
+    assert rows["datanode"].pid == dn_pid and rows["datanode"].running and not rows["datanode"].healthy
+    assert "namenode not running" in rows["datanode"].detail and "web endpoint does not answer" in rows["datanode"].detail
+
+    _print_status(list(rows.values()))
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "DOWN" in lines["namenode"] and "pid -" in lines["namenode"] and lines["namenode"].endswith("(not running)")
+    assert " running " in lines["datanode"] and f"pid {dn_pid}" in lines["datanode"] and "DOWN" not in lines["datanode"]
+
+
+def test_status_all_live_and_healthy(toy):
+    lab, service = toy
+    service.start()
+    rows = lab.status()
+    assert all(r.healthy and r.running and r.detail == "all answer" for r in rows)
+
+
+def test_up_restarts_only_the_dead_daemon_though_the_live_one_holds_its_port(toy):
+    lab, service = toy
+    service.start()
+    namenode, datanode = service.daemons
+    dn_pid = datanode.pid()
+    with socket.socket() as held:  # stands in for the live DataNode listening on its own port
+        held.bind(("127.0.0.1", datanode.ports["datanode"]))
+        held.listen()
+        os.kill(namenode.pid(), 9)
+        _wait_dead(namenode)
+        service.started.clear()
+        rows = lab.up()
+    assert service.started == ["namenode"]
+    assert datanode.pid() == dn_pid  # the survivor was left alone
+    assert all(r.healthy for r in rows)
+
+
+def test_a_busy_port_of_a_daemon_to_start_is_refused_with_its_owner(toy):
+    lab, service = toy
+    namenode = service.daemons[0]
+    with socket.socket() as other:  # another program on the NameNode's port
+        other.bind(("127.0.0.1", namenode.ports["namenode_rpc"]))
+        other.listen()
+        with pytest.raises(PerfkitError) as err:
+            lab.up()
+    text = str(err.value)
+    port = namenode.ports["namenode_rpc"]
+    assert f"namenode (toyfs) cannot start: port {port} (namenode_rpc) on 127.0.0.1" in text
+    assert f"in use by pid {os.getpid()} (" in text  # this test process holds it
+    assert "log" not in text  # nothing ran yet: no log to name
+    assert "Fix: stop that program, or move the lab with PERFKIT_LAB_PORT_NAMENODE_RPC=<free port>" in text
+    assert service.started == []  # refused before anything started
+
+
+def test_the_port_message_names_the_log_once_it_exists_and_the_offset_of_later_datanodes(tmp_path):
+    base = _free_port()
+    lab = Lab(home=tmp_path, ports=LabPorts(datanode_http=base))
+    daemon = Daemon("datanode2", tmp_path, "x", ports={"datanode_http": base + 20})
+    text = lab._port_taken(lab.services[0], daemon, "datanode_http", base + 20)
+    assert "log" not in text and "datanode2 (hdfs) cannot start" in text
+    assert f"PERFKIT_LAB_PORT_DATANODE_HTTP=<free port> (datanode2 listens on that port + 20)" in text
+    daemon.log.parent.mkdir(parents=True)
+    daemon.log.write_text("old run\n")
+    assert f"(last log of datanode2: {daemon.log})" in lab._port_taken(lab.services[0], daemon, "datanode_http", base)
+
+
+def test_port_owner_finds_a_listener_in_another_process_and_nothing_on_a_free_port():
+    port = _free_port()
+    assert port_owner("127.0.0.1", port) is None
+    code = ("import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); "
+            "print('ready', flush=True); time.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        pid, cmdline = port_owner("127.0.0.1", port)
+        assert pid == proc.pid and "import socket" in cmdline
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_reused_pid_is_not_ours(tmp_path):
+    daemon = Daemon("sleeper", tmp_path, "perfkit-sleeper")
+    pid = daemon.start(["bash", "-c", "exec -a perfkit-sleeper sleep 60"])
+    try:
+        record = json.loads(daemon.pid_file.read_text())
+        assert daemon.pid() == pid and record["started"]
+        # same pid and marker, another start time: a different process that got our pid
+        daemon.pid_file.write_text(json.dumps({**record, "started": record["started"] - 1}))
+        assert daemon.pid() is None and daemon.stop() is False
+    finally:
+        os.kill(pid, 9)
+
+
+def test_a_daemon_caught_inside_exec_is_still_ours(tmp_path, monkeypatch):
+    """While a process exec()s (a bash wrapper becoming java), /proc/PID/cmdline reads empty for an instant."""
+    daemon = Daemon("wrapper", tmp_path, "perfkit-wrapped")
+    pid = daemon.start(["bash", "-c", "exec -a perfkit-wrapped sleep 60"])
+    try:
+        reads = iter(["", "perfkit-wrapped 60"])
+        monkeypatch.setattr(process, "_cmdline", lambda _pid: next(reads))
+        assert daemon.pid() == pid and daemon.pid_file.exists()
+    finally:
+        os.kill(pid, 9)
+
+
+def _wait_dead(daemon: Daemon, timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while daemon.pid() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert daemon.pid() is None
