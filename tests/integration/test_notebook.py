@@ -12,6 +12,11 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict"):
         assert heading in page
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
+    for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
+        assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report
+    assert "QueryComparison(" not in page  # code cells hidden from readers ...
+    executed = report.notebook.read_text()
+    assert "QueryComparison(" in executed  # ... and kept in the executed notebook
     index = (tmp_path / "reports" / "index.html").read_text()
     assert report.html.name in index and "rows=5000" in index
     nb = json.loads(report.notebook.read_text())
