@@ -6,6 +6,7 @@ each access method; aggregate MB/s = bytes / (last end - first start), as the pu
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Experiment
+from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
@@ -140,11 +142,15 @@ class ReadComparison(Experiment):
             if self.cold_cache:
                 self.notes[f"{protocol}/{name}"] = drop_page_cache()
             plan = [[method.location(rel) for rel in job] for job in self.plan(protocol)]
-            for j, job in enumerate(run_jobs(name, self.profile, plan)):
+            with HealthWatch(storage_probes(self.profile, [method.storage])) as watch:
+                jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
+            for j, job in enumerate(jobs):
+                ok = job["ok"] and not watch.problem  # jobs that read through a storage outage are not samples
+                error = "; ".join(e for e in (watch.problem, job["error"]) if e) or None
                 results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=j,
                             started_at=pd.Timestamp(job["start"], unit="s", tz="UTC").isoformat(),
-                            wall_s=job["end"] - job["start"] if job["ok"] else None, ok=job["ok"],
-                            error=job["error"], bytes=job["bytes"],
+                            wall_s=job["end"] - job["start"] if ok else None, ok=ok,
+                            error=error, bytes=job["bytes"],
                             params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
             results.save()
         results.save()
@@ -176,3 +182,8 @@ class ReadComparison(Experiment):
                          "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
                          "comment": comment})
         return pd.DataFrame(rows).round({"MB/s": 1})
+
+
+def _not_run() -> dict:
+    """A job that was not started because its storage was unhealthy before the test."""
+    return {"ok": False, "error": None, "start": time.time(), "end": time.time(), "bytes": 0}

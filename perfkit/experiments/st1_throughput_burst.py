@@ -19,6 +19,7 @@ from perfkit import provenance
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Experiment
+from perfkit.health import HealthWatch, storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import PRICE_PER_GB_MONTH, Configuration, model_table
@@ -94,7 +95,12 @@ class St1Study(Experiment):
                         self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
                                            else "page cache kept: a cluster's nodes are not this machine")
                     started = now()
-                    result, t0, t1 = bench.run(operation)
+                    with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
+                        result, t0, t1 = bench.run(operation) if not watch.problem else (None, None, None)
+                    if watch.problem:  # TestDFSIO's figures through an HDFS outage are not a measurement
+                        results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured",
+                                    iteration=0, started_at=started, wall_s=None, ok=False, error=watch.problem)
+                        return
                     self.dfsio[operation] = result
                     self.window = (_epoch(t0) if operation == "write" else self.window[0], _epoch(t1))
                     results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0,

@@ -11,7 +11,6 @@ from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_misma
 from perfkit.health import HealthWatch, hdfs_probe
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
-from perfkit.suites import load_suite
 
 PY4J = """An error occurred while calling o125.collectToPython.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times
@@ -187,4 +186,21 @@ def test_equal_results_pass_the_batch(tmp_path):
 def test_query_timeout_must_be_positive():
     with pytest.raises(PerfkitError, match="query_timeout_s=0: give a number of seconds > 0"):
         QueryComparison(load_profile("lab"), engines=["spark"], query_timeout_s=0)
-    assert load_suite("taxi")  # the suite used above exists
+
+
+def test_read_jobs_during_an_hdfs_outage_are_failures(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from perfkit.experiments import nfs_vs_hdfs_reads as reads
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    profile = replace(load_profile("lab"), webhdfs_url="http://127.0.0.1:1")  # nothing listens: HDFS is down
+    jobs_ran = []
+    monkeypatch.setattr(reads, "run_jobs", lambda *a: jobs_ran.append(a) or [])
+    cmp = reads.ReadComparison(profile, methods=["webhdfs"], protocols=["large-file"], jobs=2)
+    results = cmp.run(progress=False)
+    assert not jobs_ran, "no job starts while the storage it reads is down"
+    assert [r.ok for r in results.records] == [False, False]
+    assert all(r.error.startswith("HDFS at http://127.0.0.1:1 not reachable") for r in results.records)
+    with pytest.raises(PerfkitError, match=r"2 read jobs failed \(webhdfs: HDFS at http://127.0.0.1:1 not reachable"):
+        cmp.raise_for_failures()
