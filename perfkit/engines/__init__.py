@@ -67,18 +67,26 @@ class QueryTimeout(Exception):
         super().__init__(f"timed out after {timeout_s:g} s (query_timeout_s) and was cancelled")
 
 
-def run_with_deadline(run, cancel, timeout_s: float | None):
-    """run() in this thread; past timeout_s call cancel() from a timer thread and raise QueryTimeout."""
+def run_with_deadline(run, cancel, timeout_s: float | None, every_s: float = 0.5):
+    """run() in this thread; past timeout_s, call cancel() from a timer thread and raise QueryTimeout.
+
+    cancel() is repeated every `every_s` until run() returns: a statement may submit its work (Spark
+    jobs) after a first cancel, and cancelling what is not there yet does nothing.
+    """
     if not timeout_s:
         return run()
-    fired = threading.Event()
+    fired, done = threading.Event(), threading.Event()
 
     def expire():
+        if done.wait(timeout_s):
+            return
         fired.set()
-        cancel()
+        while True:
+            cancel()
+            if done.wait(every_s):
+                return
 
-    timer = threading.Timer(timeout_s, expire)
-    timer.daemon = True
+    timer = threading.Thread(target=expire, name="perfkit-query-deadline", daemon=True)
     timer.start()
     try:
         result = run()
@@ -87,8 +95,9 @@ def run_with_deadline(run, cancel, timeout_s: float | None):
             raise QueryTimeout(timeout_s) from None
         raise
     finally:
-        timer.cancel()
-    if fired.is_set():  # finished just as the timer fired: past the limit all the same
+        done.set()
+        timer.join()
+    if fired.is_set():  # finished just as the time ran out: past the limit all the same
         raise QueryTimeout(timeout_s)
     return result
 

@@ -103,3 +103,33 @@ def test_no_sample_spans_an_s3_outage(comparison, lab):
             end = start + timedelta(seconds=r.wall_s)
             assert end < outage["down"] or start > outage["restart"], (r, outage)
     assert s3_runs[-1].ok, "runs after the restart are samples again"
+
+
+@pytest.mark.parametrize("engine_name", ["spark", "hive"])
+def test_a_run_past_its_time_limit_is_cancelled_and_the_engine_goes_on(comparison, engine_name, tmp_path):
+    query = comparison.suite_queries[0]
+    results = comparison.results = ResultSet("test_timeout", {}, folder=tmp_path)
+    comparison.probes = storage_probes(comparison.profile, ["hdfs", "s3"])
+    # a self-join on a skewed key: far more than a second of work on either engine
+    slow_join = f"SELECT count(*) FROM {{t}} a JOIN {{t}} b ON a.passenger_count = b.passenger_count"
+    with get_engine(engine_name, comparison.profile) as engine:
+        tables = comparison.register_tables(engine, comparison.placed)
+        comparison.query_timeout_s = 1.0
+        try:
+            comparison.measure(results, engine, _Sql(slow_join), Step("measured", 0, "hdfs"), tables["hdfs"])
+        finally:
+            comparison.query_timeout_s = 60
+        comparison.measure(results, engine, query, Step("measured", 1, "hdfs"), tables["hdfs"])
+    timed_out, after = results.records
+    assert not timed_out.ok and timed_out.error == "timed out after 1 s (query_timeout_s) and was cancelled"
+    assert after.ok and after.rows > 0, after.error
+
+
+class _Sql:
+    id = "slow"
+
+    def __init__(self, sql):
+        self.sql = sql
+
+    def for_table(self, table):
+        return self.sql.replace("{t}", table)

@@ -204,3 +204,22 @@ def test_read_jobs_during_an_hdfs_outage_are_failures(tmp_path, monkeypatch):
     assert all(r.error.startswith("HDFS at http://127.0.0.1:1 not reachable") for r in results.records)
     with pytest.raises(PerfkitError, match=r"2 read jobs failed \(webhdfs: HDFS at http://127.0.0.1:1 not reachable"):
         cmp.raise_for_failures()
+
+
+def test_deadline_repeats_the_cancel_until_the_statement_stops():
+    cancels = []
+    stopped = threading.Event()
+
+    def cancel():  # the first cancel comes before the work is submitted and does nothing
+        cancels.append(time.monotonic())
+        if len(cancels) == 3:
+            stopped.set()
+
+    def run():
+        if not stopped.wait(5):
+            return "finished"
+        raise RuntimeError("Job 7 cancelled")
+
+    with pytest.raises(QueryTimeout):
+        run_with_deadline(run, cancel, 0.05, every_s=0.02)
+    assert len(cancels) == 3
