@@ -1,10 +1,14 @@
+import os
+
 import pytest
 
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 
 
-def test_lab_profile_points_at_loopback_services():
+def test_lab_profile_points_at_loopback_services(monkeypatch):
+    for var in [v for v in os.environ if v.startswith("PERFKIT_LAB_PORT_")]:
+        monkeypatch.delenv(var)  # the default ports, whatever this shell moved
     p = load_profile("lab")
     assert p.hdfs_uri == "hdfs://127.0.0.1:9000" and p.s3_endpoint == "http://127.0.0.1:7070"
     assert p.hive_host == "127.0.0.1" and p.spark_master.startswith("local")
