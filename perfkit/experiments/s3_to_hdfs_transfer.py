@@ -31,6 +31,7 @@ from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
 EXPERIMENT = "s3_to_hdfs_transfer"
 STORAGE = "s3→hdfs"
 ORDERS = ("given", "rotate", "shuffle")
+MAX_CONCURRENCY = 256
 
 
 @dataclass
@@ -57,6 +58,9 @@ class TransferComparison(Experiment):
             raise PerfkitError(f"unknown method order {self.order!r}: use one of {', '.join(ORDERS)}")
         if self.repeats < 1 or not self.concurrency or min(self.concurrency) < 1:
             raise PerfkitError("repeats and every concurrency must be at least 1")
+        if max(self.concurrency) > MAX_CONCURRENCY:  # each level is threads or processes on this machine
+            raise PerfkitError(f"concurrency {max(self.concurrency)} is more than {MAX_CONCURRENCY} parallel copies: "
+                               f"give levels from 1 to {MAX_CONCURRENCY}")
         self.fileset = None if self.source_prefix else FileSet(self.files, self.mean_mb, self.seed)
         self.run_id = new_run_id()
         self.run_root = self.profile.hdfs_path("transfers", self.run_id)

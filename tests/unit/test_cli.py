@@ -82,3 +82,14 @@ def test_counts_out_of_range_are_usage_errors(args, option):
 def test_transfer_refuses_concurrency_below_one(levels):
     line = _one_line(CliRunner().invoke(main, ["transfer", "--concurrency", levels]))
     assert line == f"perfkit: --concurrency {levels!r} is not a list of integers >= 1: write e.g. 1,4,8"
+
+
+def test_transfer_concurrency_beyond_the_machine_is_refused_before_anything_runs():
+    from click.testing import CliRunner
+
+    from perfkit.cli import main
+
+    result = CliRunner().invoke(main, ["transfer", "--concurrency", "4,99999999999999999999"])
+    assert result.exit_code == 1
+    assert result.output.strip() == ("perfkit: concurrency 99999999999999999999 is more than 256 parallel copies: "
+                                     "give levels from 1 to 256")
