@@ -98,7 +98,10 @@ def report_cmd(notebook, parameters, kernel, show_code):
 @click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
 @click.option("--query-timeout", "query_timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
               help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache, query_timeout_s):
+@click.option("--storages", default="hdfs,s3", show_default=True, help="Where the same files sit, comma-separated.")
+@click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache, query_timeout_s,
+                storages, baseline):
     """HDFS vs S3: run the taxi queries on both storages and print the recap."""
     import pandas as pd
 
@@ -108,7 +111,7 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
     comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
                                  queries=_split(queries) or None, cold_cache=cold_cache,
-                                 query_timeout_s=query_timeout_s)
+                                 query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline)
     results = comparison.run()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         click.echo(comparison.recap().to_string(index=False))

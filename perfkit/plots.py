@@ -37,17 +37,22 @@ def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
     return fig
 
 
-def speedups(comparison: pd.DataFrame):
-    """Speed-up S3 ÷ HDFS by median with its confidence interval; 1 means no difference."""
+def speedups(comparison: pd.DataFrame, baseline: str = "hdfs"):
+    """Speed-up (other storage ÷ baseline) by median with its confidence interval; 1 means no difference."""
     c = comparison.reset_index(drop=True)
-    labels = [f"{s} {q}" for s, q in zip(c["subject"], c["case"])]
+    several = "storage" in c and c["storage"].nunique() > 1  # more than two storages: say which one each row is
+    labels = [f"{s} {q}" + (f" {w}" if several else "") for s, q, w in
+              zip(c["subject"], c["case"], c["storage"] if "storage" in c else [""] * len(c))]
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(c) + 1.5))
     y = np.arange(len(c))
     err = np.array([c["speedup_median"] - c["ci_low"], c["ci_high"] - c["speedup_median"]]).clip(min=0)
     ax.errorbar(c["speedup_median"], y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
     ax.axvline(1, color="grey", linestyle="--")
     ax.set_yticks(y, labels)
-    ax.set_xlabel("S3 time ÷ HDFS time (median, 95% CI); > 1: HDFS faster")
+    others = sorted(set(c["storage"])) if "storage" in c else ["s3"]
+    base = baseline.upper()
+    other = others[0].upper() if len(others) == 1 else "storage"
+    ax.set_xlabel(f"{other} time ÷ {base} time (median, 95% CI); > 1: {base} faster")
     fig.tight_layout()
     return fig
 

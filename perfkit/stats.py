@@ -52,6 +52,11 @@ def verdict(ratio: float, ci: tuple[float, float], baseline: str = "HDFS", other
     return "no difference beyond noise"
 
 
+def label(storage: str) -> str:
+    """How a storage is written in tables: HDFS, S3, ALLUXIO ..."""
+    return storage.upper()
+
+
 def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
             by: tuple[str, ...] = ("subject", "case")) -> pd.DataFrame:
     """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict."""
@@ -76,7 +81,7 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
             **{f"{baseline}_{k}": v for k, v in sb.items()},
             **{f"{other}_{k}": v for k, v in so.items()},
             "speedup_median": by_median, "speedup_min": by_min, "ci_low": ci[0], "ci_high": ci[1],
-            "verdict": verdict(by_median, ci, baseline.upper(), other.upper()) if results_match else NOT_COMPARABLE,
+            "verdict": verdict(by_median, ci, label(baseline), label(other)) if results_match else NOT_COMPARABLE,
             "results_match": results_match,
             "noisy": bool((sb["cv"] > NOISY_CV) or (so["cv"] > NOISY_CV)),
             "failed_runs": failed,
@@ -88,3 +93,17 @@ def _results_match(hashes_by_storage: pd.Series) -> bool:
     """True when every successful run, on every storage, returned the same result."""
     distinct = set().union(*hashes_by_storage.tolist()) if len(hashes_by_storage) else set()
     return len(distinct) <= 1
+
+
+def compare_storages(frame: pd.DataFrame, storages: list[str], baseline: str,
+                     by: tuple[str, ...] = ("subject", "case")) -> pd.DataFrame:
+    """compare() of every other storage against the baseline: one row per (subject, case, storage)."""
+    parts = []
+    for other in storages:
+        if other == baseline:
+            continue
+        rows = frame[frame["storage"].isin([baseline, other])]
+        part = compare(rows, baseline, other, by)
+        part.insert(len(by), "storage", other)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -26,7 +26,7 @@ from perfkit.results import ResultSet, now
 from perfkit.suites import load_suite
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-STORAGES = ["hdfs", "s3"]
+STORAGES = ["hdfs", "s3"]  # the storages a dataset can be placed on today
 
 
 @dataclass
@@ -45,6 +45,8 @@ class QueryComparison(Experiment):
     suite: str = "taxi"
     seed: int = 42
     cold_cache: bool = False  # drop the page cache before every measured run (where permitted)
+    storages: list[str] = field(default_factory=lambda: list(STORAGES))
+    baseline: str = "hdfs"  # speed-ups and verdicts are against this storage
     query_timeout_s: float | None = None  # a run past this is cancelled and recorded as failed
     health_interval_s: float = 1.0  # how often the storages are probed during a run
 
@@ -56,6 +58,12 @@ class QueryComparison(Experiment):
             engine_class(name)
         if self.query_timeout_s is not None and not self.query_timeout_s > 0:
             raise PerfkitError(f"query_timeout_s={self.query_timeout_s!r}: give a number of seconds > 0, or None for no limit")
+        unknown = [s for s in self.storages if s not in STORAGES]
+        if unknown or len(set(self.storages)) < 2 or len(set(self.storages)) != len(self.storages):
+            raise PerfkitError(f"storages {self.storages!r}: give two or more distinct storages of "
+                               f"{', '.join(STORAGES)}")
+        if self.baseline not in self.storages:
+            raise PerfkitError(f"baseline {self.baseline!r} is not one of the storages {', '.join(self.storages)}")
         if self.file_format not in FORMATS:
             raise PerfkitError(f"unknown file format {self.file_format!r}: use one of {', '.join(FORMATS)}")
         try:
@@ -71,7 +79,7 @@ class QueryComparison(Experiment):
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
-                "query_timeout_s": self.query_timeout_s}
+                "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline}
 
     def preflight(self) -> None:
         storage.check_hdfs(self.profile)
@@ -100,8 +108,8 @@ class QueryComparison(Experiment):
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         placed = self.placed or self.prepare(progress)
         results = self.results = ResultSet(EXPERIMENT, self.config())
-        self.probes = storage_probes(self.profile, STORAGES)
-        total = len(self.engines) * len(self.suite_queries) * self.protocol.count(STORAGES)
+        self.probes = storage_probes(self.profile, self.storages)
+        total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
             for engine_name in self.engines:
                 with get_engine(engine_name, self.profile) as engine:
@@ -109,7 +117,7 @@ class QueryComparison(Experiment):
                     tables = self.register_tables(engine, placed)
                     for query in self.suite_queries:
                         bar.set_postfix_str(f"{engine_name} {query.id}")
-                        for step in self.protocol.steps(STORAGES):
+                        for step in self.protocol.steps(self.storages):
                             self.measure(results, engine, query, step, tables[step.storage])
                             bar.update()
                         results.save()
@@ -119,7 +127,7 @@ class QueryComparison(Experiment):
     def register_tables(self, engine, placed: PlacedDataset) -> dict[str, str]:
         columns = [(name, hive) for name, _, hive in SCHEMA]
         tables = {}
-        for where in STORAGES:
+        for where in self.storages:
             tables[where] = f"{self.suite}_{placed.file_format}_{where}"
             engine.register_table(tables[where], placed.locations[where], placed.file_format, columns)
         return tables
@@ -149,10 +157,17 @@ class QueryComparison(Experiment):
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
     def comparison(self) -> pd.DataFrame:
-        return stats.compare(self.results.to_frame())
+        """Every other storage against the baseline, per engine and query."""
+        return stats.compare_storages(self.results.to_frame(), self.storages, self.baseline)
 
     def recap(self) -> pd.DataFrame:
-        return recap_table(self.comparison(), {q.id: q.title for q in self.suite_queries})
+        titles = {q.id: q.title for q in self.suite_queries}
+        if len(self.storages) == 2:
+            return recap_table(self.comparison(), titles, self.baseline, self._others()[0])
+        return recap_wide(self.comparison(), titles, self.baseline, self._others())
+
+    def _others(self) -> list[str]:
+        return [s for s in self.storages if s != self.baseline]
 
     def problems(self) -> pd.DataFrame:
         """Every query whose results differ between storages: listed as a failure, never compared."""
@@ -172,22 +187,49 @@ def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
-def recap_table(comparison: pd.DataFrame, titles: dict[str, str]) -> pd.DataFrame:
+def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",
+                other: str = "s3") -> pd.DataFrame:
     """The published shape: HDFS | S3 | speed-up | query, by median and by minimum, in seconds."""
-    c = comparison
+    c, b, o = comparison, stats.label(baseline), stats.label(other)
     return pd.DataFrame({
         "engine": c["subject"],
-        "HDFS median (s)": c["hdfs_median"].round(3),
-        "S3 median (s)": c["s3_median"].round(3),
+        f"{b} median (s)": c[f"{baseline}_median"].round(3),
+        f"{o} median (s)": c[f"{other}_median"].round(3),
         "speed-up (median)": c["speedup_median"].round(2),
-        "HDFS min (s)": c["hdfs_min"].round(3),
-        "S3 min (s)": c["s3_min"].round(3),
+        f"{b} min (s)": c[f"{baseline}_min"].round(3),
+        f"{o} min (s)": c[f"{other}_min"].round(3),
         "speed-up (min)": c["speedup_min"].round(2),
-        "95% CI": [f"{lo:.2f}–{hi:.2f}" if lo == lo else "–" for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        "95% CI": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
         "verdict": c["verdict"],
         "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
         "check": [_check(row) for row in c.itertuples()],
-    })
+    }).reset_index(drop=True)
+
+
+def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, others: list[str]) -> pd.DataFrame:
+    """More than two storages: the baseline's median, then per other storage its median, speed-up and verdict."""
+    rows = []
+    for (subject, case), group in comparison.groupby(["subject", "case"], sort=True):
+        first = group.iloc[0]
+        row = {"engine": subject, f"{stats.label(baseline)} median (s)": round(first[f"{baseline}_median"], 3)}
+        for other in others:
+            mine = group[group["storage"] == other]
+            if mine.empty:
+                continue
+            r = mine.iloc[0]
+            name = stats.label(other)
+            row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
+            row[f"{name} speed-up"] = round(r["speedup_median"], 2)
+            row[f"{name} 95% CI"] = _ci(r["ci_low"], r["ci_high"])
+            row[f"{name} verdict"] = r["verdict"]
+        row["query"] = f"{case}: {titles.get(case, case)}"
+        row["check"] = "; ".join(sorted({_check(r) for r in group.itertuples()} - {"ok"})) or "ok"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _ci(low: float, high: float) -> str:
+    return f"{low:.2f}–{high:.2f}" if low == low else "–"
 
 
 def _check(row) -> str:
