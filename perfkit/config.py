@@ -5,6 +5,7 @@ A notebook takes one `profile` parameter; nothing else changes between the lab a
 from __future__ import annotations
 
 import difflib
+import re
 import socket
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -14,6 +15,14 @@ import yaml
 from perfkit.errors import PerfkitError
 
 BUILTIN = ("lab", "emr")
+# a setting whose name says it holds a credential (fs.s3a.secret.key, ...): its value is never shown
+SECRET_SETTING = re.compile(r"secret|passw|token|credential|access\.?key|session|private", re.I)
+HIDDEN = "***"
+URL_SCHEMES = {"webhdfs_url": r"^https?://[^/\s]+", "s3_endpoint": r"^https?://[^/\s]+", "hdfs_uri": r"^hdfs://\S*$",
+               "nfs_url": r"^(nfs://\S+)?$"}
+URL_EXAMPLES = {"webhdfs_url": "an http(s):// address, e.g. http://namenode:9870",
+                "s3_endpoint": "an http(s):// address, e.g. http://127.0.0.1:7070 (or null for AWS itself)",
+                "hdfs_uri": "an hdfs:// URI, e.g. hdfs://namenode:8020", "nfs_url": "an nfs:// URL, e.g. nfs://server/export"}
 
 
 @dataclass(frozen=True)
@@ -61,8 +70,10 @@ class Profile:
         return f"{self.s3_scheme}://{self.s3_bucket}/{self.s3_key(*parts)}"
 
     def describe(self) -> dict:
-        """What a report may show: addresses and settings, never credentials."""
-        return asdict(self)
+        """What a report may show: addresses and settings, never credentials (spark_conf may hold S3A keys)."""
+        shown = asdict(self)
+        shown["spark_conf"] = {k: HIDDEN if SECRET_SETTING.search(k) else v for k, v in self.spark_conf.items()}
+        return shown
 
 
 def lab_profile() -> Profile:
@@ -139,6 +150,9 @@ _KIND_NAMES = {int: "a whole number", bool: "true or false", dict: "a mapping of
 def _builtin(base: str, options: dict, where: str) -> Profile:
     """The base profile with `options` over it; `where` names the source in messages (a YAML file, or the profile)."""
     own = EMR_OPTIONS if base == "emr" else ()
+    if base == "lab" and "bucket" in options:  # --bucket / bucket= given with the lab, whose bucket is its own
+        raise PerfkitError(f"{where}: a bucket is for profile emr; the lab uses its own bucket "
+                           "(to change it, set s3_bucket in a YAML profile with base: lab)")
     _check_settings(options, own, where)
     if base == "lab":
         return replace(lab_profile(), **options)
@@ -183,4 +197,9 @@ def _check_settings(options: dict, extra: tuple[str, ...], where: str) -> None:
         if (not isinstance(value, kind) or (kind is int and isinstance(value, bool))) and not (
                 key == "s3_endpoint" and value is None):
             raise PerfkitError(f"{where}: setting {key!r} must be {_KIND_NAMES[kind]}, not {value!r}")
+        if key.endswith("_port") and not 0 < value < 65536:
+            raise PerfkitError(f"{where}: setting {key!r} = {value} is not a port: give a number from 1 to 65535")
+        scheme = URL_SCHEMES.get(key)
+        if scheme and value is not None and not re.match(scheme, value):
+            raise PerfkitError(f"{where}: setting {key!r} = {value!r} is not {URL_EXAMPLES[key]}")
 

@@ -25,16 +25,45 @@ PROBE_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1}, connect_t
                       read_timeout=PROBE_TIMEOUT_S)
 
 
-def hdfs_probe(profile: Profile) -> Probe:
-    url = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
+def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
+    """The NameNode answers; with `read_path`, one byte of that file also comes back through a DataNode.
+
+    A frozen DataNode is still "live" to the NameNode for minutes: only a read through it shows it.
+    """
+    base = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1"
+    status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
+    read = f"{base}{read_path}?op=OPEN&offset=0&length=1&user.name={profile.hdfs_user}" if read_path else None
+
+    def probe() -> str | None:
+        for url, what in ((status, "not reachable"), (read, f"cannot read {read_path} through a DataNode")):
+            if url is None:
+                continue
+            try:
+                response = requests.get(url, timeout=PROBE_TIMEOUT_S)
+            except requests.RequestException as err:
+                return f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
+            if response.status_code != 200:
+                return f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})"
+        return None
+
+    return probe
+
+
+def nfs_probe(profile: Profile) -> Probe:
+    """The NFS export lists its root within the probe's time (libnfs' nfs-ls; a frozen server does not answer)."""
+    import shutil
+    import subprocess
+
+    if not profile.nfs_url or shutil.which("nfs-ls") is None:
+        return lambda: None  # nothing to ask it with: the reads themselves will fail if it is gone
 
     def probe() -> str | None:
         try:
-            response = requests.get(url, timeout=PROBE_TIMEOUT_S)
-        except requests.RequestException as err:
-            return f"HDFS at {profile.webhdfs_url} not reachable ({root_cause(err, 120)})"
-        if response.status_code != 200:
-            return f"HDFS at {profile.webhdfs_url} answered HTTP {response.status_code}"
+            subprocess.run(["nfs-ls", profile.nfs_url], capture_output=True, timeout=PROBE_TIMEOUT_S, check=True)
+        except subprocess.TimeoutExpired:
+            return f"NFS at {profile.nfs_url} did not answer within {PROBE_TIMEOUT_S:g} s"
+        except subprocess.CalledProcessError as err:
+            return f"NFS at {profile.nfs_url} failed ({root_cause(err.stderr.decode(errors='replace') or str(err), 120)})"
         return None
 
     return probe
@@ -56,8 +85,9 @@ def s3_probe(profile: Profile) -> Probe:
     return probe
 
 
-def storage_probes(profile: Profile, storages: list[str]) -> dict[str, Probe]:
-    makers = {"hdfs": hdfs_probe, "s3": s3_probe}
+def storage_probes(profile: Profile, storages: list[str], hdfs_file: str | None = None) -> dict[str, Probe]:
+    """A probe per storage; `hdfs_file` (a path the run reads) makes the HDFS probe read through a DataNode."""
+    makers = {"hdfs": lambda p: hdfs_probe(p, hdfs_file), "s3": s3_probe, "nfs": nfs_probe}
     return {name: makers[name](profile) for name in storages if name in makers}
 
 

@@ -9,7 +9,11 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from perfkit.config import Profile
+from perfkit.errors import PerfkitError
 from perfkit.registry import Registry
+
+DATABASE = "perfkit"  # every table perfkit registers lives here, apart from the user's own
+OWNER_PROPERTY = "perfkit.created"  # set on perfkit's tables: no other table is ever dropped
 
 REGISTRY = Registry("engine", {
     "spark": "perfkit.engines.spark:SparkEngine",
@@ -44,7 +48,23 @@ class Engine(ABC):
 
     @abstractmethod
     def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
-        """(Re)create an external table over existing files: never moves or deletes data."""
+        """(Re)create an external table over existing files: never moves or deletes data.
+
+        `table` is a bare name: it lives in perfkit's own database (DATABASE), and a table of that name
+        that perfkit did not create is refused, never dropped (see drop_own_table).
+        """
+
+    def drop_own_table(self, table: str) -> None:
+        """Create perfkit's database if needed; drop `table` there only if perfkit created it."""
+        self.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+        names = {row[1] if len(row) > 1 else row[0] for row in self.execute(f"SHOW TABLES IN {DATABASE}")}
+        if table.lower() not in {str(n).lower() for n in names}:
+            return
+        props = {str(k): str(v) for k, v, *_ in self.execute(f"SHOW TBLPROPERTIES {DATABASE}.{table}")}
+        if props.get(OWNER_PROPERTY) != "true":
+            raise PerfkitError(f"table {DATABASE}.{table} exists and was not created by perfkit: perfkit drops only "
+                               f"its own tables. Fix: rename or drop that table yourself, then run again")
+        self.execute(f"DROP TABLE {DATABASE}.{table}")
 
     def versions(self) -> dict[str, str]:
         return {}
@@ -102,12 +122,12 @@ def run_with_deadline(run, cancel, timeout_s: float | None, every_s: float = 0.5
     return result
 
 
-def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> list[str]:
-    """External-table DDL that Hive, Spark's Thrift server and Presto-on-Hive all accept."""
+def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> str:
+    """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own."""
     cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
     stored = {"orc": "ORC", "parquet": "PARQUET"}[file_format]
-    return [f"DROP TABLE IF EXISTS {table}",
-            f"CREATE EXTERNAL TABLE {table} ({cols}) STORED AS {stored} LOCATION '{location}'"]
+    return (f"CREATE EXTERNAL TABLE {DATABASE}.{table} ({cols}) STORED AS {stored} LOCATION '{location}' "
+            f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
 
 
 def result_hash(rows: list[tuple]) -> str:

@@ -1,7 +1,7 @@
 """Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
 from __future__ import annotations
 
-from perfkit.engines import Engine, run_with_deadline
+from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -26,6 +26,10 @@ class SparkEngine(Engine):
             conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
             conf["spark.jars"] = ",".join(str(j) for j in tools.s3a_jars())
             conf["spark.driver.memory"] = "2g"
+            # perfkit's database needs a warehouse folder: the lab's, not a spark-warehouse/ in the working directory
+            from perfkit.paths import lab_home
+
+            conf["spark.sql.warehouse.dir"] = str(lab_home() / "spark-warehouse")
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
         return {**conf, **driver_log_conf(), **self.profile.spark_conf}
 
@@ -46,6 +50,10 @@ class SparkEngine(Engine):
             raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {root_cause(err)}",
                                "check Java 17+ and the profile's spark_master") from None
         self.spark.sparkContext.setLogLevel("ERROR")
+        # py4j logs a traceback of its own when a call is interrupted (Ctrl-C); perfkit reports the interruption
+        import logging
+
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
         self.spark_version = self.spark.version
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
@@ -53,10 +61,11 @@ class SparkEngine(Engine):
                                  self.spark.sparkContext.cancelAllJobs, timeout_s)
 
     def register_table(self, table, location, file_format, columns) -> None:
-        self.spark.sql(f"DROP TABLE IF EXISTS {table}")
+        self.drop_own_table(table)
         # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
         cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
-        self.spark.sql(f"CREATE TABLE {table} ({cols}) USING {file_format} LOCATION '{location}'")
+        self.spark.sql(f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format} LOCATION '{location}' "
+                       f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
 
     def versions(self) -> dict[str, str]:
         return {"spark": self.spark_version}

@@ -18,7 +18,7 @@ from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
-from perfkit.engines import engine_class, get_engine, result_hash
+from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import Protocol, drop_page_cache
@@ -108,28 +108,46 @@ class QueryComparison(Experiment):
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         placed = self.placed or self.prepare(progress)
         results = self.results = ResultSet(EXPERIMENT, self.config())
-        self.probes = storage_probes(self.profile, self.storages)
+        first_file = self.profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
+        self.probes = storage_probes(self.profile, self.storages, hdfs_file=first_file)
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
-        with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
-            for engine_name in self.engines:
-                with get_engine(engine_name, self.profile) as engine:
-                    results.config["versions"].update(engine.versions())
-                    tables = self.register_tables(engine, placed)
-                    for query in self.suite_queries:
-                        bar.set_postfix_str(f"{engine_name} {query.id}")
-                        for step in self.protocol.steps(self.storages):
-                            self.measure(results, engine, query, step, tables[step.storage])
-                            bar.update()
-                        results.save()
-        results.save()
+        try:
+            with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
+                for engine_name in self.engines:
+                    self.run_engine(results, engine_name, placed, bar)
+        except BaseException:  # Ctrl-C, SIGTERM, a service gone: keep what was measured, say it is incomplete
+            results.config["interrupted"] = True
+            raise
+        finally:
+            results.save()
         return results
+
+    def run_engine(self, results: ResultSet, engine_name: str, placed: PlacedDataset, bar) -> None:
+        with get_engine(engine_name, self.profile) as engine:
+            results.config["versions"].update(engine.versions())
+            try:
+                tables = self.register_tables(engine, placed)
+            except PerfkitError:
+                raise
+            except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: record it, go on
+                results.add(subject=engine_name, storage="all", case="register tables", phase="measured",
+                            iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
+                bar.update(len(self.suite_queries) * self.protocol.count(self.storages))
+                return
+            for query in self.suite_queries:
+                bar.set_postfix_str(f"{engine_name} {query.id}")
+                for step in self.protocol.steps(self.storages):
+                    self.measure(results, engine, query, step, tables[step.storage])
+                    bar.update()
+                results.save()
 
     def register_tables(self, engine, placed: PlacedDataset) -> dict[str, str]:
         columns = [(name, hive) for name, _, hive in SCHEMA]
         tables = {}
         for where in self.storages:
-            tables[where] = f"{self.suite}_{placed.file_format}_{where}"
-            engine.register_table(tables[where], placed.locations[where], placed.file_format, columns)
+            name = f"{self.suite}_{placed.file_format}_{where}"
+            engine.register_table(name, placed.locations[where], placed.file_format, columns)
+            tables[where] = f"{DATABASE}.{name}"
         return tables
 
     def measure(self, results: ResultSet, engine, query, step, table: str) -> None:

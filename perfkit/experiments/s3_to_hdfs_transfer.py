@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -144,8 +145,8 @@ class TransferComparison(Experiment):
         scratch.mkdir()
         params = {"concurrency": method.concurrency}
         started = now()
-        hdfs.makedirs(dest)
         try:
+            hdfs.makedirs(dest)
             with HealthWatch(self.probes, self.health_interval_s) as watch:
                 if watch.problem:
                     raise PerfkitError(watch.problem)
@@ -169,7 +170,7 @@ class TransferComparison(Experiment):
             raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-            hdfs.delete(dest, recursive=True)  # inside the run's prefix; keeps HDFS from filling up
+            _remove_quietly(hdfs, dest)  # inside the run's prefix; keeps HDFS from filling up
         results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
                     started_at=started, wall_s=wall, bytes=manifest.total_bytes, params=params)
         for name, seconds in per_file.items():
@@ -189,8 +190,8 @@ class TransferComparison(Experiment):
                 raise PerfkitError(f"verification failed: {name} differs from its source (MD5)")
 
     def cleanup(self, hdfs=None) -> None:
-        """Remove this run's own prefix, and nothing else."""
-        (hdfs or storage.webhdfs_client(self.profile)).delete(self.run_root, recursive=True)
+        """Remove this run's own prefix, and nothing else (HDFS down: say what is left, do not hide the run's error)."""
+        _remove_quietly(hdfs or storage.webhdfs_client(self.profile), self.run_root)
 
     def summary(self) -> pd.DataFrame:
         return summarise_transfers(self.results.to_frame())
@@ -261,3 +262,12 @@ def _duration(seconds: float) -> str:
         return "–"
     minutes, rest = divmod(seconds, 60)
     return f"{int(minutes)}m{rest:04.1f}s"
+
+
+def _remove_quietly(hdfs, path: str) -> None:
+    """Delete a folder of this run; if HDFS cannot, say what is left behind instead of raising over the real error."""
+    try:
+        hdfs.delete(path, recursive=True)
+    except Exception as err:  # noqa: BLE001 - WebHDFS and requests raise several types
+        print(f"perfkit: could not remove {path} ({root_cause(err, 160)}): remove it once HDFS is back, "
+              f"e.g. hdfs dfs -rm -r {path}", file=sys.stderr, flush=True)

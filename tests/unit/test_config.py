@@ -119,9 +119,34 @@ def test_a_folder_or_binary_file_named_like_a_profile_is_refused(tmp_path):
 
 
 def test_a_builtin_profile_names_itself_for_an_unknown_option():
-    with pytest.raises(PerfkitError, match="profile 'lab' has no setting 'bucket': did you mean 's3_bucket'"):
+    with pytest.raises(PerfkitError, match="profile 'lab' has no setting 'buckett': did you mean 's3_bucket'"):
+        load_profile("lab", buckett="b")
+    with pytest.raises(PerfkitError, match="profile 'lab': a bucket is for profile emr; the lab uses its own bucket"):
         load_profile("lab", bucket="b")
 
 
 def test_describe_holds_no_credentials():
     assert not any("secret" in key or "key" == key[-3:] for key in load_profile("lab").describe())
+
+
+@pytest.mark.parametrize("line, message", [
+    ("hive_port: 99999", "setting 'hive_port' = 99999 is not a port: give a number from 1 to 65535"),
+    ("webhdfs_url: ftp://x", "setting 'webhdfs_url' = 'ftp://x' is not an http(s):// address"),
+    ("s3_endpoint: not a url", "setting 's3_endpoint' = 'not a url' is not an http(s):// address"),
+    ("hdfs_uri: /data", "setting 'hdfs_uri' = '/data' is not an hdfs:// URI"),
+])
+def test_profile_addresses_are_checked_when_the_profile_loads(tmp_path, line, message):
+    path = tmp_path / "p.yml"
+    path.write_text(f"base: lab\n{line}\n")
+    with pytest.raises(PerfkitError) as caught:
+        load_profile(str(path))
+    assert message in str(caught.value)
+
+
+def test_spark_settings_that_name_a_secret_are_hidden_from_reports():
+    from dataclasses import replace
+
+    profile = replace(load_profile("lab"), spark_conf={"spark.hadoop.fs.s3a.secret.key": "hunter2-my-s3-pass",
+                                                       "spark.executor.memory": "4g"})
+    shown = profile.describe()["spark_conf"]
+    assert shown == {"spark.hadoop.fs.s3a.secret.key": "***", "spark.executor.memory": "4g"}

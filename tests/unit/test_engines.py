@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 
 from perfkit.config import load_profile
-from perfkit.engines import REGISTRY, engine_class, hive_ddl, result_hash
+from perfkit.engines import REGISTRY, Engine, engine_class, hive_ddl, result_hash
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.suites import load_suite
 
@@ -26,10 +26,46 @@ def test_result_hash_ignores_row_order_and_float_noise():
     assert result_hash([(Decimal("2.5"),)]) == result_hash([(2.5,)])
 
 
-def test_hive_ddl_is_an_external_table_over_the_location():
-    drop, create = hive_ddl("t_s3", "s3a://b/p", "orc", [("a", "bigint"), ("b", "string")])
-    assert drop == "DROP TABLE IF EXISTS t_s3"
-    assert create == "CREATE EXTERNAL TABLE t_s3 (`a` bigint, `b` string) STORED AS ORC LOCATION 's3a://b/p'"
+def test_hive_ddl_is_an_external_table_over_the_location_marked_as_perfkits():
+    create = hive_ddl("t_s3", "s3a://b/p", "orc", [("a", "bigint"), ("b", "string")])
+    assert create == ("CREATE EXTERNAL TABLE perfkit.t_s3 (`a` bigint, `b` string) STORED AS ORC "
+                      "LOCATION 's3a://b/p' TBLPROPERTIES ('perfkit.created'='true')")
+
+
+class _Catalog(Engine):
+    """An engine whose catalog is a dict: table -> properties."""
+
+    name = "catalog"
+
+    def __init__(self, tables):
+        self.tables, self.statements = tables, []
+
+    def open(self):
+        pass
+
+    def register_table(self, *args):
+        pass
+
+    def execute(self, sql, timeout_s=None):
+        self.statements.append(sql)
+        if sql.startswith("SHOW TABLES IN perfkit"):
+            return [("perfkit", name, False) for name in self.tables]
+        if sql.startswith("SHOW TBLPROPERTIES perfkit."):
+            return list(self.tables[sql.rsplit(".", 1)[1]].items())
+        return []
+
+
+def test_perfkit_drops_its_own_table_and_refuses_anyone_elses():
+    engine = _Catalog({"taxi_orc_hdfs": {"perfkit.created": "true"}, "mine": {"transient_lastDdlTime": "1"}})
+    engine.drop_own_table("taxi_orc_hdfs")
+    assert engine.statements[0] == "CREATE DATABASE IF NOT EXISTS perfkit"
+    assert engine.statements[-1] == "DROP TABLE perfkit.taxi_orc_hdfs"
+    with pytest.raises(PerfkitError, match=r"table perfkit.mine exists and was not created by perfkit: perfkit "
+                                           r"drops only its own tables. Fix: rename or drop that table yourself"):
+        engine.drop_own_table("mine")
+    assert "DROP TABLE perfkit.mine" not in engine.statements
+    engine.drop_own_table("new_table")  # absent: nothing to drop
+    assert not any(s.endswith("new_table") for s in engine.statements if s.startswith("DROP"))
 
 
 def test_unreachable_hiveserver2_gives_one_clear_message():

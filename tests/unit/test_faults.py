@@ -223,3 +223,50 @@ def test_deadline_repeats_the_cancel_until_the_statement_stops():
     with pytest.raises(QueryTimeout):
         run_with_deadline(run, cancel, 0.05, every_s=0.02)
     assert len(cancels) == 3
+
+
+def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one():
+    """A fake WebHDFS: the NameNode part answers, the read hangs as a SIGSTOPped DataNode does."""
+    import http.server
+    from dataclasses import replace
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if "op=OPEN" in self.path:
+                time.sleep(3)  # longer than the probe waits
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        profile = replace(load_profile("lab"), webhdfs_url=f"http://127.0.0.1:{server.server_port}")
+        assert hdfs_probe(profile)() is None  # the NameNode alone looks fine
+        reason = hdfs_probe(profile, "/perfkit/datasets/x/part-0.orc")()
+        assert reason.startswith(f"HDFS at {profile.webhdfs_url} cannot read /perfkit/datasets/x/part-0.orc "
+                                 "through a DataNode")
+    finally:
+        server.shutdown()
+
+
+def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path):
+    import socket
+    from dataclasses import replace
+
+    from perfkit.health import nfs_probe
+
+    listener = socket.socket()  # accepts connections (the kernel does) but never answers, as a frozen server
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        profile = replace(load_profile("lab"), nfs_url=f"nfs://127.0.0.1/?nfsport={port}&mountport={port}")
+        reason = nfs_probe(profile)()
+        assert reason is not None and reason.startswith("NFS at nfs://127.0.0.1/")
+        assert nfs_probe(replace(profile, nfs_url=""))() is None  # no NFS server in this profile: nothing to ask
+    finally:
+        listener.close()
