@@ -135,3 +135,24 @@ class _Sql:
 
     def for_table(self, table):
         return self.sql.replace("{t}", table)
+
+
+def test_a_table_perfkit_did_not_create_is_never_dropped(profile):
+    """A user's managed table, named as perfkit would name its own, in perfkit's database and in the default one."""
+    from perfkit.errors import PerfkitError
+
+    with get_engine("hive", profile) as engine:
+        engine.execute("CREATE DATABASE IF NOT EXISTS perfkit")
+        for table in ("perfkit.users_own", "default.faults_orc_hdfs"):
+            engine.execute(f"DROP TABLE IF EXISTS {table}")
+            engine.execute(f"CREATE TABLE {table} (a INT)")
+            engine.execute(f"INSERT INTO {table} VALUES (7)")
+        try:
+            with pytest.raises(PerfkitError, match="table perfkit.users_own exists and was not created by perfkit"):
+                engine.register_table("users_own", profile.hdfs_url("test-nowhere"), "orc", [("a", "int")])
+            assert engine.execute("SELECT a FROM perfkit.users_own") == [(7,)]
+            engine.register_table("faults_orc_hdfs", profile.hdfs_url("test-nowhere"), "orc", [("a", "int")])
+            assert engine.execute("SELECT a FROM default.faults_orc_hdfs") == [(7,)]  # the default database: untouched
+        finally:
+            for table in ("perfkit.users_own", "default.faults_orc_hdfs", "perfkit.faults_orc_hdfs"):  # the test's own
+                engine.execute(f"DROP TABLE IF EXISTS {table}")
