@@ -5,6 +5,7 @@ import io
 import math
 import numbers
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
@@ -12,8 +13,10 @@ from tqdm import tqdm
 from perfkit import storage
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
+from perfkit.validate import check_free_space, memory_bytes
 
 MB = 1_000_000
+MAX_FILES = 100_000  # sizes are drawn for the whole set at once; the published set has ~4,600
 
 
 @dataclass(frozen=True)
@@ -23,13 +26,29 @@ class FileSet:
     seed: int = 42
 
     def __post_init__(self):
-        # NaN passes `<= 0` and inf passes any bound; both would fail deep inside numpy
-        if not isinstance(self.files, numbers.Integral) or self.files < 1:
+        # NaN passes `<= 0` and inf passes any bound; both would fail deep inside numpy. A bool is an Integral.
+        if not isinstance(self.files, numbers.Integral) or isinstance(self.files, bool) or self.files < 1:
             raise PerfkitError(f"a file set needs files, the number of files, to be a whole number >= 1, "
                                f"not {self.files!r}")
         if not isinstance(self.mean_mb, numbers.Real) or not math.isfinite(self.mean_mb) or self.mean_mb <= 0:
             raise PerfkitError(f"a file set needs mean_mb, the mean file size in MB, to be a finite number > 0, "
                                f"not {self.mean_mb!r}")
+        if not isinstance(self.seed, numbers.Integral) or isinstance(self.seed, bool) or self.seed < 0:
+            raise PerfkitError(f"a file set needs seed to be a whole number >= 0, not {self.seed!r}")
+        if self.files > MAX_FILES:
+            raise PerfkitError(f"a file set of files={self.files:,} is more than {MAX_FILES:,} files: "
+                               f"give fewer, larger files (the published set: ~4,600 files)")
+        largest, memory = max(self.sizes()), memory_bytes()
+        if largest > memory // 2:  # a file is generated in memory, whole, before it is written
+            raise PerfkitError(f"a file set of mean_mb={self.mean_mb:g} has files up to {largest / MB:,.0f} MB, more "
+                               f"than half this machine's memory ({memory / MB:,.0f} MB): lower mean_mb and "
+                               f"raise files to get as many bytes")
+
+    def check_room(self, folder: Path, missing: list[int] | None = None) -> None:
+        """Before writing: the files not there yet (indexes `missing`, default all) must fit in `folder`."""
+        sizes = self.sizes()
+        needed = sum(sizes[i] for i in (range(self.files) if missing is None else missing))
+        check_free_space(f"file set {self.name}", needed, folder, "free space there, or lower files or mean_mb")
 
     @property
     def name(self) -> str:
@@ -58,6 +77,10 @@ def place_fileset(fileset: FileSet, profile: Profile, progress: bool = True) -> 
     have = storage.s3_listing(s3, profile.s3_bucket, prefix)
     sizes = fileset.sizes()
     todo = [i for i in range(fileset.files) if have.get(fileset.file_name(i)) != sizes[i]]
+    if profile.uses_lab:  # the lab's S3 keeps its objects under the lab's folder, on this machine's disk
+        from perfkit.paths import lab_home
+
+        fileset.check_room(lab_home(), todo)
     for i in tqdm(todo, desc=f"placing {fileset.name} on S3", unit="file", disable=not progress or not todo):
         s3.upload_fileobj(io.BytesIO(fileset.content(i)), profile.s3_bucket, f"{prefix}/{fileset.file_name(i)}")
     return prefix

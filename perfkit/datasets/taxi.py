@@ -14,6 +14,9 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
+from perfkit.errors import PerfkitError
+from perfkit.validate import whole
+
 # (column, arrow type, Hive type), in the benchmark's order
 SCHEMA: list[tuple[str, pa.DataType, str]] = [
     ("trip_id", pa.int64(), "bigint"),
@@ -95,6 +98,12 @@ def _tracts() -> dict[str, np.ndarray]:
 TRACTS = _tracts()
 
 
+# One file is generated in memory: measured ~2-3 KB of peak memory per row (numpy columns, then Arrow),
+# so a million rows per file stays near 3 GB. More rows: more files, each generated on its own.
+MAX_ROWS_PER_FILE = 1_000_000
+MAX_ROWS = 2**63 - 1  # trip_id is a bigint
+
+
 @dataclass(frozen=True)
 class TaxiDataset:
     rows: int
@@ -102,8 +111,16 @@ class TaxiDataset:
     seed: int = 42
 
     def __post_init__(self):
-        if self.rows < 1 or self.files < 1 or self.files > self.rows:
-            raise ValueError(f"taxi dataset needs rows >= files >= 1 (got rows={self.rows}, files={self.files})")
+        rows = whole("rows", self.rows, maximum=MAX_ROWS, why="trip_id is a bigint")
+        files = whole("files", self.files, maximum=rows, why="at most one file per row")
+        per_file = -(-rows // files)
+        if per_file > MAX_ROWS_PER_FILE:
+            raise PerfkitError(f"rows={rows:,} in files={files:,} is {per_file:,} rows per file, more than the "
+                               f"{MAX_ROWS_PER_FILE:,} one file may hold (each is generated in memory, ~3 KB a row): "
+                               f"give files={-(-rows // MAX_ROWS_PER_FILE)} or more")
+        object.__setattr__(self, "rows", rows)  # frozen: store the ints (1e5 -> 100000) the name and files use
+        object.__setattr__(self, "files", files)
+        object.__setattr__(self, "seed", whole("seed", self.seed, minimum=0))
 
     @property
     def name(self) -> str:
@@ -122,7 +139,7 @@ class TaxiDataset:
     def write(self, folder: Path, file_format: str = "orc") -> list[Path]:
         """Write every file of the dataset into `folder` (skipping files already complete)."""
         if file_format not in FORMATS:
-            raise ValueError(f"unknown file format {file_format!r}: use one of {', '.join(FORMATS)}")
+            raise PerfkitError(f"unknown file format {file_format!r}: use one of {', '.join(FORMATS)}")
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for index in range(self.files):

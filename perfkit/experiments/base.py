@@ -44,6 +44,10 @@ class Experiment(ABC):
             raise PerfkitError(f"{self.experiment}: nothing has run yet: call run() first")
         return self.results
 
+    def _frame(self) -> pd.DataFrame:
+        """The run's records as a frame, for the tables: before run() a clear error, not an AttributeError."""
+        return self._results().to_frame()
+
     def problems(self) -> pd.DataFrame:
         """Failures that are not records of a failed attempt (e.g. results that differ); rows of FAILURE_COLUMNS."""
         return pd.DataFrame(columns=FAILURE_COLUMNS)

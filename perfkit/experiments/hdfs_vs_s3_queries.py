@@ -13,7 +13,7 @@ from tqdm import (
     tqdm,  # plain text: readable in notebooks, terminals and rendered HTML alike
 )
 
-from perfkit import provenance, stats, storage
+from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
 from perfkit.datasets.placement import PlacedDataset, place_taxi
@@ -51,21 +51,27 @@ class QueryComparison(Experiment):
     health_interval_s: float = 1.0  # how often the storages are probed during a run
 
     def __post_init__(self):
-        """Validate everything before anything runs."""
-        if not self.engines:
-            raise PerfkitError("no engine given: pass at least one of spark, hive")
+        """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
+        self.engines = validate.names("engines", self.engines)
         for name in self.engines:
-            engine_class(name)
-        if self.query_timeout_s is not None and not self.query_timeout_s > 0:
-            raise PerfkitError(f"query_timeout_s={self.query_timeout_s!r}: give a number of seconds > 0, or None for no limit")
+            engine_class(name)  # an unknown engine is named with the choices
+        self.rows, self.files = validate.whole("rows", self.rows), validate.whole("files", self.files)
+        self.runs, self.warmup = validate.whole("runs", self.runs), validate.whole("warmup", self.warmup, minimum=0)
+        self.seed = validate.whole("seed", self.seed, minimum=0)
+        self.queries = None if self.queries is None else validate.names("queries", self.queries)
+        self.suite = validate.text("suite", self.suite, empty_ok=False)
+        self.file_format = validate.choice("file_format", self.file_format, FORMATS)
+        self.cold_cache = validate.flag("cold_cache", self.cold_cache)
+        self.query_timeout_s = validate.number("query_timeout_s", self.query_timeout_s, above=0, unit="seconds",
+                                               none_means="no limit")
+        self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
+        self.storages = validate.names("storages", self.storages)
         unknown = [s for s in self.storages if s not in STORAGES]
-        if unknown or len(set(self.storages)) < 2 or len(set(self.storages)) != len(self.storages):
+        if unknown or len(self.storages) < 2:
             raise PerfkitError(f"storages {self.storages!r}: give two or more distinct storages of "
                                f"{', '.join(STORAGES)}")
         if self.baseline not in self.storages:
             raise PerfkitError(f"baseline {self.baseline!r} is not one of the storages {', '.join(self.storages)}")
-        if self.file_format not in FORMATS:
-            raise PerfkitError(f"unknown file format {self.file_format!r}: use one of {', '.join(FORMATS)}")
         try:
             self.protocol = Protocol(self.warmup, self.runs, self.cold_cache)
             self.dataset = TaxiDataset(self.rows, self.files, self.seed)
@@ -176,7 +182,7 @@ class QueryComparison(Experiment):
 
     def comparison(self) -> pd.DataFrame:
         """Every other storage against the baseline, per engine and query."""
-        return stats.compare_storages(self.results.to_frame(), self.storages, self.baseline)
+        return stats.compare_storages(self._frame(), self.storages, self.baseline)
 
     def recap(self) -> pd.DataFrame:
         titles = {q.id: q.title for q in self.suite_queries}

@@ -25,6 +25,7 @@ from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
 from perfkit.results import ResultSet
+from perfkit.validate import check_free_space, flag, names, number, whole
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PROTOCOLS = ("random-files", "large-file")
@@ -48,13 +49,16 @@ class ReadComparison(Experiment):
     seed: int = 42
 
     def __post_init__(self):
+        """Validate every parameter before anything runs (they may arrive as any YAML value)."""
+        self.methods = names("methods", self.methods, choices=REGISTRY)
         for name in self.methods:
-            method_class(name)
-        unknown = [p for p in self.protocols if p not in PROTOCOLS]
-        if unknown:
-            raise PerfkitError(f"unknown read protocol {', '.join(unknown)}: use {' or '.join(PROTOCOLS)}")
-        if self.jobs < 1 or self.files_per_job < 1 or self.replicas < 1:
-            raise PerfkitError("jobs, files_per_job and replicas must be at least 1")
+            method_class(name)  # its module imports: a missing client library is named now
+        self.protocols = names("protocols", self.protocols, choices=PROTOCOLS)
+        for name in ("jobs", "files_per_job", "files", "large_file_mb", "replicas"):
+            setattr(self, name, whole(name, getattr(self, name)))
+        self.mean_mb = number("mean_mb", self.mean_mb, above=0, unit="MB")
+        self.cold_cache = flag("cold_cache", self.cold_cache)
+        self.seed = whole("seed", self.seed, minimum=0)
         self.fileset = FileSet(self.files, self.mean_mb, self.seed)
         self.large = FileSet(1, self.large_file_mb, self.seed + 1)
         self.results: ResultSet | None = None
@@ -77,7 +81,14 @@ class ReadComparison(Experiment):
     def prepare(self, progress: bool = True) -> pd.DataFrame:
         """Write both file sets on NFS and on HDFS (what is missing), set the replicas, verify both equal."""
         storage.check_hdfs(self.profile)
+        live = self.datanodes()
+        if 0 <= live < self.replicas:  # HDFS would keep every block under-replicated, and the table would lie
+            more = (f"start {self.replicas} with PERFKIT_LAB_DATANODES={self.replicas} perfkit lab up, or "
+                    if self.profile.uses_lab else "")
+            raise PerfkitError(f"replicas={self.replicas} but HDFS has {live} live DataNode{'s' * (live != 1)}: "
+                               f"{more}give replicas={max(live, 1)}")
         hdfs = storage.webhdfs_client(self.profile)
+        self._check_room(hdfs)
         rows = []
         for fileset in (self.fileset, self.large):
             rel = self.folder(fileset)
@@ -107,6 +118,21 @@ class ReadComparison(Experiment):
             rows.append({"file set": fileset.name, "files": fileset.files, "MB": sum(sizes.values()) / 1e6,
                          "NFS": str(local), "HDFS": "/" + rel, "replicas": self.replicas, "verified": "equal"})
         return pd.DataFrame(rows).round(1)
+
+    def _check_room(self, hdfs) -> None:
+        """Before writing anything: the files still missing on NFS, and on the lab their HDFS replicas too (the
+        lab's DataNodes keep them on this disk), must fit in the NFS folder's free space."""
+        needed, root = 0, self.nfs_root()
+        for fileset in (self.fileset, self.large):
+            rel = self.folder(fileset)
+            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel) if self.profile.uses_lab else {}
+            for i, size in enumerate(fileset.sizes()):
+                path = root / rel / fileset.file_name(i)
+                needed += size if not path.is_file() or path.stat().st_size != size else 0
+                if self.profile.uses_lab and on_hdfs.get(fileset.file_name(i)) != size:
+                    needed += size * self.replicas
+        check_free_space("the read file sets", needed, root,
+                         "free space there, or lower files, mean_mb or large_file_mb")
 
     def plan(self, protocol: str) -> list[list[str]]:
         """Relative paths per job: K distinct random files each (seeded), or the one large file."""
@@ -142,7 +168,9 @@ class ReadComparison(Experiment):
             if self.cold_cache:
                 self.notes[f"{protocol}/{name}"] = drop_page_cache()
             plan = [[method.location(rel) for rel in job] for job in self.plan(protocol)]
-            with HealthWatch(storage_probes(self.profile, [method.storage])) as watch:
+            relative = self.plan(protocol)[0][0]  # a file this test reads: the HDFS probe reads it through a DataNode
+            probes = storage_probes(self.profile, [method.storage], hdfs_file="/" + relative.lstrip("/"))
+            with HealthWatch(probes) as watch:
                 jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
             for j, job in enumerate(jobs):
                 ok = job["ok"] and not watch.problem  # jobs that read through a storage outage are not samples
@@ -158,13 +186,13 @@ class ReadComparison(Experiment):
 
     # -- tables -------------------------------------------------------------------------------
     def jobs_frame(self) -> pd.DataFrame:
-        frame = self.results.to_frame()
+        frame = self._frame()
         jobs = frame[frame["params"].map(lambda p: p.get("job") is not None)]
         return jobs.assign(start=jobs["params"].map(lambda p: p["start"]), end=jobs["params"].map(lambda p: p["end"]))
 
     def table(self) -> pd.DataFrame:
         """The published shape: test, MB/s, data nodes, replicas, jobs, access, comment."""
-        frame = self.results.to_frame()
+        frame = self._frame()
         jobs = self.jobs_frame()
         rows = []
         for (protocol, name), group in frame.groupby(["case", "subject"], sort=False):

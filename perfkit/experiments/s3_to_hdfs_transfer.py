@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from perfkit import provenance, storage
+from perfkit import provenance, storage, validate
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
@@ -53,12 +53,16 @@ class TransferComparison(Experiment):
     health_interval_s: float = 1.0  # both storages are probed this often during each copy
 
     def __post_init__(self):
+        self.methods = validate.names("methods", self.methods)
         for name in self.methods:
-            method_class(name)
-        if self.order not in ORDERS:
-            raise PerfkitError(f"unknown method order {self.order!r}: use one of {', '.join(ORDERS)}")
-        if self.repeats < 1 or not self.concurrency or min(self.concurrency) < 1:
-            raise PerfkitError("repeats and every concurrency must be at least 1")
+            method_class(name)  # an unknown method is named with the choices
+        self.concurrency = validate.wholes("concurrency", self.concurrency)
+        self.repeats = validate.whole("repeats", self.repeats)
+        self.order = validate.choice("order", self.order, ORDERS)
+        self.source_prefix = validate.text("source_prefix", self.source_prefix, none_ok=True) or None
+        self.checksum = validate.flag("checksum", self.checksum)
+        self.seed = validate.whole("seed", self.seed, minimum=0)
+        self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
         if max(self.concurrency) > MAX_CONCURRENCY:  # each level is threads or processes on this machine
             raise PerfkitError(f"concurrency {max(self.concurrency)} is more than {MAX_CONCURRENCY} parallel copies: "
                                f"give levels from 1 to {MAX_CONCURRENCY}")
@@ -194,14 +198,14 @@ class TransferComparison(Experiment):
         _remove_quietly(hdfs or storage.webhdfs_client(self.profile), self.run_root)
 
     def summary(self) -> pd.DataFrame:
-        return summarise_transfers(self.results.to_frame())
+        return summarise_transfers(self._frame())
 
     def recap(self) -> pd.DataFrame:
         return recap_table(self.summary())
 
     def per_file_times(self) -> pd.DataFrame:
         """Seconds per file (rows) for each method and concurrency that copies file by file (columns)."""
-        frame = self.results.to_frame()
+        frame = self._frame()
         files = frame[(frame["case"] == "file") & frame["ok"].astype(bool)]
         if files.empty:
             return pd.DataFrame()
@@ -211,7 +215,7 @@ class TransferComparison(Experiment):
 
     def copies(self) -> pd.DataFrame:
         """One row per copy (per-file rows left out), with its concurrency."""
-        frame = self.results.to_frame()
+        frame = self._frame()
         totals = frame[frame["case"] == "total"]
         return totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")))[
             ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]

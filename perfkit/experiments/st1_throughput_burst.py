@@ -8,6 +8,7 @@ metrics over its window, and the st1 model for the volume configurations being c
 from __future__ import annotations
 
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,18 +18,20 @@ import pandas as pd
 
 from perfkit import provenance
 from perfkit.config import Profile
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
-from perfkit.metrics.st1 import PRICE_PER_GB_MONTH, Configuration, model_table
+from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, PRICE_PER_GB_MONTH, Configuration, model_table
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
+from perfkit.validate import choice, flag, iso_time, names, number, text, whole
 
 EXPERIMENT = "st1_throughput_burst"
 SOURCES = ("lab", "cloudwatch")
+MAX_STEPS = 100_000  # points per modelled series: plenty for a plot
 
 
 @dataclass
@@ -55,13 +58,32 @@ class St1Study(Experiment):
     node_cap_mib_s: float | None = None  # an instance's EBS bandwidth, if it should limit the model
 
     def __post_init__(self):
-        if self.source not in SOURCES:
-            raise PerfkitError(f"unknown metrics source {self.source!r}: use one of {', '.join(SOURCES)}")
+        """Validate every parameter before anything runs (they may arrive as any YAML value)."""
+        self.source = choice("source", self.source, SOURCES)
+        self.cluster_id, self.region = text("cluster_id", self.cluster_id), text("region", self.region, empty_ok=False)
+        self.volume_ids = names("volume_ids", self.volume_ids, empty_ok=True)
+        self.window_start = iso_time("window_start", self.window_start)
+        self.window_end = iso_time("window_end", self.window_end)
+        if bool(self.window_start) != bool(self.window_end):
+            raise PerfkitError("give both window_start and window_end (ISO 8601), "
+                               "or neither for the TestDFSIO run's own window")
+        if self.window_start and _utc(self.window_start) >= _utc(self.window_end):
+            raise PerfkitError(f"window_start={self.window_start} is not before window_end={self.window_end}: "
+                               "swap them, or widen the window")
+        self.period = whole("period", self.period)
+        self.run_testdfsio = flag("run_testdfsio", self.run_testdfsio)
+        for name in ("files", "file_mb", "nodes", "workload_files", "replication"):
+            setattr(self, name, whole(name, getattr(self, name)))
+        self.workload_file_gb = number("workload_file_gb", self.workload_file_gb, above=0, unit="GB")
+        self.price_per_gb_month = number("price_per_gb_month", self.price_per_gb_month, minimum=0, unit="USD")
+        self.node_cap_mib_s = number("node_cap_mib_s", self.node_cap_mib_s, above=0, unit="MiB/s",
+                                     none_means="no cap")
+        self.configurations = _configurations(self.configurations)
         if self.source == "cloudwatch" and not (self.cluster_id or self.volume_ids):
             raise PerfkitError("source 'cloudwatch' needs a cluster_id or volume_ids")
-        if self.source == "cloudwatch" and not self.run_testdfsio and not (self.window_start and self.window_end):
+        if self.source == "cloudwatch" and not self.run_testdfsio and not self.window_start:
             raise PerfkitError("without a TestDFSIO run, give window_start and window_end (ISO 8601, UTC)")
-        self.configs = [Configuration(int(v), float(s), self.nodes) for v, s in self.configurations]
+        self.configs = [Configuration(v, s, self.nodes) for v, s in self.configurations]
         self.dfsio: dict[str, DfsioResult] = {}
         self.cache_note = ""
         self.window: tuple[datetime, datetime] | None = None
@@ -81,12 +103,14 @@ class St1Study(Experiment):
                 self._metrics = with_throughput(sampler.frame(), sampler.period)
             else:
                 self._testdfsio(results)
-        if self.window_start and self.window_end:
+        if self.window_start:
             self.window = (_utc(self.window_start), _utc(self.window_end))
-        results.save()
+        if results.records:  # nothing measured (run_testdfsio=false): no empty result file
+            results.save()
         return results
 
     def _testdfsio(self, results: ResultSet) -> None:
+        """Write then read; a failing operation is recorded (the study's failures() report it) and ends this part."""
         with tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-") as work:
             bench = TestDfsio(self.profile, self.files, self.file_mb, Path(work), run_id=results.run_id)
             try:
@@ -94,12 +118,18 @@ class St1Study(Experiment):
                     if operation == "read":
                         self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
                                            else "page cache kept: a cluster's nodes are not this machine")
-                    started = now()
+                    started, error = now(), None
                     with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
-                        result, t0, t1 = bench.run(operation) if not watch.problem else (None, None, None)
+                        if not watch.problem:
+                            try:
+                                result, t0, t1 = bench.run(operation)
+                            except Exception as err:  # noqa: BLE001 - recorded as this operation's failure
+                                error = _why(err)
                     if watch.problem:  # TestDFSIO's figures through an HDFS outage are not a measurement
+                        error = watch.problem + (f"; TestDFSIO said: {error}" if error else "")
+                    if error:
                         results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured",
-                                    iteration=0, started_at=started, wall_s=None, ok=False, error=watch.problem)
+                                    iteration=0, started_at=started, wall_s=None, ok=False, error=error)
                         return
                     self.dfsio[operation] = result
                     self.window = (_epoch(t0) if operation == "write" else self.window[0], _epoch(t1))
@@ -109,7 +139,11 @@ class St1Study(Experiment):
                                 params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
                                         "average_io_rate_mb_s": result.average_io_rate_mb_s})
             finally:
-                bench.cleanup()
+                try:
+                    bench.cleanup()
+                except Exception as err:  # noqa: BLE001 - e.g. HDFS down: must not replace the run's own error
+                    warnings.warn(f"TestDFSIO's folder {bench.base} was not removed from HDFS ({root_cause(err)}): "
+                                  f"remove it with `hdfs dfs -rm -r {bench.base}`", stacklevel=2)
 
     def volumes(self) -> pd.DataFrame:
         if self.cluster_id:
@@ -118,6 +152,8 @@ class St1Study(Experiment):
 
     def metrics(self) -> pd.DataFrame:
         """Measured metrics: diskstats of the lab's disk, or CloudWatch for the volumes over the window."""
+        if self.source == "lab":
+            self._results()  # the lab's metrics are sampled by run()
         if self._metrics is None and self.source == "cloudwatch":
             if self.window is None:
                 raise PerfkitError("no window yet: run() first, or give window_start and window_end")
@@ -139,7 +175,9 @@ class St1Study(Experiment):
                            self.node_cap_mib_s)
 
     def table(self) -> pd.DataFrame:
-        """The published shape: volumes per node, cluster size, read and write time and cluster MiB/s, cost."""
+        """The published shape: volumes per node, cluster size, read and write time and cluster MiB/s, cost.
+        (model() alone needs no run.)"""
+        self._results()
         rows = []
         if self.dfsio:
             w, r = self.dfsio.get("write"), self.dfsio.get("read")
@@ -172,18 +210,39 @@ class St1Study(Experiment):
         for c in self.configs:
             write_s, read_s = c.write_then_read(self.workload_mib(), self.replication, self.node_cap_mib_s)
             demand = c.demand(self.node_cap_mib_s) or c.volume.burst
+            step_s = max(step_s, (write_s + read_s + 600) / MAX_STEPS)  # a huge workload: coarser, not out of memory
             steps = int(np.ceil((write_s + read_s + 600) / step_s))
             series = np.where(np.arange(steps) * step_s < write_s + read_s, demand, 0.0)
             frames.append(c.volume.simulate(series, step_s).assign(configuration=c.label))
         return pd.concat(frames, ignore_index=True)
 
 
+def _configurations(value) -> list[list]:
+    """[[volumes per node, GiB per volume], ...]: whole volumes >= 1, sizes st1 offers."""
+    example = "[[4, 512], [2, 1024]]"
+    if not isinstance(value, (list, tuple)) or not value:
+        raise PerfkitError(f"configurations={value!r}: give a non-empty list of [volumes per node, GiB per volume] "
+                           f"pairs, e.g. configurations={example}")
+    pairs = []
+    for i, pair in enumerate(value):
+        try:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise PerfkitError("not a pair")  # the message below says what a pair is
+            pairs.append([whole("volumes", pair[0]), number("size_gib", pair[1], minimum=MIN_GIB, maximum=MAX_GIB)])
+        except PerfkitError:
+            raise PerfkitError(f"configurations[{i}]={pair!r}: give [volumes per node (a whole number >= 1), GiB per "
+                               f"volume ({MIN_GIB} to {MAX_GIB}, the sizes st1 offers)]") from None
+    return pairs
+
+
+def _why(err: Exception) -> str:
+    """One line: TestDFSIO's "failed (exit N):" headline with the root cause of the stderr tail below it."""
+    head, _, tail = str(err).partition("\n")
+    return f"{head.rstrip(': ')}: {root_cause(tail)}" if tail.strip() else root_cause(err)
+
+
 def _utc(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise PerfkitError(f"{text!r} is not an ISO 8601 time: write e.g. 2026-11-20T14:00:00+00:00") from None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text)  # validated, with its zone, by iso_time in __post_init__
 
 
 def _epoch(seconds: float) -> datetime:

@@ -81,3 +81,118 @@ def test_a_node_cap_shares_the_bandwidth_among_its_volumes():
 def test_sizes_outside_st1_are_refused():
     with pytest.raises(PerfkitError, match="st1 volumes are 125 GiB to 16 TiB"):
         St1Volume(100)
+
+
+# -- the study: parameters, TestDFSIO failures, tables -------------------------------------------------------------
+def _study(**kwargs):
+    from perfkit.config import load_profile
+    from perfkit.experiments.st1_throughput_burst import St1Study
+
+    return St1Study(load_profile("lab"), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"nodes": -3}, "nodes=-3: give a whole number >= 1"),
+    ({"nodes": 0}, "nodes=0: give a whole number >= 1"),
+    ({"workload_files": 0}, "workload_files=0: give a whole number >= 1"),
+    ({"replication": 0}, "replication=0: give a whole number >= 1"),
+    ({"files": "4"}, "files='4': this is text, not a number: write files=4"),
+    ({"file_mb": 8.5}, "file_mb=8.5: give a whole number >= 1"),
+    ({"period": 0}, "period=0: give a whole number >= 1"),
+    ({"price_per_gb_month": -1}, "price_per_gb_month=-1: give a number of USD >= 0"),
+    ({"workload_file_gb": float("nan")}, "workload_file_gb=nan: give a number of GB > 0"),
+    ({"node_cap_mib_s": 0}, "node_cap_mib_s=0: give a number of MiB/s > 0, or None for no cap"),
+    ({"run_testdfsio": "false"}, "run_testdfsio='false': give true or false"),
+    ({"volume_ids": "vol-1"}, "volume_ids='vol-1': one text, not a list: write volume_ids=[vol-1]"),
+    ({"source": "cw"}, "source='cw': use one of lab, cloudwatch"),
+    ({"configurations": []}, "configurations=[]: give a non-empty list of [volumes per node, GiB per volume] pairs"),
+    ({"configurations": "4x512"}, "configurations='4x512': give a non-empty list of"),
+    ({"configurations": [[0, 512]]}, "configurations[0]=[0, 512]: give [volumes per node (a whole number >= 1), "
+                                     "GiB per volume (125 to 16384, the sizes st1 offers)]"),
+    ({"configurations": [[4, 100]]}, "configurations[0]=[4, 100]: give [volumes per node"),
+    ({"configurations": [[4, 512], [4]]}, "configurations[1]=[4]: give [volumes per node"),
+    ({"window_start": "yesterday", "window_end": "2026-01-01"}, "window_start='yesterday': give an ISO 8601 time"),
+    ({"window_start": "2026-01-01"}, "give both window_start and window_end (ISO 8601), or neither"),
+    ({"window_start": "2026-01-02", "window_end": "2026-01-01T00:00:00Z"},
+     "window_start=2026-01-02T00:00:00+00:00 is not before window_end=2026-01-01T00:00:00+00:00: swap them"),
+])
+def test_the_study_refuses_bad_parameters_before_anything_runs(kwargs, message):
+    import re
+
+    with pytest.raises(PerfkitError, match="^" + re.escape(message)):
+        _study(**kwargs)
+
+
+def test_the_study_takes_yaml_values_in_their_types():
+    from datetime import datetime
+
+    study = _study(nodes=5.0, configurations=[(4, 512)], window_start=datetime(2026, 1, 1, 10),
+                   window_end="2026-01-01T11:00:00+00:00", source="cloudwatch", volume_ids=["vol-1"],
+                   run_testdfsio=False)
+    assert study.nodes == 5 and study.configurations == [[4, 512.0]]
+    assert study.window_start == "2026-01-01T10:00:00+00:00"
+
+
+def test_a_huge_workload_is_modelled_in_coarser_steps():
+    series = _study(workload_files=10**9).modelled_series()
+    assert series.groupby("configuration").size().max() <= 100_001
+
+
+class _FakeBench:
+    base = "/perfkit/testdfsio/run"
+
+    def __init__(self, *args, fail: str | None = None, **kwargs):
+        self.fail = fail
+
+    def run(self, operation):
+        from perfkit.testdfsio import DfsioResult
+
+        if operation == self.fail:
+            raise PerfkitError(f"TestDFSIO -{operation} failed (exit 1):\nat org.apache.Foo\n"
+                               "Caused by: java.net.ConnectException: Connection refused")
+        return DfsioResult(operation, 2, 16.0, 10.0, 10.0, 0.0, 2.0), 100.0, 102.0
+
+    def cleanup(self):
+        raise ConnectionError("Max retries exceeded with url: /webhdfs/v1/perfkit/testdfsio/run")
+
+
+def _run_with(monkeypatch, tmp_path, fail):
+    from perfkit.experiments import st1_throughput_burst as st1
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    monkeypatch.setattr(st1, "TestDfsio", lambda *a, **k: _FakeBench(fail=fail))
+    monkeypatch.setattr(st1, "storage_probes", lambda profile, storages: {})
+    study = _study(source="cloudwatch", volume_ids=["vol-1"])
+    with pytest.warns(UserWarning, match=r"TestDFSIO's folder /perfkit/testdfsio/run was not removed from HDFS "
+                                         r"\(Max retries exceeded.*\): remove it with `hdfs dfs -rm -r "
+                                         r"/perfkit/testdfsio/run`"):
+        results = study.run(progress=False)
+    return study, results
+
+
+def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(monkeypatch, tmp_path):
+    study, results = _run_with(monkeypatch, tmp_path, fail="read")
+    assert [(r.case, r.ok) for r in results.records] == [("write", True), ("read", False)]
+    assert results.records[1].error == "TestDFSIO -read failed (exit 1): java.net.ConnectException: Connection refused"
+    assert results.path.exists() and list(study.failures()["case"]) == ["read"]
+    with pytest.raises(PerfkitError, match=r"^1 runs failed \(testdfsio: TestDFSIO -read failed \(exit 1\): "
+                                           r"java.net.ConnectException: Connection refused\)"):
+        study.raise_for_failures()
+
+
+def test_a_measured_run_is_in_the_table(monkeypatch, tmp_path):
+    study, results = _run_with(monkeypatch, tmp_path, fail=None)
+    assert all(r.ok for r in results.records) and study.failures().empty
+    monkeypatch.setattr(study, "_measured_label", lambda: "2 × 512 GiB")  # (asks EC2)
+    assert study.table()["source"].iloc[0].startswith("measured (cloudwatch")
+
+
+def test_without_testdfsio_no_empty_result_file_is_written(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    study = _study(run_testdfsio=False)
+    with pytest.raises(PerfkitError, match=r"^st1_throughput_burst: nothing has run yet: call run\(\) first$"):
+        study.table()
+    assert len(study.model()) == 3  # the model needs no run
+    results = study.run(progress=False)
+    assert results.records == [] and not results.path.exists()
+    assert study.failures().empty and len(study.table()) == 3

@@ -56,7 +56,7 @@ def test_two_storages_keep_the_published_shape():
 
 @pytest.mark.parametrize("storages, baseline, message", [
     (["hdfs"], "hdfs", "give two or more distinct storages of hdfs, s3"),
-    (["hdfs", "hdfs"], "hdfs", "give two or more distinct storages"),
+    (["hdfs", "hdfs"], "hdfs", "hdfs given more than once: give each once"),
     (["hdfs", "gcs"], "hdfs", "give two or more distinct storages of hdfs, s3"),
     (["hdfs", "s3"], "s3a", "baseline 's3a' is not one of the storages hdfs, s3"),
 ])

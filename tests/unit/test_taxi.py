@@ -1,4 +1,5 @@
 import hashlib
+import re
 
 import numpy as np
 import pyarrow.orc as orc
@@ -56,9 +57,24 @@ def test_distributions_are_plausible():
     assert t.groupby(t["pickup_datetime"].dt.date)["max_temperature"].nunique().max() == 1
 
 
-def test_bad_sizes_are_refused():
-    with pytest.raises(ValueError, match="rows >= files"):
-        TaxiDataset(rows=2, files=3)
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rows": 2, "files": 3}, "files=3: give a whole number >= 1 and <= 2 (at most one file per row)"),
+    ({"rows": "1e5"}, "rows='1e5': this is text, not a number: write rows=100000"),
+    ({"rows": 10**23}, "rows=100000000000000000000000: give a whole number >= 1 and <= 9,223,372,036,854,775,807"),
+    ({"rows": 10**7, "files": 4}, "rows=10,000,000 in files=4 is 2,500,000 rows per file, more than the 1,000,000 "
+                                  "one file may hold (each is generated in memory, ~3 KB a row): give files=10 or more"),
+    ({"rows": 10, "seed": -1}, "seed=-1: give a whole number >= 0"),
+])
+def test_bad_sizes_are_refused(kwargs, message):
+    from perfkit.errors import PerfkitError
+
+    with pytest.raises(PerfkitError, match="^" + re.escape(message)):
+        TaxiDataset(**kwargs)
+
+
+def test_an_integral_float_is_a_row_count():
+    ds = TaxiDataset(rows=1e5, files=4.0)
+    assert (ds.rows, ds.files, ds.name) == (100000, 4, "taxi_r100000_f4_s42")
 
 
 def test_verification_catches_missing_truncated_and_extra_files():
