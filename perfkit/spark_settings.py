@@ -1,10 +1,16 @@
 """Spark settings shared by the lab's Thrift server and perfkit's own Spark sessions."""
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from perfkit.lab.settings import HOST, LabPorts
+from perfkit.errors import PerfkitError
 from perfkit.paths import log_dir
+
+if TYPE_CHECKING:
+    from perfkit.lab.settings import LabPorts
 
 DRIVER_LOG4J2 = """# written by perfkit: the Spark driver logs to a file; the terminal and reports show perfkit's lines
 status = error
@@ -20,6 +26,9 @@ rootLogger.appenderRef.file.ref = file
 
 def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
     """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing)."""
+    # imported here: perfkit.lab imports this module, and a cluster's Spark session needs no lab
+    from perfkit.lab.settings import HOST
+
     return {
         "spark.driver.host": HOST,
         "spark.driver.bindAddress": HOST,
@@ -38,12 +47,30 @@ def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
     }
 
 
+def spark_properties(conf: dict[str, str]) -> str:
+    """A Spark properties file (Java properties syntax, read as UTF-8 by spark-submit --properties-file)."""
+    def escape(text: str, key: bool) -> str:
+        text = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        return re.sub(r"([=: #!])", r"\\\1", text) if key else re.sub(r"^([ #!])", r"\\\1", text)
+
+    lines = ["# written by perfkit: it holds the lab's S3 keys, so only its owner may read it"]
+    return "\n".join(lines + [f"{escape(k, True)}={escape(str(v), False)}" for k, v in conf.items()]) + "\n"
+
+
 def driver_log_conf() -> dict[str, str]:
     """Driver JVM options pointing log4j2 at a file under perfkit's log folder (spark-driver.log)."""
     folder = log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     config = folder / "spark-driver-log4j2.properties"
     text = DRIVER_LOG4J2.format(log=folder / "spark-driver.log")
-    if not config.exists() or config.read_text() != text:
-        config.write_text(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not config.exists() or config.read_text() != text:
+            config.write_text(text)
+    except OSError as err:
+        name = f"PERFKIT_LOG_DIR={folder}" if os.environ.get("PERFKIT_LOG_DIR") else f"perfkit's log folder {folder}"
+        problem = ("is a file, not a folder" if isinstance(err, FileExistsError) else
+                   "is not a folder (a file is in its path)" if isinstance(err, NotADirectoryError) else
+                   f"cannot be written ({err.strerror or err})")
+        raise PerfkitError(f"{name} {problem}: the Spark driver logs there. "
+                           "Fix: set PERFKIT_LOG_DIR to a folder you can write to") from None
     return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(config).as_uri()}"}

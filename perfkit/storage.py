@@ -1,19 +1,26 @@
 """Clients for the two compared storages, built from a profile, and the checks that they answer."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import boto3
 import requests
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ParamValidationError
 from hdfs import HdfsError, InsecureClient
 
 from perfkit.config import Profile
 from perfkit.errors import ServiceError
 
 RETRIES = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5)
-LAB_FIX = "start the lab with `perfkit lab up`" 
+LAB_FIX = "start the lab with `perfkit lab up`"
+# S3's bucket naming rules; s3a:// URLs carry the bucket as a host name, so legacy names (capitals, _) fail there too
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_BUCKET_RULES = ("S3 bucket names are 3 to 63 lowercase letters, digits, dots and hyphens, start and end with a "
+                 "letter or digit, and are not an IP address")
+_REGION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$")  # what botocore accepts
 
 
 def s3_client(profile: Profile, config: Config | None = None):
@@ -37,7 +44,24 @@ def _fix(profile: Profile, setting: str) -> str:
     return LAB_FIX if profile.uses_lab else f"check the profile's {setting} and that the service runs"
 
 
+def _is_http_url(url: str | None) -> bool:
+    try:
+        parts = urlsplit(url or "")
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not re.search(r"\s", url)
+
+
+def _bucket_name_ok(name: str) -> bool:
+    return (bool(_BUCKET.match(name)) and ".." not in name and not re.fullmatch(r"[\d.]+", name)
+            and not name.startswith(("xn--", "sthree-")) and not name.endswith(("-s3alias", "--ol-s3")))
+
+
 def check_hdfs(profile: Profile) -> None:
+    if not _is_http_url(profile.webhdfs_url):
+        raise ServiceError(f"HDFS at {profile.webhdfs_url}", "webhdfs_url is not an http(s):// URL (WebHDFS)",
+                           "set the profile's webhdfs_url to the NameNode's web address, e.g. http://namenode:9870")
     try:
         webhdfs_client(profile).status("/")
     except (requests.RequestException, HdfsError) as err:
@@ -47,6 +71,19 @@ def check_hdfs(profile: Profile) -> None:
 
 def check_s3(profile: Profile) -> None:
     where = f"S3 bucket {profile.s3_bucket!r}" + (f" at {profile.s3_endpoint}" if profile.s3_endpoint else "")
+    # what boto3 would refuse with a traceback or a misleading error, named here before any request
+    if profile.s3_endpoint is not None and not _is_http_url(profile.s3_endpoint):
+        raise ServiceError(where, f"invalid endpoint URL {profile.s3_endpoint!r}", "set the profile's s3_endpoint "
+                           "to an http(s):// address, e.g. http://127.0.0.1:7070 (or null for AWS itself)")
+    if not profile.s3_region:
+        raise ServiceError(where, "the region is empty", "set the profile's s3_region, e.g. us-east-1")
+    if not _REGION.match(profile.s3_region):
+        raise ServiceError(where, f"invalid region {profile.s3_region!r}",
+                           "set the profile's s3_region to a region name, e.g. us-east-1")
+    if not _bucket_name_ok(profile.s3_bucket):
+        raise ServiceError(where, "the bucket name is empty" if not profile.s3_bucket else
+                           f"invalid bucket name ({_BUCKET_RULES})",
+                           "set the profile's s3_bucket (or bucket= / --bucket) to a valid bucket name")
     try:
         s3_client(profile).head_bucket(Bucket=profile.s3_bucket)
     except NoCredentialsError:
@@ -54,12 +91,38 @@ def check_s3(profile: Profile) -> None:
                            "environment or instance profile)") from None
     except ClientError as err:
         code = err.response.get("Error", {}).get("Code", "")
+        if (impostor := _foreign_lab_s3(profile)) is not None:
+            raise ServiceError(where, f"the lab's S3 server is not running, and another program answers on its port "
+                               f"({impostor})", "stop that program, or move the lab with PERFKIT_LAB_PORT_S3=<free port>;"
+                               " then run `perfkit lab up`") from None
         if code in ("404", "NoSuchBucket"):
             raise ServiceError(where, "the bucket does not exist",
                                "create it, or pass the name of an existing bucket (profile setting s3_bucket / bucket=)") from None
         raise ServiceError(where, f"refused ({code})", "check the credentials and the bucket policy") from None
+    except ParamValidationError as err:  # a setting the checks above let through
+        raise ServiceError(where, f"invalid request ({' '.join(str(err).split())})",
+                           "check the profile's s3_bucket and s3_region") from None
     except BotoCoreError as err:
         raise ServiceError(where, f"not reachable ({type(err).__name__})", _fix(profile, "s3_endpoint")) from None
+
+
+def _foreign_lab_s3(profile: Profile) -> str | None:
+    """Who answers on the lab's S3 port while the lab's own S3 server is not running (else None)."""
+    if not profile.uses_lab:
+        return None
+    from perfkit.lab.process import port_in_use, port_owner
+    from perfkit.lab.s3 import S3Server
+    from perfkit.lab.settings import LabPorts
+    from perfkit.paths import lab_home
+
+    parts = urlsplit(profile.s3_endpoint or "")
+    if parts.hostname is None or parts.port is None or S3Server(lab_home(), LabPorts.from_env()).daemon.pid():
+        return None
+    if not port_in_use(parts.hostname, parts.port):
+        return None
+    owner = port_owner(parts.hostname, parts.port)
+    return f"port {parts.port}, pid {owner[0]}: {owner[1][:120] or 'command line not readable'}" if owner else \
+        f"port {parts.port}, by a program this user cannot see"
 
 
 def hdfs_listing(client: InsecureClient, path: str) -> dict[str, int]:

@@ -17,8 +17,7 @@ from perfkit.lab.hiveserver import HiveServer
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
-from perfkit.lab.settings import HOST, LabPorts, lab_credentials
-from perfkit.paths import lab_home
+from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials
 
 
 @dataclass
@@ -38,10 +37,12 @@ class ServiceStatus:
 
 class Lab:
     def __init__(self, home: Path | None = None, ports: LabPorts | None = None):
-        self.home = Path(home) if home else lab_home()
+        self.home = checked_home(home)
         self.ports = ports or LabPorts.from_env()
+        hdfs = Hdfs(self.home, self.ports)
+        self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
         # start order: storage first, then what reads it
-        self.services = [Hdfs(self.home, self.ports), S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
+        self.services = [hdfs, S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
                          HiveServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
 
     def up(self) -> list[ServiceStatus]:

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import urllib.request
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from perfkit.errors import PerfkitError, ServiceError
+from perfkit.errors import ServiceError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
-from perfkit.lab.settings import HOST, LabPorts, lab_credentials
+from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, lab_credentials
 from perfkit.spark_settings import lab_spark_conf
 
 HEAP = "-Xmx512m"
@@ -34,14 +33,6 @@ log4j.appender.stderr.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n
 log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 """
 PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab's own file
-DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
-
-
-def datanode_count() -> int:
-    raw = os.environ.get("PERFKIT_LAB_DATANODES", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= 8:
-        raise PerfkitError(f"PERFKIT_LAB_DATANODES={raw!r}: give a number of DataNodes from 1 to 8")
-    return int(raw)
 
 
 class Hdfs:

@@ -11,7 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from perfkit.errors import ServiceError
+from perfkit.errors import ServiceError, root_cause
+from perfkit.lab.settings import HOST
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -92,10 +93,32 @@ def port_owner(host: str, port: int) -> tuple[int, str] | None:
     return (pid, _cmdline(pid)) if pid else None
 
 
-def log_tail(log: Path, lines: int = 8) -> str:
-    if not log.exists():
-        return ""
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+_START_MARK = "=== perfkit lab: starting"
+# a qualified Java exception at the start of a line ("Caused by: java.net.BindException: ...") names the root cause
+_JAVA_EXCEPTION = re.compile(r"^(Caused by:\s*)?[\w$]+(\.[\w$]+)+(Exception|Error)\b")
+_ERROR_LINE = re.compile(r"Exception|Error\b|(?i:\b(error|fatal|failed)\b|address already in use)")
+_FRAME = re.compile(r"^(at |\.\.\. \d+ more|Traceback|File \")")
+BIND_FAILED = re.compile(r"BindException|(?i:address already in use)")
+
+
+def start_failure(log: Path) -> str:
+    """One line: why the daemon's latest start failed, read from its log since that start.
+
+    The last Java exception wins (the innermost "Caused by" of the fatal trace), then the last line
+    that speaks of an error, then simply the last line.
+    """
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return "no log"
+    mark = text.rfind(_START_MARK)  # the log is appended to: only this start's part counts
+    lines = [line.strip() for line in (text[mark:].splitlines()[1:] if mark >= 0 else text.splitlines())]
+    lines = [line for line in lines if line and not _FRAME.match(line)]
+    for wanted in (_JAVA_EXCEPTION.match, _ERROR_LINE.search, bool):
+        found = [line for line in lines if wanted(line)]
+        if found:
+            return root_cause(found[-1]).rstrip(".")
+    return "nothing in its log"
 
 
 class Daemon:
@@ -176,15 +199,32 @@ class Daemon:
         return True
 
     def wait_until(self, healthy, timeout: float, fix: str) -> None:
-        """Poll `healthy()` until it is true; fail fast with the log's tail if the process dies."""
+        """Poll `healthy()` until it is true; fail fast with the log's root cause if the process dies."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.pid() is None:
-                raise ServiceError(self.name, f"exited during start-up:\n{log_tail(self.log)}\n", fix, str(self.log))
+                cause = start_failure(self.log)
+                if self.ports and BIND_FAILED.search(cause):  # the usual cause, and the generic fix would not say so
+                    fix = self._port_fix(self.ports)
+                raise ServiceError(self.name, f"exited during start-up: {cause}", fix, str(self.log))
             if healthy():
                 return
             time.sleep(0.5)
+        # a daemon that failed to bind may linger without serving: name a port another process holds
+        pid = self.pid()
+        foreign = {field: port for field, port in self.ports.items()
+                   if (owner := port_owner(HOST, port)) and owner[0] != pid}
+        if foreign:
+            raise ServiceError(self.name, f"not healthy after {timeout:.0f} s: "
+                               f"port {', '.join(map(str, foreign.values()))} is held by another process",
+                               self._port_fix(foreign), str(self.log))
         raise ServiceError(self.name, f"not healthy after {timeout:.0f} s", fix, str(self.log))
+
+    @staticmethod
+    def _port_fix(ports: dict[str, int]) -> str:
+        taken = ", ".join(f"{port} ({field})" for field, port in ports.items())
+        moves = " / ".join(f"PERFKIT_LAB_PORT_{field.upper()}=<free port>" for field in ports)
+        return f"another program took port {taken}: stop it, or move the lab with {moves}"
 
 
 def _alive(pid: int) -> bool:

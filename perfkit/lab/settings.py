@@ -12,6 +12,32 @@ from perfkit.paths import lab_home
 
 HOST = "127.0.0.1"  # every lab service listens on loopback only
 BUCKET = "perfkit-lab"
+DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
+MAX_DATANODES = 8
+
+
+def _whole_number(raw: str) -> int | None:
+    """ASCII digits only: str.isdigit() also takes '²' (int() then fails) and '٩٨' (int() takes it silently)."""
+    return int(raw) if raw.isascii() and raw.isdigit() else None
+
+
+def datanode_count() -> int:
+    raw = os.environ.get("PERFKIT_LAB_DATANODES", "1")
+    count = _whole_number(raw)
+    if count is None or not 1 <= count <= MAX_DATANODES:
+        raise PerfkitError(f"PERFKIT_LAB_DATANODES={raw!r}: give a number of DataNodes from 1 to {MAX_DATANODES}")
+    return count
+
+
+def checked_home(home: Path | None = None) -> Path:
+    """The lab home, refused in one line when it (or the nearest existing folder above it) is a file."""
+    home = Path(home) if home else lab_home()
+    existing = next((p for p in (home, *home.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        what = "" if existing == home else f" ({existing} is a file)"
+        raise PerfkitError(f"PERFKIT_LAB_HOME {home} is not a folder{what}: the lab keeps its data, logs and pid "
+                           "files there. Fix: set PERFKIT_LAB_HOME to a folder path (or unset it)")
+    return home
 
 
 @dataclass(frozen=True)
@@ -35,23 +61,53 @@ class LabPorts:
             raw = os.environ.get(var)
             if raw is None:
                 continue
-            if not raw.isdigit() or not 0 < int(raw) < 65536:
+            port = _whole_number(raw)
+            if port is None or not 0 < port < 65536:
                 raise PerfkitError(f"{var}={raw!r} is not a port number: set it to an integer between 1 and 65535")
-            values[f.name] = int(raw)
-        return cls(**values)
+            values[f.name] = port
+        ports = cls(**values)
+        ports.check_distinct(datanode_count())
+        return ports
+
+    def check_distinct(self, datanodes: int) -> None:
+        """Two daemons on one port: the second dies at start-up after a long wait, so refuse it here.
+
+        DataNode i (from 0) listens on each DataNode port + 10 * i: those count too.
+        """
+        seen: dict[int, str] = {}
+        for f in fields(self):
+            var = f"PERFKIT_LAB_PORT_{f.name.upper()}"
+            name = var if var in os.environ else f"{var} (default {getattr(self, f.name)})"
+            for i in range(datanodes if f.name.startswith("datanode") else 1):
+                port = getattr(self, f.name) + DATANODE_PORT_STEP * i
+                who = f"{name} + {DATANODE_PORT_STEP * i} (datanode{i})" if i else name
+                if port > 65535:
+                    raise PerfkitError(f"lab ports: {who} = {port} is beyond 65535 with PERFKIT_LAB_DATANODES="
+                                       f"{datanodes}. Fix: set {var} lower")
+                if port in seen:
+                    raise PerfkitError(f"lab ports: {seen[port]} and {who} are both port {port}; two lab services "
+                                       "cannot share a port. Fix: give each PERFKIT_LAB_PORT_<NAME> its own port "
+                                       f"(DataNode ports step by {DATANODE_PORT_STEP} per extra DataNode)")
+                seen[port] = who
 
 
 def lab_credentials(create: bool = False, home: Path | None = None) -> dict[str, str]:
     """The S3 keys of the lab's server: made once per lab home, kept out of notebooks and reports."""
-    path = (home or lab_home()) / "credentials.json"
+    path = checked_home(home) / "credentials.json"
     if path.exists():
         return json.loads(path.read_text())
     if not create:
         raise PerfkitError(f"the lab has no credentials yet ({path}): run `perfkit lab up` first")
     creds = {"access_key": "perfkit-lab", "secret_key": secrets.token_hex(16)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(creds))
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    write_private(path, json.dumps(creds))
     return creds
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace a file that holds secrets: created 0600, so never readable by others, not even for an instant."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)  # O_EXCL below: a leftover could have looser permissions
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+        out.write(text)
+    tmp.replace(path)

@@ -4,7 +4,7 @@ import pytest
 
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import Lab
-from perfkit.lab.process import Daemon
+from perfkit.lab.process import Daemon, start_failure
 from perfkit.lab.settings import LabPorts
 
 
@@ -37,3 +37,43 @@ def test_a_busy_port_names_the_service_port_and_fix(tmp_path):
         lab = Lab(home=tmp_path, ports=LabPorts(s3=port))
         with pytest.raises(PerfkitError, match=rf"s3 cannot start: port {port} \(s3\) .* PERFKIT_LAB_PORT_S3"):
             lab._check_ports(lab.services[1])
+
+
+SPARK_BIND_FAILURE = """\
+24/05/01 10:00:01 INFO HiveThriftServer2: Started daemon with process name: 4242@host
+24/05/01 10:00:09 WARN ObjectStore: Failed to get database global_temp, returning NoSuchObjectException
+24/05/01 10:00:12 ERROR HiveThriftServer2: Error starting HiveThriftServer2
+org.apache.thrift.transport.TTransportException: Could not create ServerSocket on address /127.0.0.1:10001.
+\tat org.apache.thrift.transport.TServerSocket.<init>(TServerSocket.java:109)
+Caused by: java.net.BindException: Address already in use
+\tat java.base/sun.nio.ch.Net.bind0(Native Method)
+\t... 12 more
+24/05/01 10:00:12 INFO ShutdownHookManager: Shutdown hook called
+24/05/01 10:00:12 INFO ShutdownHookManager: Deleting directory /tmp/spark-1
+"""
+
+
+def test_a_daemon_that_cannot_bind_says_so_in_one_line_with_the_port_fix(tmp_path):
+    daemon = Daemon("toy", tmp_path, "perfkit-toy-daemon", ports={"hiveserver2": 10001})
+    daemon.log.parent.mkdir(parents=True)
+    daemon.log.write_text("=== perfkit lab: starting toy at yesterday ===\nCaused by: java.lang.OutOfMemoryError: old\n")
+    (tmp_path / "spark.log").write_text(SPARK_BIND_FAILURE)
+    daemon.start(["bash", "-c", f"cat {tmp_path / 'spark.log'}; : perfkit-toy-daemon; exit 1"])
+    with pytest.raises(ServiceError) as err:
+        daemon.wait_until(lambda: False, 10, "the generic fix")
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("toy: exited during start-up: java.net.BindException: Address already in use (log: ")
+    assert "OutOfMemoryError" not in text  # an earlier start's failure in the same log is not this one's
+    assert "Fix: another program took port 10001 (hiveserver2): stop it, or move the lab with " \
+           "PERFKIT_LAB_PORT_HIVESERVER2=<free port>" in text
+
+
+def test_start_failure_prefers_an_error_line_then_the_last_line(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("=== perfkit lab: starting x ===\nserving\n2024/05/01 ERROR : listen tcp 127.0.0.1:1: bind: "
+                   "address already in use\nexiting\n")
+    assert start_failure(log) == "2024/05/01 ERROR : listen tcp 127.0.0.1:1: bind: address already in use"
+    log.write_text("=== perfkit lab: starting x ===\nstarting\nno space left\n")
+    assert start_failure(log) == "no space left"
+    assert start_failure(tmp_path / "none.log") == "no log"
