@@ -1,7 +1,10 @@
 """The `perfkit` command."""
 from __future__ import annotations
 
+import errno
+import signal
 import sys
+import warnings
 
 import click
 
@@ -9,20 +12,41 @@ from perfkit.errors import PerfkitError
 
 
 class _Group(click.Group):
-    """Turns a PerfkitError anywhere below into one message on stderr and exit status 1."""
+    """Turns a PerfkitError, or an OSError (permission, not a folder, disk full), anywhere below into one message on
+    stderr and exit status 1, and prints each warning on one line. Ctrl-C is left to click ("Aborted!")."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except PerfkitError as err:
-            click.echo(f"perfkit: {err}", err=True)
-            sys.exit(1)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except PerfkitError as err:
+                click.echo(f"perfkit: {err}", err=True)
+                sys.exit(1)
+            except OSError as err:
+                if err.errno == errno.EPIPE:
+                    raise  # click's own handling of a closed pipe (perfkit ... | head)
+                where = "".join(f"{sep}{name}" for sep, name in ((": ", err.filename), (" -> ", err.filename2))
+                                if name is not None)
+                click.echo(f"perfkit: {err.strerror or str(err) or type(err).__name__}{where}", err=True)
+                sys.exit(1)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    # the default format adds the source line of the warn() call: traceback-like noise for a user
+    click.echo(f"warning: {message}", err=True)
 
 
 @click.group(cls=_Group)
 @click.version_option(package_name="perfkit")
 def main():
     """Storage-performance analysis: HDFS vs S3 and more, on the embedded lab or a cluster."""
+    # `kill` (SIGTERM) stops a run the way Ctrl-C does: the run's file is saved and marked interrupted
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @main.group()

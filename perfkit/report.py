@@ -6,19 +6,24 @@ written (notebook, HTML, index), should a cell ever print it.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import html
+import itertools
 import json
+import logging
 import os
 import re
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from perfkit import provenance
-from perfkit.errors import PerfkitError
-from perfkit.paths import project_root, reports_dir
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.paths import ensure_writable_dir, project_root, reports_dir
 
 SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api_?key|access_?key|session_?key", re.I)
 # What a secret looks like, wherever it stands in a text:
@@ -57,6 +62,8 @@ JVM_NOISE = re.compile(
     r"|^To adjust logging level use"
     r"|Unable to load native-hadoop library"
     r"|^SLF4J:")
+# ipykernel's warning at every start on a plain-TCP connection (local, as papermill starts it): not a cause of death.
+KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
 
 
 @dataclass
@@ -94,7 +101,8 @@ def _secret_in(where: str, name, value) -> str | None:
 
 
 def parse_parameters(pairs: list[str]) -> dict:
-    """key=value pairs; values are read as YAML, so 3, 0.5, [spark, hive] and true keep their types."""
+    """key=value pairs; values are read as YAML, so 3, 0.5, [spark, hive] and true keep their types, while dates and
+    times stay the ISO text written (2026-01-01T00:00:00): the notebooks take them as strings."""
     import yaml
 
     parameters = {}
@@ -102,67 +110,204 @@ def parse_parameters(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip().isidentifier():
             raise PerfkitError(f"parameter {pair!r} is not key=value: write e.g. -p runs=5 -p engines='[spark, hive]'")
-        parameters[key.strip()] = yaml.safe_load(value) if value else ""
+        try:
+            parsed = yaml.load(value, Loader=_parameter_loader()) if value else ""
+            json.dumps(parsed)  # what papermill and the report metadata can carry
+        except (yaml.YAMLError, TypeError, ValueError) as err:
+            why = " ".join(str(getattr(err, "problem", None) or err).split())
+            raise PerfkitError(
+                f"parameter {key.strip()}: {value!r} is not a plain YAML value ({why}): write a number, a string, "
+                f"a list such as -p 'engines=[spark, hive]', or quote a string: -p \"{key.strip()}='{value}'\""
+            ) from None
+        parameters[key.strip()] = parsed
     return parameters
+
+
+@functools.cache
+def _parameter_loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader without the timestamp rule: a date or time stays a string (datetime is not JSON)."""
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return Loader
 
 
 def render(notebook: Path | str, parameters: dict | None = None, out_root: Path | None = None,
            kernel: str | None = None, show_code: bool = False) -> Report:
-    """Execute the notebook; keep the executed copy and its HTML even when a cell fails (ok=False).
+    """Execute the notebook; keep the executed copy and its HTML even when a cell fails or the kernel dies (ok=False).
 
+    What can be checked is checked before the kernel starts: the file is a notebook, its kernel is installed, the
+    parameters are known and the report folders are writable. An interrupted run (Ctrl-C) leaves nothing behind.
     The HTML shows the outputs alone unless show_code; the executed .ipynb always keeps the code."""
+    import nbformat
     import papermill as pm
+    from traitlets.config import Config
 
     notebook = Path(notebook)
     if not notebook.exists():
         raise PerfkitError(f"notebook {notebook} does not exist: give the path of one of notebooks/*.ipynb")
+    source = read_notebook(notebook)
     out_dir = report_dir(notebook, out_root)
     parameters = dict(parameters or {})
     check_parameters(parameters)
-    declared = notebook_parameters(notebook)
+    declared = _parameter_names(source, notebook)
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
-        raise PerfkitError(f"{notebook.name} has no parameter {', '.join(unknown)}: its parameters are {', '.join(declared)}")
+        raise PerfkitError(f"{notebook.name} has no parameter {', '.join(unknown)}: "
+                           f"its parameters are {', '.join(declared)}")
+    language = _kernel_language(source, notebook, kernel)
+    root_fix = "pass a writable out_root" if out_root else "set PERFKIT_REPORTS to a writable folder"
+    ensure_writable_dir(out_dir.parent, "reports folder", root_fix)
+    created = not out_dir.exists()
+    ensure_writable_dir(out_dir, "report folder", f"make it writable, or {root_fix}")
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    final_nb, final_html = out_dir / f"{stamp}.ipynb", out_dir / f"{stamp}.html"
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".render-") as work:
-        executed = Path(work) / notebook.name
-        started = time.monotonic()
-        error = None
-        try:
-            pm.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=kernel,
-                                cwd=str(project_root()), progress_bar=False)
-        except pm.PapermillExecutionError as err:
-            error = f"{err.ename}: {err.evalue}"
-        if not executed.exists():
-            raise PerfkitError(f"papermill wrote no output for {notebook}: {error}")
-        import nbformat
-
-        nb = tidy(nbformat.read(str(executed), as_version=4))
-        nb.metadata["perfkit"] = {
-            "rendered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "seconds": round(time.monotonic() - started, 1), "ok": error is None, "error": error,
-            "parameters": parameters, "show_code": show_code, "git_commit": provenance.git_commit(),
-            "versions": provenance.versions(),
-        }
-        # redact string by string: in the serialised JSON a newline is "\n", which glues an 'n' to the next token
-        text = nbformat.writes(redact_notebook(nb))
-        _atomic_write(final_nb, text)
-        _atomic_write(final_html, redact(to_html(text, show_code=show_code)))
+    now = datetime.now(timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"
+    try:
+        with tempfile.TemporaryDirectory(dir=out_dir, prefix=".render-") as work:
+            executed, kernel_log = Path(work) / notebook.name, Path(work) / "kernel-stderr.log"
+            started = time.monotonic()
+            error, marked = None, True
+            pm_log = logging.getLogger("papermill")  # nbclient logs through it too
+            pm_level = pm_log.level
+            pm_log.setLevel(logging.CRITICAL)  # its "Kernel died..." line on the terminal: the error is ours to report
+            try:
+                pm.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=kernel,
+                                    language=language, cwd=str(project_root()), progress_bar=False,
+                                    kernel_manager_class=_kernel_manager_class(),
+                                    config=Config({"QuietKernelManager": {"stderr_path": str(kernel_log)}}))
+            except pm.PapermillExecutionError as err:  # a cell raised: papermill marked it in the notebook
+                error = f"{err.ename}: {err.evalue}"
+            except Exception as err:  # noqa: BLE001 - the kernel died, timed out or never started
+                error, marked = f"{type(err).__name__}: {root_cause(err)}", False
+            finally:
+                pm_log.setLevel(pm_level)
+            if not executed.exists():
+                raise PerfkitError(f"papermill wrote no output for {notebook}: {error}")
+            nb = tidy(nbformat.read(str(executed), as_version=4))
+            if not marked:
+                _mark_stop(nb, error, kernel_log.read_text(errors="replace") if kernel_log.exists() else "")
+            nb.metadata["perfkit"] = {
+                "rendered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "seconds": round(time.monotonic() - started, 1), "ok": error is None, "error": error,
+                "parameters": parameters, "show_code": show_code, "git_commit": provenance.git_commit(),
+                "versions": provenance.versions(),
+            }
+            # redact string by string: in the serialised JSON a newline is "\n", which glues an 'n' to the next token
+            text = nbformat.writes(redact_notebook(nb))
+            final_nb = _write_new_report(out_dir, stamp, text, redact(to_html(text, show_code=show_code)))
+    except BaseException:
+        # Ctrl-C or no report: nbclient has shut the kernel down on the way out and the `with` removed the work
+        # folder; a report folder this run made goes too unless another run put something in it meanwhile
+        if created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()
+        raise
     write_index(out_dir.parent)
-    return Report(final_nb, final_html, error is None, error)
+    return Report(final_nb, final_nb.with_suffix(".html"), error is None, error)
+
+
+def read_notebook(notebook: Path | str):
+    """The notebook node of an .ipynb file, or a PerfkitError saying why the file is not one."""
+    import nbformat
+
+    def refuse(why: str) -> PerfkitError:
+        return PerfkitError(f"{notebook} is not a Jupyter notebook ({why}): "
+                            "give an .ipynb file saved by Jupyter, such as notebooks/st1_throughput_burst.ipynb")
+
+    try:
+        text = Path(notebook).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise refuse("binary, not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise refuse("not JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells", data.get("worksheets")), list):
+        raise refuse("JSON without a list of cells")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's notes on missing cell ids: papermill adds them
+            return nbformat.reads(text, as_version=4)
+    except Exception as err:  # noqa: BLE001 - nbformat's conversion and schema errors share no base class
+        raise refuse(f"invalid: {root_cause(err, 120)}") from None
 
 
 def notebook_parameters(notebook: Path) -> list[str]:
     """Names assigned in the cell tagged `parameters`."""
-    nb = json.loads(Path(notebook).read_text())
-    for cell in nb["cells"]:
+    return _parameter_names(read_notebook(notebook), notebook)
+
+
+def _parameter_names(nb, notebook: Path) -> list[str]:
+    for cell in nb.cells:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
-            source = "".join(cell["source"])
-            return re.findall(r"^([A-Za-z_]\w*)\s*=", source, re.M)
+            return re.findall(r"^([A-Za-z_]\w*)\s*=", cell.source, re.M)
     raise PerfkitError(f"{notebook} has no cell tagged 'parameters': papermill needs one")
+
+
+def _kernel_language(nb, notebook: Path, kernel: str | None) -> str:
+    """The language of the kernel the notebook will run on (papermill writes the parameters in it); refused, before
+    anything is created, if the notebook names no kernel or the kernel is not installed."""
+    from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager, NoSuchKernel
+
+    specs = KernelSpecManager()
+    installed = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+    name = kernel or nb.metadata.get("kernelspec", {}).get("name")
+    if not name:
+        raise PerfkitError(f"{notebook} has no kernel: pass --kernel NAME (installed: {installed}) "
+                           "or open it in Jupyter, choose a kernel and save it")
+    try:
+        spec = specs.get_kernel_spec(NATIVE_KERNEL_NAME if name == "python" else name)  # jupyter_client's alias
+    except NoSuchKernel:
+        asked = "--kernel" if kernel else f"{notebook} asks for kernel"
+        raise PerfkitError(f"{asked} {name!r} is not an installed Jupyter kernel: "
+                           f"pass --kernel with one of {installed}") from None
+    return spec.language
+
+
+@functools.cache
+def _kernel_manager_class():
+    """The kernel manager papermill uses: it starts the kernel with its own stderr in a file (stderr_path) rather than
+    on the user's terminal. ipykernel logs there: a plain-TCP warning at every start, a ZMQ traceback when Ctrl-C
+    shuts it down mid-cell, and a crash's last words (quoted in the report). Cell outputs travel separately."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Unicode
+
+    class QuietKernelManager(AsyncKernelManager):
+        stderr_path = Unicode("", config=True)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if not self.stderr_path:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(self.stderr_path, "ab") as log:  # the kernel process keeps its own copy of the descriptor
+                return await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": log})
+
+    return QuietKernelManager
+
+
+def _mark_stop(nb, error: str, kernel_stderr: str) -> None:
+    """papermill marks a cell that raised; a kernel that died or timed out leaves no mark. Say so at the top, with the
+    kernel's last stderr lines, and before the cell that was running."""
+    import nbformat
+
+    def marker(text):
+        cell = nbformat.v4.new_markdown_cell(text, metadata={"tags": ["papermill-error-cell-tag"]})
+        if nb.nbformat_minor < 5:
+            cell.pop("id", None)  # cell ids came with nbformat 4.5
+        return cell
+
+    said = [line for line in kernel_stderr.splitlines()
+            if line.strip() and not KERNEL_NOISE.search(line) and not JVM_NOISE.search(line)]
+    last_words = "\n\nThe kernel's last lines on stderr:\n\n```\n" + "\n".join(said[-20:]) + "\n```" if said else ""
+    ran = [i for i, cell in enumerate(nb.cells) if cell.get("metadata", {}).get("papermill", {}).get("start_time")]
+    if ran:
+        nb.cells.insert(ran[-1], marker(f"**The run stopped in the cell below**: `{error}`"))
+    nb.cells.insert(0, marker(f"**This run did not finish**: `{error}`; the cells after the one where it stopped "
+                              f"did not run.{last_words}"))
 
 
 def report_dir(notebook: Path, out_root: Path | None = None) -> Path:
@@ -265,11 +410,19 @@ def write_index(root: Path | None = None) -> Path:
         html_path = nb_path.with_suffix(".html")
         if not html_path.exists():
             continue
-        meta = json.loads(nb_path.read_text()).get("metadata", {})
-        info = meta.get("perfkit", {})
-        params = meta.get("papermill", {}).get("parameters", {})
-        shown = redact(", ".join(f"{k}={v}" for k, v in params.items()))  # an old report may predate a redaction rule
-        entries.append((info.get("rendered_at", nb_path.stem), nb_path.parent.name, html_path, shown, info.get("ok", True)))
+        try:
+            meta = json.loads(nb_path.read_text(encoding="utf-8")).get("metadata", {})
+            info = meta.get("perfkit", {})
+            params = meta.get("papermill", {}).get("parameters", {})
+            # an old report may predate a redaction rule
+            shown = redact(", ".join(f"{k}={v}" for k, v in params.items()))
+            entry = (str(info.get("rendered_at", nb_path.stem)), nb_path.parent.name, html_path, shown,
+                     info.get("ok", True))
+        except (OSError, ValueError, AttributeError) as err:  # one broken file must not stop every later report
+            warnings.warn(f"report {nb_path} is unreadable ({type(err).__name__}): left out of the index "
+                          "(move it aside to silence this)", stacklevel=2)
+            continue
+        entries.append(entry)
     entries.sort(key=lambda e: e[0], reverse=True)
     rows = "\n".join(
         f"<tr><td>{html.escape(when)}</td><td><a href=\"{html.escape(str(path.relative_to(root)))}\">"
@@ -291,10 +444,37 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
     return index
 
 
+def _write_new_report(out_dir: Path, stamp: str, notebook_text: str, page: str) -> Path:
+    """<stamp>.ipynb and .html under a name no report has, both or neither. The .ipynb is created exclusively
+    (O_EXCL) before anything is written, so a run in the same millisecond gets <stamp>-2 and no report is ever
+    overwritten; the index lists a report once its .html exists, which is written last."""
+    for n in itertools.count(1):
+        nb_path = out_dir / (f"{stamp}.ipynb" if n == 1 else f"{stamp}-{n}.ipynb")
+        if nb_path.with_suffix(".html").exists():
+            continue
+        try:
+            os.close(os.open(nb_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            break
+        except FileExistsError:
+            continue
+    try:
+        _atomic_write(nb_path, notebook_text)
+        _atomic_write(nb_path.with_suffix(".html"), page)
+    except BaseException:
+        nb_path.unlink(missing_ok=True)
+        nb_path.with_suffix(".html").unlink(missing_ok=True)
+        raise
+    return nb_path
+
+
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.chmod(tmp, 0o644)  # reports are for sharing
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(tmp, 0o644)  # reports are for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)  # a full disk leaves no half-written .tmp behind
+        raise

@@ -58,3 +58,36 @@ def test_index_lists_every_report_newest_first_with_parameters(tmp_path):
 
 def test_redact_removes_aws_key_ids():
     assert report.redact(f"key {FAKE_KEY_ID} here") == "key *** here"
+
+
+def test_dates_and_times_stay_the_iso_text_written():
+    # unquoted, as the st1 notebook documents it: YAML would make datetime objects, which JSON cannot carry
+    assert report.parse_parameters(["window_start=2026-01-01T00:00:00", "n=2026-01-01", "e=[2026-01-02]"]) == {
+        "window_start": "2026-01-01T00:00:00", "n": "2026-01-01", "e": ["2026-01-02"]}
+
+
+@pytest.mark.parametrize("pair, why", [
+    ("engines=[spark", "expected ',' or ']'"),
+    ("rows=!!python/object:os.system", "could not determine a constructor"),
+    ("s=!!set {a}", "set is not JSON serializable"),
+    ("t=!!timestamp 2026-01-01", "date is not JSON serializable"),
+])
+def test_a_value_that_is_not_plain_yaml_is_refused_with_the_parameter_and_the_fix(pair, why):
+    key, _, value = pair.partition("=")
+    with pytest.raises(PerfkitError) as caught:
+        report.parse_parameters([pair])
+    message = str(caught.value)
+    assert message.startswith(f"parameter {key}: {value!r} is not a plain YAML value (") and why in message
+    assert f"""quote a string: -p "{key}='{value}'\"""" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"metadata": []}', b"\xff\xfe\x00"])
+def test_the_index_leaves_out_an_unreadable_report_with_a_warning(tmp_path, content):
+    _fake_report(tmp_path, "a", "2026-01-01T00:00:00", {"rows": 10})
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "x.ipynb").write_bytes(content if isinstance(content, bytes) else content.encode())
+    (junk / "x.html").write_text("<html></html>")
+    with pytest.warns(UserWarning, match=f"report {junk / 'x.ipynb'} is unreadable .*left out of the index"):
+        page = report.write_index(tmp_path).read_text()
+    assert "a/2026-01-01T00:00:00.html" in page and "junk/x.html" not in page

@@ -1,4 +1,7 @@
 """Where a report is written, what its stderr keeps, and whether its HTML shows code."""
+import tempfile
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -99,3 +102,104 @@ def test_the_cli_passes_show_code(monkeypatch, tmp_path):
     for args, expected in (([], False), (["--show-code"], True)):
         assert CliRunner().invoke(main, ["report", "notebooks/st1_throughput_burst.ipynb", *args]).exit_code == 0
         assert seen["show_code"] is expected
+
+
+def _study(tmp_path, kernelspec=True, name="study.ipynb"):
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("rows = 1")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params]
+    if kernelspec:
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def no_execution(monkeypatch):
+    """Fails the test if papermill is asked to execute anything."""
+    import papermill
+
+    def execute(*args, **kwargs):
+        raise AssertionError("papermill was called")
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+
+
+@pytest.mark.parametrize("name, content, why", [
+    ("plain.ipynb", b"hello\n", "not JSON"),
+    ("binary.ipynb", bytes(range(256)), "binary, not UTF-8 text"),
+    ("script.py", b"print(1)\n", "not JSON"),
+    ("object.ipynb", b'{"a": 1}', "JSON without a list of cells"),
+    ("broken.ipynb", b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code"}]}',
+     "invalid: "),
+])
+def test_a_file_that_is_not_a_notebook_is_named_and_nothing_is_written(tmp_path, no_execution, name, content, why):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(PerfkitError) as caught:
+        report.render(path, out_root=tmp_path / "reports")
+    assert str(caught.value).startswith(f"{path} is not a Jupyter notebook ({why}")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_notebook_without_a_kernel_asks_for_one(tmp_path, no_execution):
+    with pytest.raises(PerfkitError, match=r"study.ipynb has no kernel: pass --kernel NAME \(installed: .*python3"):
+        report.render(_study(tmp_path, kernelspec=False), out_root=tmp_path / "reports")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_an_unknown_kernel_lists_the_installed_ones_and_leaves_no_folder(tmp_path, no_execution):
+    with pytest.raises(PerfkitError, match=r"--kernel 'nosuchkernel' is not an installed Jupyter kernel: "
+                                           r"pass --kernel with one of .*python3"):
+        report.render(_study(tmp_path), out_root=tmp_path / "reports", kernel="nosuchkernel")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_the_report_folders_are_checked_before_anything_runs(tmp_path, monkeypatch, no_execution):
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "afile"))
+    with pytest.raises(PerfkitError, match=r"reports folder .*afile is not a folder: set PERFKIT_REPORTS to a "):
+        report.render(_study(tmp_path))
+
+    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "reports"))
+    (tmp_path / "reports" / "study").mkdir(parents=True)
+
+    real_mkstemp = tempfile.mkstemp
+
+    def read_only_study(*args, dir=None, **kwargs):  # as root, chmod would not stop the writes
+        if Path(dir).name == "study":
+            raise PermissionError(13, "Permission denied", dir)
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only_study)
+    with pytest.raises(PerfkitError, match=r"^report folder .*reports/study is not writable \(Permission denied\): "
+                                           r"make it writable, or set PERFKIT_REPORTS to a writable folder$"):
+        report.render(_study(tmp_path))
+
+
+def test_a_report_never_overwrites_another(tmp_path):
+    first = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 1", "page 1")
+    second = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 2", "page 2")
+    (tmp_path / "20260101T000000.000Z-3.html").write_text("an orphan page")  # its name is taken too
+    third = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 4", "page 4")
+    assert [first.name, second.name, third.name] == [
+        "20260101T000000.000Z.ipynb", "20260101T000000.000Z-2.ipynb", "20260101T000000.000Z-4.ipynb"]
+    assert first.read_text() == "nb 1" and first.with_suffix(".html").read_text() == "page 1"
+    assert second.with_suffix(".html").read_text() == "page 2"
+    assert (tmp_path / "20260101T000000.000Z-3.html").read_text() == "an orphan page"
+
+
+def test_a_report_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    real = report._atomic_write
+
+    def full_disk(path, text):
+        if path.suffix == ".html":
+            raise OSError(28, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(report, "_atomic_write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        report._write_new_report(tmp_path, "20260101T000000.000Z", "nb", "page")
+    assert list(tmp_path.iterdir()) == []
