@@ -52,6 +52,9 @@ REDACTED = "***"
 # Log lines the JVM, Spark and Hadoop write to the kernel's stderr: ipykernel captures the process's file
 # descriptors, so they land in output cells. They say nothing about the measurement and are dropped from the
 # shared report (the tqdm progress lines and real errors, including log4j ERROR/FATAL lines, stay).
+# the JVM's start-up lines can land after a progress bar's last redraw, on the same line (no newline between)
+GLUED_JVM_NOISE = re.compile(r"(?:WARNING: Using incubator modules|Using Spark's default log4j profile"
+                             r"|Setting default log level to|To adjust logging level use).*$", re.S)
 JVM_NOISE = re.compile(
     r"^(?:\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}"  # log4j console layout of Spark: 24/05/01 12:00:00 WARN X: ...
     r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[,.]\d+)?)"  # Hadoop's ISO8601 layout: 2024-05-01 12:00:00,123 WARN
@@ -337,8 +340,9 @@ def tidy(nb):
         kept = []
         for output in cell.outputs:
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
-                output.text = "".join(line for line in output.text.splitlines(keepends=True)
-                                      if not JVM_NOISE.search(line))
+                lines = (GLUED_JVM_NOISE.sub("", line) for line in output.text.splitlines(keepends=True))
+                output.text = "".join(line if line.endswith("\n") or not line else line + "\n" for line in lines
+                                      if line.strip() and not JVM_NOISE.search(line))
                 if not output.text.strip():
                     continue
             kept.append(output)

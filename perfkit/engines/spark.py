@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
+from perfkit.config import SECRET_SETTING
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -12,6 +13,7 @@ class SparkEngine(Engine):
         super().__init__(profile)
         self.spark = None
         self.spark_version = "?"
+        self.hadoop_secrets: dict[str, str] = {}
 
     def conf(self) -> dict[str, str]:
         from perfkit.spark_settings import driver_log_conf
@@ -31,7 +33,12 @@ class SparkEngine(Engine):
 
             conf["spark.sql.warehouse.dir"] = str(lab_home() / "spark-warehouse")
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
-        return {**conf, **driver_log_conf(), **self.profile.spark_conf}
+        conf = {**conf, **driver_log_conf(), **self.profile.spark_conf}
+        # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
+        # becomes a spark-submit argument, visible to any user in `ps`
+        self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)
+                               if k.startswith("spark.hadoop.") and SECRET_SETTING.search(k)}
+        return conf
 
     def open(self) -> None:
         import os
@@ -49,6 +56,9 @@ class SparkEngine(Engine):
         except Exception as err:  # noqa: BLE001 - py4j/JVM start failures have many types
             raise ServiceError(f"spark ({self.profile.spark_master})", f"session did not start: {root_cause(err)}",
                                "check Java 17+ and the profile's spark_master") from None
+        hadoop = self.spark.sparkContext._jsc.hadoopConfiguration()
+        for key, value in self.hadoop_secrets.items():
+            hadoop.set(key, value)
         self.spark.sparkContext.setLogLevel("ERROR")
         # py4j logs a traceback of its own when a call is interrupted (Ctrl-C); perfkit reports the interruption
         import logging

@@ -22,6 +22,7 @@ from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import Protocol, drop_page_cache
+from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import load_suite
 
@@ -112,6 +113,7 @@ class QueryComparison(Experiment):
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
+        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         placed = self.placed or self.prepare(progress)
         results = self.results = ResultSet(EXPERIMENT, self.config())
         first_file = self.profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])

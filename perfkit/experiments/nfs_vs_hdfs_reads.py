@@ -24,6 +24,7 @@ from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
+from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet
 from perfkit.validate import check_free_space, flag, names, number, whole
 
@@ -156,6 +157,7 @@ class ReadComparison(Experiment):
 
     # -- running ----------------------------------------------------------------------------
     def run(self, progress: bool = True) -> ResultSet:
+        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         config = provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
         results = self.results = ResultSet(EXPERIMENT, config)
         steps = [(p, m) for p in self.protocols for m in self.methods]

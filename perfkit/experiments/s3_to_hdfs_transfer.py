@@ -25,6 +25,7 @@ from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.health import HealthWatch, storage_probes
+from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
@@ -105,6 +106,7 @@ class TransferComparison(Experiment):
         return f"{self.run_root}/{name}-c{concurrency}-r{repeat}"
 
     def run(self, progress: bool = True) -> ResultSet:
+        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         manifest = self.manifest or self.prepare(progress)
         config = provenance.run_config(self.profile, self.parameters(), dataset={
             "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),

@@ -25,6 +25,7 @@ from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, PRICE_PER_GB_MONTH, Configuration, model_table
 from perfkit.protocol import drop_page_cache
+from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
 from perfkit.validate import choice, flag, iso_time, names, number, text, whole
@@ -92,6 +93,7 @@ class St1Study(Experiment):
 
     # -- measuring --------------------------------------------------------------------------
     def run(self, progress: bool = True) -> ResultSet:
+        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         results = self.results = ResultSet(EXPERIMENT, provenance.run_config(self.profile, self.parameters()))
         if self.run_testdfsio:
             if self.source == "lab":

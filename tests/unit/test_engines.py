@@ -99,3 +99,15 @@ def test_a_registry_takes_new_plugins_by_name():
     assert reg.load("ordered").__name__ == "OrderedDict" and list(reg) == ["json", "ordered"]
     with pytest.raises(PerfkitError, match="widget 'nope' needs nope, which is not installed"):
         Registry("widget", {"nope": "nope.module:Thing"}).load("nope")
+
+
+def test_spark_keeps_s3_keys_off_the_command_line(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.setenv("PERFKIT_LOG_DIR", str(tmp_path))
+    profile = replace(load_profile("emr", bucket="my-bucket"),
+                      spark_conf={"spark.hadoop.fs.s3a.secret.key": "shh-" + "x" * 8, "spark.executor.memory": "2g"})
+    engine = engine_class("spark")(profile)
+    conf = engine.conf()  # what pyspark turns into spark-submit arguments
+    assert "spark.hadoop.fs.s3a.secret.key" not in conf and conf["spark.executor.memory"] == "2g"
+    assert engine.hadoop_secrets == {"fs.s3a.secret.key": "shh-" + "x" * 8}  # set after the session starts

@@ -203,3 +203,19 @@ def test_a_report_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         report._write_new_report(tmp_path, "20260101T000000.000Z", "nb", "page")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_jvm_lines_glued_to_a_progress_bar_are_cut_and_the_bar_kept():
+    import nbformat
+
+    from perfkit.report import tidy
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("run()")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=(
+        "runs:   0%|          | 0/96 [00:00<?, ?query/s]WARNING: Using incubator modules: jdk.incubator.vector\n"
+        "runs: 100%|##########| 96/96 [01:15<00:00]\n"))]
+    nb.cells = [cell]
+    text = tidy(nb).cells[0].outputs[0].text
+    assert "incubator" not in text
+    assert text == "runs:   0%|          | 0/96 [00:00<?, ?query/s]\nruns: 100%|##########| 96/96 [01:15<00:00]\n"
