@@ -16,7 +16,7 @@ import time
 
 from perfkit.config import load_profile
 from perfkit.engines import get_engine
-from perfkit.experiments.hdfs_vs_s3_queries import STORAGES, QueryComparison
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 
@@ -35,8 +35,9 @@ def main() -> None:
     totals: dict[str, list[float]] = {"bare": [], "perfkit": []}
     with tempfile.TemporaryDirectory() as scratch, get_engine("spark", cmp.profile) as engine:
         tables = cmp.register_tables(engine, placed)
+        cmp.watch_storages(placed)  # perfkit's runner probes the storages around each run, as in a real run
         results = ResultSet("bench_query_overhead", folder=scratch)
-        work = [(q, s) for q in cmp.suite_queries for s in STORAGES]
+        work = [(q, s) for q in cmp.suite_queries for s in cmp.storages]
         for _ in range(args.warmup):  # warm the session, the JIT and the caches
             for query, where in work:
                 engine.spark.sql(query.for_table(tables[where])).collect()
@@ -52,7 +53,7 @@ def main() -> None:
                 totals[path].append(time.perf_counter() - t0)
         assert all(r.ok for r in results.records), [r.error for r in results.failures]
 
-    print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(STORAGES)} storages), "
+    print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
           f"{args.rounds} rounds, {args.rows} rows in {args.files} files, Spark {engine.spark_version}")
     for path, values in totals.items():
         print(f"  {path:<8} per round (s): " + " ".join(f"{v:.3f}" for v in values))

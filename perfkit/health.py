@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import Callable
 
 import requests
@@ -19,6 +20,7 @@ from perfkit.config import Profile
 from perfkit.errors import root_cause
 
 Probe = Callable[[], "str | None"]  # None when healthy, else the reason in one line
+_LAST_HEALTHY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # probe -> when last healthy (monotonic)
 PROBE_TIMEOUT_S = 2.0
 # one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage
 PROBE_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=PROBE_TIMEOUT_S,
@@ -34,12 +36,14 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
     status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
     read = f"{base}{read_path}?op=OPEN&offset=0&length=1&user.name={profile.hdfs_user}" if read_path else None
 
+    session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
+
     def probe() -> str | None:
         for url, what in ((status, "not reachable"), (read, f"cannot read {read_path} through a DataNode")):
             if url is None:
                 continue
             try:
-                response = requests.get(url, timeout=PROBE_TIMEOUT_S)
+                response = session.get(url, timeout=PROBE_TIMEOUT_S)
             except requests.RequestException as err:
                 return f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
             if response.status_code != 200:
@@ -105,11 +109,18 @@ class HealthWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def check(self, when: str) -> None:
+    def check(self, when: str, recent_ok: bool = False) -> None:
+        """Probe every storage; with recent_ok, one found healthy less than `interval` ago is not asked again
+        (back-to-back runs: the previous run's last probe stands for this run's first)."""
+        now = time.monotonic()
         for probe in self.probes.values():
+            if recent_ok and now - _LAST_HEALTHY.get(probe, -1e9) < self.interval:
+                continue
             reason = probe()
             if reason:
                 self.problems.append(f"{reason} {when}")
+            else:
+                _LAST_HEALTHY[probe] = time.monotonic()
 
     @property
     def problem(self) -> str | None:
@@ -121,7 +132,7 @@ class HealthWatch:
 
     def __enter__(self) -> "HealthWatch":
         self._t0 = time.monotonic()
-        self.check("before the run")
+        self.check("before the run", recent_ok=True)
         if self.probes and not self.problems:
             self._thread = threading.Thread(target=self._loop, name="perfkit-health-watch", daemon=True)
             self._thread.start()

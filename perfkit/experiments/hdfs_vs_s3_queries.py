@@ -116,8 +116,7 @@ class QueryComparison(Experiment):
         results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         placed = self.placed or self.prepare(progress)
         results = self.results = ResultSet(EXPERIMENT, self.config())
-        first_file = self.profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
-        self.probes = storage_probes(self.profile, self.storages, hdfs_file=first_file)
+        self.watch_storages(placed)
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         try:
             with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
@@ -148,6 +147,11 @@ class QueryComparison(Experiment):
                     self.measure(results, engine, query, step, tables[step.storage])
                     bar.update()
                 results.save()
+
+    def watch_storages(self, placed: PlacedDataset) -> None:
+        """The health probes measure() runs around each run; HDFS's reads one byte of the dataset through a DataNode."""
+        first_file = self.profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
+        self.probes = storage_probes(self.profile, self.storages, hdfs_file=first_file)
 
     def register_tables(self, engine, placed: PlacedDataset) -> dict[str, str]:
         columns = [(name, hive) for name, _, hive in SCHEMA]
