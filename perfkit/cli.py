@@ -63,11 +63,12 @@ def _print_status(rows) -> None:
 
 
 @lab.command("up")
-def lab_up():
-    """Install what is missing, start every service, wait until healthy (idempotent)."""
+@click.argument("services", nargs=-1)
+def lab_up(services):
+    """Install what is missing, start SERVICES (default: all) and what they need, wait until healthy (idempotent)."""
     from perfkit.lab import Lab
 
-    rows = Lab().up()
+    rows = Lab().up(list(services) or None)
     _print_status(rows)
     if not all(r.healthy for r in rows):
         raise PerfkitError("lab: some services are not healthy; see `perfkit lab status` and the logs")

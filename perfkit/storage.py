@@ -40,8 +40,10 @@ def webhdfs_client(profile: Profile) -> InsecureClient:
     return InsecureClient(profile.webhdfs_url, user=profile.hdfs_user, timeout=30)
 
 
-def _fix(profile: Profile, setting: str) -> str:
-    return LAB_FIX if profile.uses_lab else f"check the profile's {setting} and that the service runs"
+def _fix(profile: Profile, setting: str, service: str = "") -> str:
+    if profile.uses_lab:
+        return f"start it with `perfkit lab up {service}`" if service else LAB_FIX
+    return f"check the profile's {setting} and that the service runs"
 
 
 def _is_http_url(url: str | None) -> bool:
@@ -66,7 +68,7 @@ def check_hdfs(profile: Profile) -> None:
         webhdfs_client(profile).status("/")
     except (requests.RequestException, HdfsError) as err:
         raise ServiceError(f"HDFS at {profile.webhdfs_url}", f"not reachable ({type(err).__name__})",
-                           _fix(profile, "webhdfs_url")) from None
+                           _fix(profile, "webhdfs_url", "hdfs")) from None
 
 
 def check_s3(profile: Profile) -> None:
@@ -103,7 +105,7 @@ def check_s3(profile: Profile) -> None:
         raise ServiceError(where, f"invalid request ({' '.join(str(err).split())})",
                            "check the profile's s3_bucket and s3_region") from None
     except BotoCoreError as err:
-        raise ServiceError(where, f"not reachable ({type(err).__name__})", _fix(profile, "s3_endpoint")) from None
+        raise ServiceError(where, f"not reachable ({type(err).__name__})", _fix(profile, "s3_endpoint", "s3")) from None
 
 
 def _foreign_lab_s3(profile: Profile) -> str | None:

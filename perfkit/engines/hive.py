@@ -50,7 +50,7 @@ class HiveEngine(Engine):
             with _quiet(THRIFT_LOGGER):
                 self.conn = hive.connect(p.hive_host, port=p.hive_port, username=p.hive_user, auth="NONE")
         except Exception as err:  # noqa: BLE001 - thrift raises transport errors of several types
-            fix = "start the lab with `perfkit lab up`" if p.uses_lab else "check hive_host/hive_port in the profile"
+            fix = "start it with `perfkit lab up hiveserver2`" if p.uses_lab else "check hive_host/hive_port in the profile"
             why = getattr(err, "inner", None) or err  # thrift keeps the socket error (refused, unknown host) inside
             raise ServiceError(f"HiveServer2 at {p.hive_host}:{p.hive_port}",
                                f"not reachable ({type(err).__name__}: {root_cause(why)})", fix) from None

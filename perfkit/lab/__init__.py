@@ -45,24 +45,45 @@ class Lab:
         self.services = [hdfs, S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
                          HiveServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
 
-    def up(self) -> list[ServiceStatus]:
-        """Start what is not running (only the daemons that are missing) and wait until every service is
-        healthy. Safe to repeat, and the way to heal a lab after one of its daemons died."""
+    def select(self, names: list[str] | None = None) -> list:
+        """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
+        if not names:
+            return list(self.services)
+        by_name = {service.name: service for service in self.services}
+        by_name.update({d.name: service for service in self.services for d in service.daemons})
+        unknown = [n for n in names if n not in by_name]
+        if unknown:
+            raise PerfkitError(f"lab: no service {', '.join(unknown)}: the lab's services are "
+                               f"{', '.join(s.name for s in self.services)}")
+        wanted, todo = set(), [by_name[n].name for n in names]
+        while todo:
+            name = todo.pop()
+            if name not in wanted:
+                wanted.add(name)
+                todo += list(getattr(by_name[name], "needs", ()))
+        return [service for service in self.services if service.name in wanted]
+
+    def up(self, names: list[str] | None = None) -> list[ServiceStatus]:
+        """Start what is not running (only the daemons that are missing) of the named services and what they
+        need (all by default), and wait until they are healthy. Safe to repeat, and the way to heal a lab
+        after one of its daemons died."""
+        services = self.select(names)
         tools.java_home()
-        tools.hadoop_lib()
-        tools.versitygw()
-        tools.rclone()
-        tools.spark_home()
+        if len(services) == len(self.services):  # fetch every tool before starting anything
+            tools.hadoop_lib()
+            tools.versitygw()
+            tools.rclone()
+            tools.spark_home()
         lab_credentials(create=True, home=self.home)
-        for service in self.services:
+        for service in services:
             self._check_ports(service)
-        for service in self.services:
+        for service in services:
             missing = [d.name for d in service.daemons if d.pid() is None]
             if missing:
                 names = "" if missing == [service.name] else f" ({', '.join(missing)})"
                 print(f"lab: starting {service.name}{names} ...", flush=True)
             service.start()  # starts only its missing daemons, then waits until the service is healthy
-        return self.status()
+        return self.status(names and [s.name for s in services])
 
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""
@@ -71,10 +92,11 @@ class Lab:
             stopped += service.stop()
         return stopped
 
-    def status(self) -> list[ServiceStatus]:
-        """One row per daemon: a live daemon keeps its pid even when its service is degraded."""
+    def status(self, names: list[str] | None = None) -> list[ServiceStatus]:
+        """One row per daemon (of the named services, or all): a live daemon keeps its pid even when its
+        service is degraded."""
         rows = []
-        for service in self.services:
+        for service in self.select(names):
             pids = {d.name: d.pid() for d in service.daemons}
             dead = [name for name, pid in pids.items() if pid is None]
             if len(dead) == len(pids):

@@ -20,6 +20,7 @@ def is_mounted(path: Path) -> bool:
 
 class HdfsFuseMount:
     name = "fuse-hdfs"
+    needs: tuple[str, ...] = ("hdfs",)  # it mounts HDFS
 
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports

@@ -37,6 +37,7 @@ PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab
 
 class Hdfs:
     name = "hdfs"
+    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts, datanodes: int | None = None):
         self.home, self.ports = home, ports

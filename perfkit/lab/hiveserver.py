@@ -12,6 +12,7 @@ from perfkit.spark_settings import lab_spark_conf, spark_properties
 
 class HiveServer:
     name = "hiveserver2"
+    needs: tuple[str, ...] = ()  # it reads HDFS and S3 only when a query does
     answer_within_s = 30.0  # a health probe's limit: the first SELECT of a fresh server takes seconds
 
     def __init__(self, home: Path, ports: LabPorts):

@@ -14,6 +14,7 @@ from perfkit.lab.settings import HOST, LabPorts
 
 class NfsServer:
     name = "nfs"
+    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports

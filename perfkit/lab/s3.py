@@ -11,6 +11,7 @@ from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials
 
 class S3Server:
     name = "s3"
+    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports

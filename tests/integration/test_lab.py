@@ -28,3 +28,9 @@ def test_a_missing_bucket_gives_one_clear_message(profile):
 def test_hdfs_and_s3_answer(profile):
     storage.check_hdfs(profile)
     storage.check_s3(profile)
+
+
+def test_up_with_service_names_reports_those_services_and_what_they_need(lab):
+    rows = lab.up(["fuse-hdfs"])
+    assert [r.service for r in rows] == ["namenode", *[d.name for d in lab.services[0].datanodes], "fuse-hdfs"]
+    assert all(r.healthy for r in rows)

@@ -21,7 +21,7 @@ def test_unreachable_hdfs_stops_the_run_before_anything_runs(monkeypatch):
     result = CliRunner().invoke(main, ["queries", "--engines", "spark", "--rows", "10", "--files", "1"])
     assert result.exit_code == 1
     assert "perfkit: HDFS at http://127.0.0.1:1: not reachable" in result.output
-    assert "Fix: start the lab with `perfkit lab up`" in result.output
+    assert "Fix: start it with `perfkit lab up hdfs`" in result.output
 
 
 def test_transfer_refuses_bad_concurrency_and_unknown_methods():

@@ -72,7 +72,7 @@ def test_unreachable_hiveserver2_gives_one_clear_message():
     from dataclasses import replace
 
     engine = engine_class("hive")(replace(load_profile("lab"), hive_port=1))
-    with pytest.raises(ServiceError, match=r"HiveServer2 at 127.0.0.1:1: not reachable .* Fix: start the lab"):
+    with pytest.raises(ServiceError, match=r"HiveServer2 at 127.0.0.1:1: not reachable .* Fix: start it with `perfkit lab up hiveserver2`"):
         engine.open()
 
 

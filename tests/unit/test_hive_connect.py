@@ -21,7 +21,7 @@ def test_hiveserver2_down_gives_only_perfkits_message(capsys, caplog):
     with caplog.at_level(logging.DEBUG), pytest.raises(ServiceError) as caught:
         engine.open()
     assert str(caught.value) == (f"HiveServer2 at 127.0.0.1:{port}: not reachable (TTransportException: "
-                                 "[Errno 111] Connection refused). Fix: start the lab with `perfkit lab up`")
+                                 "[Errno 111] Connection refused). Fix: start it with `perfkit lab up hiveserver2`")
     assert not [r for r in caplog.records if r.name.startswith("thrift")]
     assert "Could not connect" not in capsys.readouterr().err
     assert not logging.getLogger("thrift.transport.TSocket").disabled  # silenced only while connecting

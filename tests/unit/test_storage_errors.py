@@ -13,7 +13,7 @@ from perfkit.lab.process import Daemon
 
 def test_unreachable_hdfs_names_the_address_and_the_fix():
     profile = replace(load_profile("lab"), webhdfs_url="http://127.0.0.1:1")
-    with pytest.raises(ServiceError, match=r"HDFS at http://127.0.0.1:1: not reachable .*Fix: start the lab"):
+    with pytest.raises(ServiceError, match=r"HDFS at http://127.0.0.1:1: not reachable .*Fix: start it with `perfkit lab up hdfs`"):
         storage.check_hdfs(profile)
 
 
@@ -52,7 +52,7 @@ def test_bad_s3_settings_are_named_before_any_request(changes, message, monkeypa
     monkeypatch.setattr(storage, "s3_client", lambda _p: pytest.fail("no request with a bad setting"))
     with pytest.raises(ServiceError, match=message) as err:
         storage.check_s3(replace(load_profile("lab"), **changes))
-    assert "start the lab" not in str(err.value) and "credentials" not in str(err.value)
+    assert "lab up" not in str(err.value) and "credentials" not in str(err.value)
 
 
 def test_a_webhdfs_url_that_is_not_http_is_named():
