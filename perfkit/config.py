@@ -15,8 +15,8 @@ import yaml
 from perfkit.errors import PerfkitError
 
 BUILTIN = ("lab", "emr")
-# a setting whose name says it holds a credential (fs.s3a.secret.key, ...): its value is never shown
-SECRET_SETTING = re.compile(r"secret|passw|token|credential|access\.?key|session|private", re.I)
+# a name that says its value is a credential (a report parameter, fs.s3a.secret.key, ...): never shown
+SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api[_.]?key|access[_.]?key|session[_.]?key", re.I)
 HIDDEN = "***"
 URL_SCHEMES = {"webhdfs_url": r"^https?://[^/\s]+", "s3_endpoint": r"^https?://[^/\s]+", "hdfs_uri": r"^hdfs://\S*$",
                "nfs_url": r"^(nfs://\S+)?$"}
@@ -72,7 +72,7 @@ class Profile:
     def describe(self) -> dict:
         """What a report may show: addresses and settings, never credentials (spark_conf may hold S3A keys)."""
         shown = asdict(self)
-        shown["spark_conf"] = {k: HIDDEN if SECRET_SETTING.search(k) else v for k, v in self.spark_conf.items()}
+        shown["spark_conf"] = {k: HIDDEN if SECRET_NAME.search(k) else v for k, v in self.spark_conf.items()}
         return shown
 
 

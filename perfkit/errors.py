@@ -16,7 +16,7 @@ class ServiceError(PerfkitError):
         super().__init__(f"{service}: {problem}{where}. Fix: {fix}")
 
 
-_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Traceback|File \"|\^)")
+STACK_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Traceback|File \"|\^)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*(.+)$")
 _WRAPPERS = re.compile(r"^(An error occurred while calling [\w.]+\.?|:\s*)$")
 
@@ -34,6 +34,6 @@ def root_cause(error: BaseException | str, limit: int = 300) -> str:
         message = causes[-1]
     else:
         meaningful = [line.lstrip(": ").strip() for line in lines
-                      if line and not _FRAME.match(line) and not _WRAPPERS.match(line)]
+                      if line and not STACK_FRAME.match(line) and not _WRAPPERS.match(line)]
         message = meaningful[0] if meaningful else (type(error).__name__ if not isinstance(error, str) else "")
     return " ".join(message.split())[:limit] or "no message"

@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from perfkit import provenance
+from perfkit.config import SECRET_NAME
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.paths import ensure_writable_dir, project_root, reports_dir
 
-SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api_?key|access_?key|session_?key", re.I)
 # What a secret looks like, wherever it stands in a text:
 # - an AWS key id (AKIA long-term, ASIA temporary);
 # - an AWS secret access key: a standalone run of exactly 40 base64 characters (no base64 character or '='

@@ -105,7 +105,12 @@ class ResultSet:
     @property
     def failures(self) -> list[Record]:
         """Runs that failed; a subject that is unavailable here is not a failure."""
-        return [r for r in self.records if not r.ok and not (r.error or "").startswith(UNAVAILABLE)]
+        return [r for r in self.records if is_failure(r)]
+
+
+def is_failure(record: Record) -> bool:
+    """A run that failed; a subject that is unavailable here is not a failure."""
+    return not record.ok and not (record.error or "").startswith(UNAVAILABLE)
 
 
 def records_frame(rows: list[dict]) -> pd.DataFrame:

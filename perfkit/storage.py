@@ -151,8 +151,8 @@ def upload_to_hdfs(client: InsecureClient, local: Path, path: str) -> None:
     client.upload(path, str(local), overwrite=True)
 
 
-def upload_to_s3(client, local: Path, bucket: str, key: str) -> None:
-    client.upload_file(str(local), bucket, key)  # s3transfer: multipart for large files
+def upload_to_s3(client, local: Path, bucket: str, key: str, config=None) -> None:
+    client.upload_file(str(local), bucket, key, Config=config)  # s3transfer: multipart for large files
 
 
 def listing_problems(expected: dict[str, int], found: dict[str, int]) -> str | None:

@@ -58,15 +58,18 @@ def recorded_digests(paths: list[Path]) -> tuple[dict[str, FileDigest], list[Pat
         return {}, []
     book_path = paths[0].parent / BOOK
     book = {name: FileDigest(**d) for name, d in _read_book(book_path).items()}
-    changed = []
+    changed, added = [], False
     for path in paths:
         known = book.get(path.name)
         stat = path.stat()
         if known is None:
             book[path.name] = digest_file(path)
+            added = True
         elif (known.size, known.mtime_ns) != (stat.st_size, stat.st_mtime_ns):
             changed.append(path)
             del book[path.name]
+    if not (added or changed):
+        return book, changed
     tmp = book_path.with_suffix(".tmp")
     tmp.write_text(json.dumps({name: asdict(d) for name, d in sorted(book.items())}, indent=1))
     tmp.replace(book_path)

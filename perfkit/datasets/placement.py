@@ -97,8 +97,8 @@ class _Target:
             if where == "hdfs":
                 storage.upload_to_hdfs(self.hdfs, path, f"{self.hdfs_dir}/{path.name}")
             else:
-                self.s3.upload_file(str(path), self.profile.s3_bucket, f"{self.s3_prefix}/{path.name}",
-                                    Config=UPLOAD_CONFIG)
+                storage.upload_to_s3(self.s3, path, self.profile.s3_bucket, f"{self.s3_prefix}/{path.name}",
+                                     UPLOAD_CONFIG)  # the part size the expected ETag assumes
 
     def content_matches(self, path: Path, where: str, digest: FileDigest) -> bool:
         if where == "hdfs":

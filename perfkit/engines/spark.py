@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
-from perfkit.config import SECRET_SETTING
+from perfkit.config import SECRET_NAME
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -37,7 +37,7 @@ class SparkEngine(Engine):
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
         # becomes a spark-submit argument, visible to any user in `ps`
         self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)
-                               if k.startswith("spark.hadoop.") and SECRET_SETTING.search(k)}
+                               if k.startswith("spark.hadoop.") and SECRET_NAME.search(k)}
         return conf
 
     def open(self) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from perfkit import provenance
 from perfkit.errors import PerfkitError, root_cause
-from perfkit.results import UNAVAILABLE, ResultSet
+from perfkit.results import ResultSet, is_failure
 
 FAILURE_COLUMNS = ["subject", "storage", "case", "phase", "iteration", "error"]
 
@@ -55,7 +55,7 @@ class Experiment(ABC):
     def failures(self) -> pd.DataFrame:
         """Every failed attempt (a subject unavailable here is not one), then the other problems."""
         results = self._results()
-        mask = [not r.ok and not (r.error or "").startswith(UNAVAILABLE) for r in results.records]
+        mask = [is_failure(r) for r in results.records]
         rows = results.to_frame().loc[mask, FAILURE_COLUMNS]
         extra = self.problems()
         return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows.reset_index(drop=True)

@@ -169,9 +169,10 @@ class ReadComparison(Experiment):
                 continue
             if self.cold_cache:
                 self.notes[f"{protocol}/{name}"] = drop_page_cache()
-            plan = [[method.location(rel) for rel in job] for job in self.plan(protocol)]
-            relative = self.plan(protocol)[0][0]  # a file this test reads: the HDFS probe reads it through a DataNode
-            probes = storage_probes(self.profile, [method.storage], hdfs_file="/" + relative.lstrip("/"))
+            relative = self.plan(protocol)
+            plan = [[method.location(rel) for rel in job] for job in relative]
+            # the HDFS probe reads a file of this test through a DataNode
+            probes = storage_probes(self.profile, [method.storage], hdfs_file="/" + relative[0][0].lstrip("/"))
             with HealthWatch(probes) as watch:
                 jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
             for j, job in enumerate(jobs):

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from perfkit.errors import ServiceError, root_cause
+from perfkit.errors import STACK_FRAME, ServiceError, root_cause
 from perfkit.lab.settings import HOST
 
 
@@ -97,7 +97,6 @@ _START_MARK = "=== perfkit lab: starting"
 # a qualified Java exception at the start of a line ("Caused by: java.net.BindException: ...") names the root cause
 _JAVA_EXCEPTION = re.compile(r"^(Caused by:\s*)?[\w$]+(\.[\w$]+)+(Exception|Error)\b")
 _ERROR_LINE = re.compile(r"Exception|Error\b|(?i:\b(error|fatal|failed)\b|address already in use)")
-_FRAME = re.compile(r"^(at |\.\.\. \d+ more|Traceback|File \")")
 BIND_FAILED = re.compile(r"BindException|(?i:address already in use)")
 
 
@@ -113,7 +112,7 @@ def start_failure(log: Path) -> str:
         return "no log"
     mark = text.rfind(_START_MARK)  # the log is appended to: only this start's part counts
     lines = [line.strip() for line in (text[mark:].splitlines()[1:] if mark >= 0 else text.splitlines())]
-    lines = [line for line in lines if line and not _FRAME.match(line)]
+    lines = [line for line in lines if line and not STACK_FRAME.match(line)]
     for wanted in (_JAVA_EXCEPTION.match, _ERROR_LINE.search, bool):
         found = [line for line in lines if wanted(line)]
         if found:

@@ -1,7 +1,6 @@
 """Copy methods made of command-line tools: the aws CLI, `hadoop fs` and gohdfs."""
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -9,39 +8,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from perfkit.errors import PerfkitError, root_cause
-from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable
+from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable, run_tool
 from perfkit.transfer import TransferMethod, aws_env
 from perfkit.transfer.manifest import Manifest
-
-
-# a log4j line of the Hadoop tools: "2024-05-01 10:00:00,123 WARN fs.FileSystem: ..."
-_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d[ T][\d:,.]+ +(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +")
-
-
-def tool_cause(output: str) -> str:
-    """The reason a tool failed, in one line, from its whole output: the last lines of a Java trace
-    are stack frames (the cause sits above them), and the log lines ahead of it are not the reason."""
-    lines = output.strip().splitlines()
-    plain = [line for line in lines if not _LOG_LINE.match(line)]
-    if any(line.strip() for line in plain):
-        return root_cause("\n".join(plain))
-    logged = [line for line in lines if _LOG_LINE.match(line).group(1) in ("ERROR", "FATAL")] or lines
-    return root_cause(_LOG_LINE.sub("", logged[-1]) if logged else "")
-
-
-def run_tool(argv: list[str], env: dict | None = None, what: str = "") -> None:
-    """Run a tool; when it fails, raise one line: what failed and why."""
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        why = tool_cause(done.stderr or done.stdout)
-        raise PerfkitError(f"{what or argv[0]} failed (exit {done.returncode}): {why}")
-
-
-def hadoop(profile, sub: str, *args: str) -> None:
-    """`hadoop <sub> ...` through run_tool, for its one-line error."""
-    what = f"hadoop fs {args[0]}" if sub == "fs" and args else f"hadoop {sub}"  # e.g. hadoop fs -put
-    run_tool(HadoopCli(profile).command(sub, *args), what=what)
 
 
 class AwsCliMixin:
@@ -65,7 +34,7 @@ class CliSequential(AwsCliMixin, TransferMethod):
             t0 = time.perf_counter()
             local = scratch / name
             self.download(manifest, name, local)
-            hadoop(self.profile, "fs", "-put", "-f", str(local), self.dest_url(dest, name))
+            HadoopCli(self.profile).run("fs", "-put", "-f", str(local), self.dest_url(dest, name))
             local.unlink()
             times[name] = time.perf_counter() - t0
         return times
@@ -101,7 +70,7 @@ class HdfsCp(TransferMethod):
     def copy(self, manifest, dest, scratch):
         def one(name: str) -> float:
             t0 = time.perf_counter()
-            hadoop(self.profile, "fs", "-cp", "-f", self.source_url(manifest, name), self.dest_url(dest, name))
+            HadoopCli(self.profile).run("fs", "-cp", "-f", self.source_url(manifest, name), self.dest_url(dest, name))
             return time.perf_counter() - t0
 
         names = [name for name, _ in manifest.files]
@@ -123,6 +92,6 @@ class AwsCli(AwsCliMixin, TransferMethod):
         run_tool(self.aws("s3", "cp", "--recursive", "--exclude", "*/*", manifest.url("s3"), str(local)),
                  aws_env(self.profile, {"AWS_CONFIG_FILE": str(config)}), "aws s3 cp --recursive")
         files = sorted(str(p) for p in local.iterdir())
-        hadoop(self.profile, "fs", "-put", "-f", *files, self.dest_url(dest))
+        HadoopCli(self.profile).run("fs", "-put", "-f", *files, self.dest_url(dest))
         shutil.rmtree(local)
         return {}

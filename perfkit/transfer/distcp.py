@@ -4,8 +4,8 @@ from __future__ import annotations
 import shutil
 
 from perfkit.errors import PerfkitError
+from perfkit.hadoop_cli import HadoopCli, run_tool
 from perfkit.transfer import TransferMethod
-from perfkit.transfer.cli import hadoop, run_tool
 
 STRATEGIES = ("uniformsize", "dynamic")
 
@@ -24,7 +24,7 @@ class DistCp(TransferMethod):
         listing.write_text("".join(self.source_url(manifest, name) + "\n" for name, _ in manifest.files))
         # local MapReduce runs one map at a time unless told otherwise: let -m maps run together
         local_maps = [f"-Dmapreduce.local.map.tasks.maximum={self.concurrency}"] if self.profile.uses_lab else []
-        hadoop(self.profile, "distcp", *local_maps, "-m", str(self.concurrency), "-strategy", strategy,
+        HadoopCli(self.profile).run("distcp", *local_maps, "-m", str(self.concurrency), "-strategy", strategy,
                "-f", listing.as_uri(), self.dest_url(dest))
         return {}
 

@@ -9,7 +9,7 @@ from perfkit.errors import PerfkitError
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison, recap_table, summarise_transfers
 from perfkit.results import ResultSet, now
 from perfkit.transfer import error_line, get_method
-from perfkit.transfer.cli import run_tool, tool_cause
+from perfkit.hadoop_cli import run_tool, tool_cause
 from perfkit.transfer.manifest import Manifest
 
 PROFILE = load_profile("lab")
