@@ -19,10 +19,11 @@ BUILTIN = ("lab", "emr")
 SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api[_.]?key|access[_.]?key|session[_.]?key", re.I)
 HIDDEN = "***"
 URL_SCHEMES = {"webhdfs_url": r"^https?://[^/\s]+", "s3_endpoint": r"^https?://[^/\s]+", "hdfs_uri": r"^hdfs://\S*$",
-               "nfs_url": r"^(nfs://\S+)?$"}
+               "nfs_url": r"^(nfs://\S+)?$", "metastore_uri": r"^(thrift://[^/\s]+)?$"}
 URL_EXAMPLES = {"webhdfs_url": "an http(s):// address, e.g. http://namenode:9870",
                 "s3_endpoint": "an http(s):// address, e.g. http://127.0.0.1:7070 (or null for AWS itself)",
-                "hdfs_uri": "an hdfs:// URI, e.g. hdfs://namenode:8020", "nfs_url": "an nfs:// URL, e.g. nfs://server/export"}
+                "hdfs_uri": "an hdfs:// URI, e.g. hdfs://namenode:8020", "nfs_url": "an nfs:// URL, e.g. nfs://server/export",
+                "metastore_uri": "a thrift:// address, e.g. thrift://master:9083"}
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,16 @@ class Profile:
     s3_region: str
     prefix: str  # everything perfkit writes lives under this prefix, on both storages
     spark_master: str
-    hive_host: str
+    hive_host: str  # Hive's HiveServer2
     hive_port: int
     hive_user: str = "perfkit"
+    spark_thrift_host: str = ""  # the Spark Thrift Server (Spark SQL behind a HiveServer2 endpoint)
+    spark_thrift_port: int = 10001
+    trino_host: str = ""
+    trino_port: int = 8889
+    trino_catalog: str = "hive"  # the Hive-connector catalog over the metastore the other engines share
+    trino_user: str = "perfkit"
+    metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
     uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
     spark_conf: dict = field(default_factory=dict)
     nfs_mount: str = ""  # where the NFS export is mounted (posix reads); none in the lab: no kernel NFS client
@@ -94,6 +102,11 @@ def lab_profile() -> Profile:
         spark_master="local[2]",
         hive_host=HOST,
         hive_port=ports.hiveserver2,
+        spark_thrift_host=HOST,
+        spark_thrift_port=ports.spark_thrift,
+        trino_host=HOST,
+        trino_port=ports.trino,
+        metastore_uri=f"thrift://{HOST}:{ports.metastore}",
         uses_lab=True,
         nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",
         fuse_hdfs_mount=str(lab_home() / "mnt" / "hdfs"),
@@ -118,6 +131,12 @@ def emr_profile(bucket: str = "", master: str = "", region: str = "us-east-1") -
         hive_host=master,
         hive_port=10000,
         hive_user="hadoop",
+        spark_thrift_host=master,
+        spark_thrift_port=10001,
+        trino_host=master,
+        trino_port=8889,  # EMR's Trino listens on 8889, not 8080
+        trino_user="hadoop",
+        # metastore_uri stays empty: Spark and Trino on EMR use the cluster's own (a metastore or AWS Glue)
     )
 
 
@@ -143,7 +162,7 @@ def load_profile(name: str = "lab", **options) -> Profile:
 
 
 EMR_OPTIONS = ("bucket", "master", "region")
-_TYPES = {"hive_port": int, "uses_lab": bool, "spark_conf": dict}  # every other setting is text
+_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "uses_lab": bool, "spark_conf": dict}  # every other setting is text
 _KIND_NAMES = {int: "a whole number", bool: "true or false", dict: "a mapping of `key: value` lines", str: "text"}
 
 

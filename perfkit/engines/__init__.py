@@ -17,7 +17,9 @@ OWNER_PROPERTY = "perfkit.created"  # set on perfkit's tables: no other table is
 
 REGISTRY = Registry("engine", {
     "spark": "perfkit.engines.spark:SparkEngine",
+    "trino": "perfkit.engines.trino:TrinoEngine",
     "hive": "perfkit.engines.hive:HiveEngine",
+    "spark-thrift": "perfkit.engines.spark_thrift:SparkThriftEngine",
 })
 register = REGISTRY.register
 

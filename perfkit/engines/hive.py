@@ -1,4 +1,4 @@
-"""HiveServer2 through PyHive: the Spark Thrift Server in the lab, Hive on a cluster."""
+"""Engines behind a HiveServer2 endpoint, through PyHive: real Hive, and the Spark Thrift Server (spark_thrift.py)."""
 from __future__ import annotations
 
 import logging
@@ -35,24 +35,35 @@ def _server_message(err) -> str:
     return root_cause(getattr(status, "errorMessage", None) or str(err), 500)
 
 
-class HiveEngine(Engine):
-    name = "hive"
+class HiveServer2Engine(Engine):
+    """A HiveServer2 endpoint: subclasses say where it is and what runs behind it."""
+
+    service = "?"  # the lab service that serves it
+    endpoint_name = "HiveServer2"
 
     def __init__(self, profile):
         super().__init__(profile)
         self.conn = None
 
+    def address(self) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def settings(self) -> str:
+        """The profile settings that say where the endpoint is, for messages."""
+        raise NotImplementedError
+
     def open(self) -> None:
         from pyhive import hive
 
-        p = self.profile
+        host, port = self.address()
         try:
             with _quiet(THRIFT_LOGGER):
-                self.conn = hive.connect(p.hive_host, port=p.hive_port, username=p.hive_user, auth="NONE")
+                self.conn = hive.connect(host, port=port, username=self.profile.hive_user, auth="NONE")
         except Exception as err:  # noqa: BLE001 - thrift raises transport errors of several types
-            fix = "start it with `perfkit lab up hiveserver2`" if p.uses_lab else "check hive_host/hive_port in the profile"
+            fix = (f"start it with `perfkit lab up {self.service}`" if self.profile.uses_lab
+                   else f"check {self.settings()} in the profile")
             why = getattr(err, "inner", None) or err  # thrift keeps the socket error (refused, unknown host) inside
-            raise ServiceError(f"HiveServer2 at {p.hive_host}:{p.hive_port}",
+            raise ServiceError(f"{self.endpoint_name} at {host}:{port}",
                                f"not reachable ({type(err).__name__}: {root_cause(why)})", fix) from None
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
@@ -90,11 +101,19 @@ class HiveEngine(Engine):
         self.drop_own_table(table)
         self.execute(hive_ddl(table, location, file_format, columns))
 
-    def versions(self) -> dict[str, str]:
+    def server_version(self) -> str:
+        """The version the server reports ("4.0.1 r<git id>" from Hive and from Spark), or "?"."""
         try:
-            return {"hiveserver2": str(self.execute("SELECT version()")[0][0])}
+            return str(self.execute("SELECT version()")[0][0]).split()[0]
         except Exception:  # noqa: BLE001 - not every HiveServer2 has version()
-            return {"hiveserver2": "?"}
+            return "?"
+
+    def setting(self, name: str) -> str:
+        """A server-side setting's value (`SET name` answers "name=value")."""
+        try:
+            return str(self.execute(f"SET {name}")[0][0]).partition("=")[2] or "?"
+        except Exception:  # noqa: BLE001 - a server may refuse SET
+            return "?"
 
     def close(self) -> None:
         """Close quietly: a server that died mid-run is already recorded in the runs, not raised again here."""
@@ -104,3 +123,23 @@ class HiveEngine(Engine):
             except Exception:  # noqa: BLE001 - thrift raises transport errors of several types
                 pass
             self.conn = None
+
+
+class HiveEngine(HiveServer2Engine):
+    """Real Hive: HiveQL compiled into MapReduce (or Tez) jobs by HiveServer2."""
+
+    name = "hive"
+    service = "hiveserver2"
+
+    def address(self) -> tuple[str, int]:
+        return self.profile.hive_host, self.profile.hive_port
+
+    def settings(self) -> str:
+        return "hive_host/hive_port"
+
+    def versions(self) -> dict[str, str]:
+        # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)
+        runner = self.setting("hive.execution.engine")
+        where = self.setting("tez.local.mode" if runner == "tez" else "mapreduce.framework.name")
+        where = {"true": "local", "false": "yarn"}.get(where, where)
+        return {self.name: f"Hive {self.server_version()} ({runner}, {where})"}

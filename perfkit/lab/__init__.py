@@ -1,5 +1,5 @@
-"""The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, a HiveServer2
-endpoint, and HDFS mounted through FUSE.
+"""The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, the Spark Thrift
+Server, and HDFS mounted through FUSE.
 
     from perfkit.lab import Lab
     Lab().up(); Lab().status(); Lab().down()
@@ -13,10 +13,10 @@ from perfkit.errors import PerfkitError
 from perfkit.lab import tools
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
-from perfkit.lab.hiveserver import HiveServer
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
+from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials
 
 
@@ -43,7 +43,7 @@ class Lab:
         self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
         # start order: storage first, then what reads it
         self.services = [hdfs, S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
-                         HiveServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
+                         SparkThriftServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
 
     def select(self, names: list[str] | None = None) -> list:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""

@@ -50,7 +50,10 @@ class LabPorts:
     datanode_http: int = 9864
     datanode_ipc: int = 9867
     s3: int = 7070
-    hiveserver2: int = 10000
+    metastore: int = 9083  # the Hive metastore (thrift) that Spark, Hive and Trino share
+    hiveserver2: int = 10000  # real Hive's HiveServer2
+    spark_thrift: int = 10001  # the Spark Thrift Server (a HiveServer2 endpoint run by Spark), as on EMR
+    trino: int = 8889  # Trino's HTTP port, as on EMR
     nfs: int = 12049  # unprivileged: the lab runs no portmapper
 
     @classmethod

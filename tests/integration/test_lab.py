@@ -8,7 +8,7 @@ from perfkit.errors import ServiceError
 
 def test_status_lists_every_service_on_loopback_with_pid_and_health(lab):
     rows = {row.service: row for row in lab.status()}
-    assert {"namenode", "datanode", "s3", "nfs", "hiveserver2", "fuse-hdfs"} <= set(rows)
+    assert {"namenode", "datanode", "s3", "nfs", "spark-thrift", "fuse-hdfs"} <= set(rows)
     for row in rows.values():
         assert row.healthy, row
         assert row.pid and ("127.0.0.1" in row.address or row.service == "fuse-hdfs")

@@ -23,7 +23,7 @@ def _lab_processes(home: Path) -> list[str]:
 def test_lab_down_leaves_no_lab_process(lab):
     assert _lab_processes(lab.home)  # the lab was running
     stopped = lab.down()
-    assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "hiveserver2", "fuse-hdfs"}
+    assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "spark-thrift", "fuse-hdfs"}
     assert _lab_processes(lab.home) == []
     assert lab.pids() == [] and not any(row.healthy for row in lab.status())
     mounts = Path("/proc/self/mounts").read_text()

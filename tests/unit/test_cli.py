@@ -8,7 +8,7 @@ def test_bad_input_gives_one_message_and_exit_1():
     runner = CliRunner()
     result = runner.invoke(main, ["queries", "--engines", "spark,presto"])
     assert result.exit_code == 1
-    assert result.output.strip() == "perfkit: unknown engine 'presto': choose from hive, spark"
+    assert result.output.strip() == "perfkit: unknown engine 'presto': choose from hive, spark, spark-thrift, trino"
 
 
 def test_report_refuses_secret_parameters():

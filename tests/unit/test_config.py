@@ -150,3 +150,25 @@ def test_spark_settings_that_name_a_secret_are_hidden_from_reports():
                                                        "spark.executor.memory": "4g"})
     shown = profile.describe()["spark_conf"]
     assert shown == {"spark.hadoop.fs.s3a.secret.key": "***", "spark.executor.memory": "4g"}
+
+
+def test_a_yaml_profile_places_trino_and_the_metastore(tmp_path):
+    path = tmp_path / "cluster.yml"
+    path.write_text("base: emr\nbucket: b\ntrino_host: coord.internal\ntrino_port: 8080\ntrino_catalog: lake\n"
+                    "trino_user: analyst\nmetastore_uri: thrift://hms.internal:9083\n")
+    p = load_profile(str(path))
+    assert (p.trino_host, p.trino_port, p.trino_catalog, p.trino_user) == ("coord.internal", 8080, "lake", "analyst")
+    assert p.metastore_uri == "thrift://hms.internal:9083"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("metastore_uri: hms:9083", "setting 'metastore_uri' = 'hms:9083' is not a thrift:// address, e.g. thrift://master:9083"),
+    ("trino_port: 0", "setting 'trino_port' = 0 is not a port: give a number from 1 to 65535"),
+    ("trino_port: eight", "setting 'trino_port' must be a whole number, not 'eight'"),
+])
+def test_bad_trino_and_metastore_settings_are_named(tmp_path, line, message):
+    path = tmp_path / "p.yml"
+    path.write_text(f"base: lab\n{line}\n")
+    with pytest.raises(PerfkitError) as caught:
+        load_profile(str(path))
+    assert message in str(caught.value)

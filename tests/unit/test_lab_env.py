@@ -34,13 +34,13 @@ def test_ascii_values_are_taken(monkeypatch):
 
 
 def test_two_services_on_one_port_are_refused_naming_both(monkeypatch):
-    monkeypatch.setenv("PERFKIT_LAB_PORT_NFS", "10001")
-    monkeypatch.setenv("PERFKIT_LAB_PORT_HIVESERVER2", "10001")
+    monkeypatch.setenv("PERFKIT_LAB_PORT_NFS", "10011")
+    monkeypatch.setenv("PERFKIT_LAB_PORT_HIVESERVER2", "10011")
     with pytest.raises(PerfkitError) as err:
         LabPorts.from_env()
     text = str(err.value)
     assert "\n" not in text
-    assert "PERFKIT_LAB_PORT_HIVESERVER2 and PERFKIT_LAB_PORT_NFS are both port 10001" in text
+    assert "PERFKIT_LAB_PORT_HIVESERVER2 and PERFKIT_LAB_PORT_NFS are both port 10011" in text
     assert "Fix: give each PERFKIT_LAB_PORT_<NAME> its own port" in text
 
 

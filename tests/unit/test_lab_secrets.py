@@ -2,7 +2,7 @@
 import stat
 
 from perfkit.lab import tools
-from perfkit.lab.hiveserver import HiveServer
+from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.process import Daemon
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.settings import LabPorts, lab_credentials
@@ -16,7 +16,7 @@ def test_the_thrift_server_gets_its_settings_from_a_private_file(tmp_path, monke
     monkeypatch.setattr(tools, "spark_home", lambda: tmp_path / "spark")
     monkeypatch.setattr(tools, "s3a_jars", lambda: [tmp_path / "hadoop-aws.jar"])
     secret = lab_credentials(create=True, home=tmp_path)["secret_key"]
-    server = HiveServer(tmp_path, LabPorts(hiveserver2=10123))
+    server = SparkThriftServer(tmp_path, LabPorts(spark_thrift=10123))
 
     argv = server.argv()
     assert not any(secret in arg for arg in argv)
@@ -27,7 +27,7 @@ def test_the_thrift_server_gets_its_settings_from_a_private_file(tmp_path, monke
     text = server.properties_file.read_text()
     assert f"spark.hadoop.fs.s3a.secret.key={secret}" in text
     # Java properties syntax: ':' and '=' in a value need no escape, the Derby URL is kept whole
-    assert f"jdbc:derby:;databaseName={tmp_path / 'hive' / 'metastore_db'};create=true" in text
+    assert f"jdbc:derby:;databaseName={tmp_path / 'spark-thrift' / 'metastore_db'};create=true" in text
 
     server.properties_file.chmod(0o644)  # a loosened file is replaced, not reused
     server.argv()

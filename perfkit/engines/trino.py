@@ -1,0 +1,125 @@
+"""Trino (Presto's successor) through its DB-API client: tables in a Hive-connector catalog over the shared metastore."""
+from __future__ import annotations
+
+import re
+
+from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout
+from perfkit.errors import PerfkitError, ServiceError, root_cause
+
+# Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
+TRINO_TYPES = {"string": "varchar", "int": "integer"}
+TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
+
+
+class QueryError(Exception):
+    """A statement Trino refused or failed, with its error name (e.g. EXCEEDED_LOCAL_MEMORY_LIMIT) and message."""
+
+
+def trino_type(hive_type: str) -> str:
+    return TRINO_TYPES.get(hive_type.lower(), hive_type)
+
+
+class TrinoEngine(Engine):
+    name = "trino"
+    service = "trino"
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self.conn = None
+        self.time_limit_s: float | None = None  # the query_max_run_time this session has now
+        self.server_version = "?"
+
+    def open(self) -> None:
+        from trino.dbapi import connect
+
+        p = self.profile
+        if not p.trino_host:
+            raise ServiceError("trino", "the profile names no Trino coordinator", "set trino_host (and trino_port)")
+        self.conn = connect(host=p.trino_host, port=p.trino_port, user=p.trino_user, catalog=p.trino_catalog,
+                            schema=DATABASE, http_scheme="http", request_timeout=60)
+        try:  # the client connects lazily: ask now, so a server that is down is named here
+            self.server_version = str(self._fetch("SELECT node_version FROM system.runtime.nodes "
+                                                  "WHERE coordinator")[0][0])
+        except Exception as err:  # noqa: BLE001 - refused, unknown host, no node yet: all mean "not usable"
+            self.close()
+            fix = (f"start it with `perfkit lab up {self.service}`" if p.uses_lab
+                   else "check trino_host/trino_port in the profile")
+            raise ServiceError(f"Trino at {p.trino_host}:{p.trino_port}", f"not usable ({_reason(err)})", fix) from None
+
+    def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
+        """Trino enforces the limit itself (query_max_run_time) and cancels the query on the server."""
+        from trino.exceptions import TrinoQueryError
+
+        self._limit(timeout_s)
+        try:
+            return self._fetch(sql)
+        except TrinoQueryError as err:
+            if err.error_name == TIME_LIMIT_EXCEEDED and timeout_s:
+                raise QueryTimeout(timeout_s) from None
+            raise QueryError(_reason(err)) from None
+
+    def _fetch(self, sql: str) -> list[tuple]:
+        cursor = self.conn.cursor()
+        try:
+            cursor.execute(sql)
+            return [tuple(row) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    def _limit(self, timeout_s: float | None) -> None:
+        if timeout_s == self.time_limit_s:
+            return
+        if timeout_s:
+            # whole milliseconds: Trino's durations take a unit, and a fraction of one would be refused
+            self._fetch(f"SET SESSION query_max_run_time = '{max(1, round(timeout_s * 1000))}ms'")
+        else:
+            self._fetch("RESET SESSION query_max_run_time")
+        self.time_limit_s = timeout_s
+
+    def drop_own_table(self, table: str) -> None:
+        """Trino has no SHOW TBLPROPERTIES: the metastore's table parameters are in the "<table>$properties" table."""
+        self.execute(f"CREATE SCHEMA IF NOT EXISTS {DATABASE}")
+        names = {str(row[0]).lower() for row in self.execute(f"SHOW TABLES FROM {DATABASE}")}
+        if table.lower() not in names:
+            return
+        cursor = self.conn.cursor()
+        try:
+            cursor.execute(f'SELECT * FROM {DATABASE}."{table}$properties"')
+            values = cursor.fetchall()
+            columns = [d[0] for d in cursor.description or []]
+        finally:
+            cursor.close()
+        props = dict(zip(columns, values[0])) if values else {}
+        if props.get(OWNER_PROPERTY) != "true":
+            raise PerfkitError(f"table {DATABASE}.{table} exists and was not created by perfkit: perfkit drops only "
+                               f"its own tables. Fix: rename or drop that table yourself, then run again")
+        self.execute(f"DROP TABLE {DATABASE}.{table}")  # an external table: Trino leaves its files alone
+
+    def register_table(self, table, location, file_format, columns) -> None:
+        self.drop_own_table(table)
+        cols = ", ".join(f'"{name}" {trino_type(typ)}' for name, typ in columns)
+        self.execute(f"CREATE TABLE {DATABASE}.{table} ({cols}) WITH (format = '{file_format.upper()}', "
+                     f"external_location = '{location}', "
+                     f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true']))")
+
+    def versions(self) -> dict[str, str]:
+        return {self.name: f"Trino {self.server_version}"}
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 - closing a connection to a dead server
+                pass
+            self.conn = None
+
+
+def _reason(err: Exception) -> str:
+    """One line: Trino's error name and message, or the innermost cause of a transport failure."""
+    name, message = getattr(err, "error_name", None), getattr(err, "message", None)
+    if name and message:
+        return f"{name}: {' '.join(str(message).split())}"
+    text = root_cause(err, 300)
+    # urllib3 wraps a refused connection in three layers; its last words say what happened
+    match = re.search(r"(Connection refused|Name or service not known|timed out|No route to host)", text)
+    return match.group(1) if match else text
