@@ -1,6 +1,9 @@
-"""perfkit's query runner against bare `spark.sql(q).collect()`: same session, same tables, one process.
+"""perfkit's query runner against the bare client: same session, same tables, one process.
 
-    python bench/query_overhead.py [--rows 1000000 --files 8 --rounds 7]
+    python bench/query_overhead.py [--engine spark|trino] [--rows 1000000 --files 8 --rounds 7]
+
+The bare path is `spark.sql(q).collect()` for spark, a plain `trino` DB-API cursor fetching all rows
+(execute + fetchall on the same connection) for trino.
 
 Each round runs the taxi suite on both storages once through each path; the order of the two
 paths alternates between rounds so that drift (the JVM still warming, the machine's load) hits both
@@ -21,45 +24,58 @@ from perfkit.protocol import Step
 from perfkit.results import ResultSet
 
 
+def _bare_trino(engine, sql: str) -> list:
+    cursor = engine.conn.cursor()  # the trino client's own DB-API cursor, on perfkit's connection
+    cursor.execute(sql)
+    rows = cursor.fetchall()
+    cursor.close()
+    return rows
+
+
+BARE = {"spark": lambda engine, sql: engine.spark.sql(sql).collect(), "trino": _bare_trino}
+BARE_NAMES = {"spark": "spark.sql().collect()", "trino": "trino cursor execute+fetchall"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="lab")
+    parser.add_argument("--engine", choices=sorted(BARE), default="spark")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured passes first (JIT, caches)")
     args = parser.parse_args()
 
-    cmp = QueryComparison(load_profile(args.profile), engines=["spark"], rows=args.rows, files=args.files)
+    cmp = QueryComparison(load_profile(args.profile), engines=[args.engine], rows=args.rows, files=args.files)
     placed = cmp.prepare()
     totals: dict[str, list[float]] = {"bare": [], "perfkit": []}
-    with tempfile.TemporaryDirectory() as scratch, get_engine("spark", cmp.profile) as engine:
+    with tempfile.TemporaryDirectory() as scratch, get_engine(args.engine, cmp.profile) as engine:
         tables = cmp.register_tables(engine, placed)
         cmp.watch_storages(placed)  # perfkit's runner probes the storages around each run, as in a real run
         results = ResultSet("bench_query_overhead", folder=scratch)
         work = [(q, s) for q in cmp.suite_queries for s in cmp.storages]
         for _ in range(args.warmup):  # warm the session, the JIT and the caches
             for query, where in work:
-                engine.spark.sql(query.for_table(tables[where])).collect()
+                BARE[args.engine](engine, query.for_table(tables[where]))
         for round_ in range(args.rounds):
             order = ("bare", "perfkit") if round_ % 2 == 0 else ("perfkit", "bare")
             for path in order:
                 t0 = time.perf_counter()
                 for query, where in work:
                     if path == "bare":
-                        engine.spark.sql(query.for_table(tables[where])).collect()
+                        BARE[args.engine](engine, query.for_table(tables[where]))
                     else:
                         cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
                 totals[path].append(time.perf_counter() - t0)
         assert all(r.ok for r in results.records), [r.error for r in results.failures]
 
     print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
-          f"{args.rounds} rounds, {args.rows} rows in {args.files} files, Spark {engine.spark_version}")
+          f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}")
     for path, values in totals.items():
         print(f"  {path:<8} per round (s): " + " ".join(f"{v:.3f}" for v in values))
     bare, kit = statistics.median(totals["bare"]), statistics.median(totals["perfkit"])
     ratio = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
-    print(f"  median per round: bare spark.sql().collect() {bare:.3f} s, perfkit runner {kit:.3f} s")
+    print(f"  median per round: bare {BARE_NAMES[args.engine]} {bare:.3f} s, perfkit runner {kit:.3f} s")
     print(f"  ratio perfkit / bare (median of the rounds' ratios): {ratio:.3f} (target <= 1.05)")
 
 

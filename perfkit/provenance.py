@@ -7,14 +7,16 @@ import subprocess
 import sys
 from importlib import metadata
 
-PACKAGES = ("perfkit", "pyspark", "pandas", "pyarrow", "pyhive", "boto3", "papermill")
+PACKAGES = ("perfkit", "pyspark", "pandas", "pyarrow", "pyhive", "trino", "boto3", "papermill")
+# a run's versions also hold each engine's server version under the engine's name: clients keep apart
+CLIENT_NAMES = {"trino": "trino (python client)"}
 
 
 def versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
-            found[name] = metadata.version(name)
+            found[CLIENT_NAMES.get(name, name)] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
     from perfkit.lab import versions as lab

@@ -164,3 +164,17 @@ def listing_problems(expected: dict[str, int], found: dict[str, int]) -> str | N
              f"{len(wrong)} of wrong size {wrong[:3]}" if wrong else "",
              f"{len(extra)} unexpected {extra[:3]}" if extra else ""]
     return ", ".join(p for p in parts if p) or None
+
+
+def check_metastore(profile: Profile) -> None:
+    """The Hive metastore accepts connections (a thrift call is the engines' job; this names a service that is down)."""
+    import socket
+
+    address = urlsplit(profile.metastore_uri)
+    where = f"Hive metastore at {address.hostname}:{address.port}"
+    try:
+        with socket.create_connection((address.hostname, address.port or 9083), timeout=5):
+            pass
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ServiceError(where, f"not reachable ({reason})", _fix(profile, "metastore_uri", "hive-metastore")) from None

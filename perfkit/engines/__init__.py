@@ -68,6 +68,11 @@ class Engine(ABC):
                                f"its own tables. Fix: rename or drop that table yourself, then run again")
         self.execute(f"DROP TABLE {DATABASE}.{table}")
 
+    def check(self) -> None:
+        """Raise ServiceError (what, where, the fix) if this engine cannot run queries now; cheap."""
+        self.open()
+        self.close()
+
     def versions(self) -> dict[str, str]:
         return {}
 

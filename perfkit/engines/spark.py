@@ -28,10 +28,13 @@ class SparkEngine(Engine):
             conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
             conf["spark.jars"] = ",".join(str(j) for j in tools.s3a_jars())
             conf["spark.driver.memory"] = "2g"
-            # perfkit's database needs a warehouse folder: the lab's, not a spark-warehouse/ in the working directory
-            from perfkit.paths import lab_home
+            # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 client cannot)
+            from perfkit.lab.metastore import spark_metastore_conf
 
-            conf["spark.sql.warehouse.dir"] = str(lab_home() / "spark-warehouse")
+            conf.update(spark_metastore_conf(LabPorts.from_env()))
+        elif self.profile.metastore_uri:
+            conf["spark.sql.catalogImplementation"] = "hive"
+            conf["spark.hadoop.hive.metastore.uris"] = self.profile.metastore_uri
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
         conf = {**conf, **driver_log_conf(), **self.profile.spark_conf}
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
@@ -39,6 +42,13 @@ class SparkEngine(Engine):
         self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)
                                if k.startswith("spark.hadoop.") and SECRET_NAME.search(k)}
         return conf
+
+    def check(self) -> None:
+        """The session starts in this process; what it needs from outside is the metastore it shares."""
+        if self.profile.metastore_uri:
+            from perfkit.storage import check_metastore
+
+            check_metastore(self.profile)
 
     def open(self) -> None:
         import os
@@ -78,7 +88,7 @@ class SparkEngine(Engine):
                        f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
 
     def versions(self) -> dict[str, str]:
-        return {"spark": self.spark_version}
+        return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
 
     def close(self) -> None:
         if self.spark is not None:

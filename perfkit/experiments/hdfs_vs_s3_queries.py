@@ -1,6 +1,6 @@
 """The same SQL on the same files, on HDFS and on S3, through one or more engines.
 
-    cmp = QueryComparison(load_profile("lab"), engines=["spark", "hive"], rows=200_000)
+    cmp = QueryComparison(load_profile("lab"), engines=["spark", "trino", "hive"], rows=200_000)
     cmp.prepare(); results = cmp.run(); cmp.recap()
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ class QueryComparison(Experiment):
     unit = "query runs"
 
     profile: Profile
-    engines: list[str] = field(default_factory=lambda: ["spark", "hive"])
+    engines: list[str] = field(default_factory=lambda: ["spark", "trino", "hive"])
     rows: int = 200_000
     files: int = 4
     file_format: str = "orc"
@@ -89,8 +89,11 @@ class QueryComparison(Experiment):
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline}
 
     def preflight(self) -> None:
+        """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
         storage.check_hdfs(self.profile)
         storage.check_s3(self.profile)
+        for name in self.engines:
+            engine_class(name)(self.profile).check()
 
     def prepare(self, progress: bool = True) -> PlacedDataset:
         self.preflight()
@@ -191,10 +194,21 @@ class QueryComparison(Experiment):
         return stats.compare_storages(self._frame(), self.storages, self.baseline)
 
     def recap(self) -> pd.DataFrame:
+        """One row per engine and query; each engine labelled with the version that executed it."""
         titles = {q.id: q.title for q in self.suite_queries}
         if len(self.storages) == 2:
-            return recap_table(self.comparison(), titles, self.baseline, self._others()[0])
-        return recap_wide(self.comparison(), titles, self.baseline, self._others())
+            table = recap_table(self.comparison(), titles, self.baseline, self._others()[0])
+        else:
+            table = recap_wide(self.comparison(), titles, self.baseline, self._others())
+        versions = self._results().config.get("versions", {})
+        table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
+        return table
+
+    def engines_table(self) -> pd.DataFrame:
+        """What executed the queries: each engine with the version its server reported during the run."""
+        versions = self._results().config.get("versions", {})
+        return pd.DataFrame([{"engine": name, "version": versions.get(name, "? (did not start)")}
+                             for name in self.engines])
 
     def _others(self) -> list[str]:
         return [s for s in self.storages if s != self.baseline]

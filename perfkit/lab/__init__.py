@@ -1,5 +1,5 @@
-"""The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, the Spark Thrift
-Server, and HDFS mounted through FUSE.
+"""The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, a Hive metastore shared
+by real Hive (HiveServer2), the Spark Thrift Server and Trino, and HDFS mounted through FUSE.
 
     from perfkit.lab import Lab
     Lab().up(); Lab().status(); Lab().down()
@@ -10,13 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.lab import tools
+from perfkit.lab import hive_jars, java, tools, trino_dist
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
+from perfkit.lab.hive import HiveServer2
+from perfkit.lab.metastore import HiveMetastore
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.spark_thrift import SparkThriftServer
+from perfkit.lab.trino import TrinoServer
 from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials
 
 
@@ -42,8 +45,8 @@ class Lab:
         hdfs = Hdfs(self.home, self.ports)
         self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
         # start order: storage first, then what reads it
-        self.services = [hdfs, S3Server(self.home, self.ports), NfsServer(self.home, self.ports),
-                         SparkThriftServer(self.home, self.ports), HdfsFuseMount(self.home, self.ports)]
+        self.services = [hdfs, *(kind(self.home, self.ports) for kind in (
+            S3Server, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
 
     def select(self, names: list[str] | None = None) -> list:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
@@ -74,16 +77,32 @@ class Lab:
             tools.versitygw()
             tools.rclone()
             tools.spark_home()
+            hive_jars.metastore_home()
+            hive_jars.hive_lib()
+            trino_dist.trino_home()
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
+        skipped = self.skipped = set()  # services left down (no Java for them, or what they need is down)
         for service in services:
+            if skipped & set(getattr(service, "needs", ())):
+                print(f"lab: {service.name} not started: it needs {', '.join(skipped & set(service.needs))}", flush=True)
+                skipped.add(service.name)
+                continue
             missing = [d.name for d in service.daemons if d.pid() is None]
             if missing:
-                names = "" if missing == [service.name] else f" ({', '.join(missing)})"
-                print(f"lab: starting {service.name}{names} ...", flush=True)
-            service.start()  # starts only its missing daemons, then waits until the service is healthy
+                which = "" if missing == [service.name] else f" ({', '.join(missing)})"
+                print(f"lab: starting {service.name}{which} ...", flush=True)
+            try:
+                service.start()  # starts only its missing daemons, then waits until the service is healthy
+            except java.MissingJava as err:  # this service only: the others come up
+                print(f"lab: {service.name} not started: {err}", flush=True)
+                skipped.add(service.name)
         return self.status(names and [s.name for s in services])
+
+    def skipped_daemons(self) -> set[str]:
+        """The daemons of the services the last up() left down on purpose (it said why)."""
+        return {d.name for s in self.services if s.name in getattr(self, "skipped", ()) for d in s.daemons}
 
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""

@@ -54,6 +54,33 @@ def _listening_inodes(host: str, port: int) -> set[str]:
     return inodes
 
 
+def listening_addresses(pid: int | None) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket process `pid` listens on, read from /proc: where it can be reached."""
+    if pid is None:
+        return []
+    owned = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                owned.add(os.readlink(fd))
+            except OSError:  # closed while we looked
+                continue
+    except OSError:
+        return []
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) >= 10 and fields[3] == _LISTEN and f"socket:[{fields[9]}]" in owned:
+                addr, _, hex_port = fields[1].partition(":")
+                found.append((_proc_net_address(addr), int(hex_port, 16)))
+    return sorted(set(found))
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()

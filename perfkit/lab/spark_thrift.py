@@ -6,6 +6,7 @@ from pathlib import Path
 
 from perfkit.lab import tools
 from perfkit.lab import hs2
+from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
 from perfkit.spark_settings import lab_spark_conf, spark_properties
@@ -13,7 +14,7 @@ from perfkit.spark_settings import lab_spark_conf, spark_properties
 
 class SparkThriftServer:
     name = "spark-thrift"
-    needs: tuple[str, ...] = ()  # it reads HDFS and S3 only when a query does
+    needs: tuple[str, ...] = ("hive-metastore",)  # its tables live in the metastore Hive and Trino share
     answer_within_s = 30.0  # a health probe's limit: the first SELECT of a fresh server takes seconds
 
     def __init__(self, home: Path, ports: LabPorts):
@@ -34,12 +35,10 @@ class SparkThriftServer:
     def argv(self) -> list[str]:
         """spark-submit's command line; the settings, S3 keys among them, go to a 0600 file: argv shows in `ps`."""
         spark_home = tools.spark_home()
-        metastore = self.home / "spark-thrift" / "metastore_db"
         conf = {
             **lab_spark_conf(self.ports, lab_credentials(home=self.home)),
-            "spark.sql.warehouse.dir": str(self.home / "spark-thrift" / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore};create=true",
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.home / 'spark-thrift'}",
+            **spark_metastore_conf(self.ports),
+            "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         }
         write_private(self.properties_file, spark_properties(conf))
         return [str(spark_home / "bin" / "spark-submit"),

@@ -8,7 +8,8 @@ from perfkit.errors import ServiceError
 
 def test_status_lists_every_service_on_loopback_with_pid_and_health(lab):
     rows = {row.service: row for row in lab.status()}
-    assert {"namenode", "datanode", "s3", "nfs", "spark-thrift", "fuse-hdfs"} <= set(rows)
+    assert {"namenode", "datanode", "s3", "nfs", "hive-metastore", "hiveserver2", "spark-thrift", "trino",
+            "fuse-hdfs"} <= set(rows)
     for row in rows.values():
         assert row.healthy, row
         assert row.pid and ("127.0.0.1" in row.address or row.service == "fuse-hdfs")
@@ -34,3 +35,20 @@ def test_up_with_service_names_reports_those_services_and_what_they_need(lab):
     rows = lab.up(["fuse-hdfs"])
     assert [r.service for r in rows] == ["namenode", *[d.name for d in lab.services[0].datanodes], "fuse-hdfs"]
     assert all(r.healthy for r in rows)
+
+
+def test_trino_needs_the_metastore_which_needs_the_storages(lab):
+    assert [s.name for s in lab.select(["trino"])] == ["hdfs", "s3", "hive-metastore", "trino"]
+    assert [s.name for s in lab.select(["hiveserver2"])] == ["hdfs", "s3", "hive-metastore", "hiveserver2"]
+
+
+def test_each_new_service_listens_on_loopback_only(lab):
+    """Every port a lab JVM listens on is on 127.0.0.1: no wildcard, no second address (read from /proc)."""
+    from perfkit.lab.process import listening_addresses
+
+    for service in lab.services:
+        if service.name not in ("hive-metastore", "hiveserver2", "trino", "spark-thrift"):
+            continue
+        for daemon in service.daemons:
+            addresses = listening_addresses(daemon.pid())
+            assert addresses and all(host == "127.0.0.1" for host, _ in addresses), (daemon.name, addresses)

@@ -51,7 +51,7 @@ def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path,
     assert list(first["phase"]) == ["warmup"] * 2 + ["measured"] * 6
     assert list(first["storage"]) == ["hdfs", "s3"] * 4
     recap = comparison.recap()
-    assert list(recap.columns[:4]) == ["engine", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
+    assert list(recap.columns[:5]) == ["engine", "version", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
     assert (recap["check"].str.contains("RESULTS DIFFER") == False).all()  # noqa: E712
     row = comparison.comparison().iloc[0]
     measured = frame[(frame.subject == row.subject) & (frame.case == row.case) & (frame.phase == "measured")]

@@ -107,7 +107,7 @@ def test_no_sample_spans_an_s3_outage(comparison, lab):
     assert s3_runs[-1].ok and s3_runs[-2].ok, "runs after the restart are samples again"
 
 
-@pytest.mark.parametrize("engine_name", ["spark", "hive"])
+@pytest.mark.parametrize("engine_name", ["spark", "trino", "hive", "spark-thrift"])
 def test_a_run_past_its_time_limit_is_cancelled_and_the_engine_goes_on(comparison, engine_name, tmp_path):
     query = comparison.suite_queries[0]
     results = comparison.results = ResultSet("test_timeout", {}, folder=tmp_path)

@@ -1,8 +1,13 @@
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw", "rclone")
+from perfkit.lab.process import port_owner
+from perfkit.lab.settings import DATANODE_PORT_STEP, HOST
+
+MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw", "rclone", "HiveMetaStore",
+           "org.apache.hive.service.server.HiveServer2", "io.trino.server.TrinoServer")
 
 
 def _lab_processes(home: Path) -> list[str]:
@@ -23,8 +28,13 @@ def _lab_processes(home: Path) -> list[str]:
 def test_lab_down_leaves_no_lab_process(lab):
     assert _lab_processes(lab.home)  # the lab was running
     stopped = lab.down()
-    assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "spark-thrift", "fuse-hdfs"}
+    assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "hive-metastore", "hiveserver2", "spark-thrift",
+                            "trino", "fuse-hdfs"}
     assert _lab_processes(lab.home) == []
+    datanodes = len(lab.services[0].datanodes)
+    ports = [getattr(lab.ports, f.name) + (DATANODE_PORT_STEP * i if f.name.startswith("datanode") else 0)
+             for f in fields(lab.ports) for i in range(datanodes if f.name.startswith("datanode") else 1)]
+    assert {port: port_owner(HOST, port) for port in ports if port_owner(HOST, port)} == {}  # no port left listening
     assert lab.pids() == [] and not any(row.healthy for row in lab.status())
     mounts = Path("/proc/self/mounts").read_text()
     assert str(lab.home / "mnt" / "hdfs") not in mounts  # the FUSE mount is gone too

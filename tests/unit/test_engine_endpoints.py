@@ -55,3 +55,12 @@ def test_profiles_place_each_engine(monkeypatch):
 def test_hive_types_become_trino_types():
     assert [trino_type(t) for t in ("string", "int", "bigint", "double", "timestamp", "smallint", "STRING")] == \
         ["varchar", "integer", "bigint", "double", "timestamp", "smallint", "varchar"]
+
+
+def test_a_metastore_that_is_down_is_named_before_spark_starts():
+    port = _closed_port()
+    profile = replace(load_profile("lab"), metastore_uri=f"thrift://127.0.0.1:{port}")
+    with pytest.raises(ServiceError) as caught:
+        engine_class("spark")(profile).check()
+    assert str(caught.value) == (f"Hive metastore at 127.0.0.1:{port}: not reachable (Connection refused). "
+                                 "Fix: start it with `perfkit lab up hive-metastore`")

@@ -1,7 +1,7 @@
 """The lab's S3 secret never shows in a command line (`ps` shows argv to every user): files 0600 or the environment."""
 import stat
 
-from perfkit.lab import tools
+from perfkit.lab import hive_jars, tools
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.process import Daemon
 from perfkit.lab.s3 import S3Server
@@ -15,8 +15,9 @@ def _mode(path) -> int:
 def test_the_thrift_server_gets_its_settings_from_a_private_file(tmp_path, monkeypatch):
     monkeypatch.setattr(tools, "spark_home", lambda: tmp_path / "spark")
     monkeypatch.setattr(tools, "s3a_jars", lambda: [tmp_path / "hadoop-aws.jar"])
+    monkeypatch.setattr(hive_jars, "spark_metastore_jars", lambda: [tmp_path / "hive-exec.jar"])
     secret = lab_credentials(create=True, home=tmp_path)["secret_key"]
-    server = SparkThriftServer(tmp_path, LabPorts(spark_thrift=10123))
+    server = SparkThriftServer(tmp_path, LabPorts(spark_thrift=10123, metastore=9083))
 
     argv = server.argv()
     assert not any(secret in arg for arg in argv)
@@ -27,7 +28,7 @@ def test_the_thrift_server_gets_its_settings_from_a_private_file(tmp_path, monke
     text = server.properties_file.read_text()
     assert f"spark.hadoop.fs.s3a.secret.key={secret}" in text
     # Java properties syntax: ':' and '=' in a value need no escape, the Derby URL is kept whole
-    assert f"jdbc:derby:;databaseName={tmp_path / 'spark-thrift' / 'metastore_db'};create=true" in text
+    assert "spark.hadoop.hive.metastore.uris=thrift://127.0.0.1:9083" in text  # the shared metastore, kept whole
 
     server.properties_file.chmod(0o644)  # a loosened file is replaced, not reused
     server.argv()

@@ -77,3 +77,19 @@ def test_start_failure_prefers_an_error_line_then_the_last_line(tmp_path):
     log.write_text("=== perfkit lab: starting x ===\nstarting\nno space left\n")
     assert start_failure(log) == "no space left"
     assert start_failure(tmp_path / "none.log") == "no log"
+
+
+def test_listening_addresses_names_where_a_process_listens():
+    import os
+    import socket
+
+    from perfkit.lab.process import listening_addresses
+
+    with socket.socket() as loopback, socket.socket() as anywhere:
+        loopback.bind(("127.0.0.1", 0))
+        loopback.listen()
+        anywhere.bind(("0.0.0.0", 0))
+        anywhere.listen()
+        expected = sorted([("127.0.0.1", loopback.getsockname()[1]), ("0.0.0.0", anywhere.getsockname()[1])])
+        assert [a for a in listening_addresses(os.getpid()) if a in expected] == expected
+    assert listening_addresses(None) == []

@@ -1,0 +1,104 @@
+"""Real Hive: a Hive 4 HiveServer2 that runs its queries as MapReduce jobs in local mode, on the shared metastore.
+
+MapReduce rather than Tez: the lab's Hadoop jars already hold the local job runner (Tez needs four more jars and
+its own settings), and in local mode both run every task inside HiveServer2's JVM, so Tez would change little here.
+Tez local mode also works (see LAB-NOTES) if a comparison ever needs it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfkit.lab import hive_jars, hs2, tools
+from perfkit.lab.hdfs import site_xml
+from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
+from perfkit.lab.process import Daemon
+from perfkit.lab.settings import HOST, LabPorts
+
+HEAP = "-Xmx1g"
+MAIN = "org.apache.hive.service.server.HiveServer2"
+# Hive 4 on Java 17: reflection into these packages (Kryo plans, "Error caching map.xml" without java.util.concurrent)
+OPENS = ["java.lang", "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.nio", "sun.nio.ch",
+         "java.net", "java.io", "java.lang.reflect", "java.lang.invoke", "java.text", "java.time", "java.math"]
+
+
+class HiveServer2:
+    name = "hiveserver2"
+    needs: tuple[str, ...] = ("hive-metastore",)  # its tables, and through them HDFS and S3
+
+    def __init__(self, home: Path, ports: LabPorts):
+        self.home, self.ports = home, ports
+        self.root = home / "hive"
+        self.conf_dir = self.root / "conf"
+        self.daemon = Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2})
+        self.daemons = [self.daemon]
+
+    def addresses(self) -> dict[str, str]:
+        return {self.name: f"{HOST}:{self.ports.hiveserver2}"}
+
+    def ports_needed(self) -> dict[str, int]:
+        return dict(self.daemon.ports)
+
+    def site(self) -> dict[str, object]:
+        p, root = self.ports, self.root
+        return {
+            "hive.server2.thrift.bind.host": HOST,
+            "hive.server2.thrift.port": p.hiveserver2,
+            "hive.server2.webui.port": 0,  # no web UI: the Thrift port is its only listening socket
+            "hive.server2.authentication": "NONE",
+            "hive.server2.enable.doAs": "false",
+            "hive.metastore.uris": f"thrift://{HOST}:{p.metastore}",
+            "hive.metastore.warehouse.dir": warehouse(p),
+            "hive.metastore.warehouse.external.dir": f"{warehouse(p)}/external",
+            "hive.execution.engine": "mr",
+            "mapreduce.framework.name": "local",
+            # a map join's hash table is built in a child `hadoop jar` process by default: the lab has no such command
+            "hive.exec.submit.local.task.via.child": "false",
+            "hive.exec.submitviachild": "false",
+            "hive.exec.scratchdir": (root / "scratch").as_uri(),
+            "hive.exec.local.scratchdir": root / "local-scratch",
+            "hive.downloaded.resources.dir": root / "resources" / "${hive.session.id}_resources",
+            "hive.querylog.location": root / "querylog",
+            "hive.server2.logging.operation.log.location": root / "operation-logs",
+            "mapreduce.cluster.local.dir": root / "mapred-local",
+            "hive.server2.max.start.attempts": 1,  # exit on a failed start (the default retries for 30 minutes)
+            "hive.async.log.enabled": "false",  # log4j2's async loggers want a newer disruptor than Hive brings
+            "hive.query.results.cache.enabled": "false",  # a benchmark measures the query, not a cached answer
+            "hive.scheduled.queries.executor.enabled": "false",  # no background polling of the metastore
+            "hive.server2.materializedviews.registry.impl": "DUMMY",
+        }
+
+    def write_config(self) -> None:
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        (self.conf_dir / "hive-site.xml").write_text(site_xml(self.site()))
+        (self.conf_dir / "core-site.xml").write_text(site_xml({
+            "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
+            "dfs.replication": 1,  # the lab's one DataNode (HiveServer2 does not read the lab's hdfs-site.xml)
+            **s3a_settings(self.ports)}))
+        for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
+            (self.conf_dir / name).write_text(LOG4J2)
+
+    def argv(self) -> list[str]:
+        classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*"
+        log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
+        return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
+                f"-Dlog4j2.configurationFile={log4j}",
+                *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in OPENS),
+                "--add-opens=java.sql/java.sql=ALL-UNNAMED", "-cp", classpath, MAIN]
+
+    def env(self) -> dict[str, str]:
+        # Hive strips fs.s3a keys from its configuration (hive.conf.hidden.list): they go in the environment
+        return s3a_env(self.home)
+
+    def start(self) -> None:
+        if self.daemon.pid() is None:
+            self.write_config()
+            self.daemon.start(self.argv(), env=self.env(), cwd=self.root)
+        # 8-11 s when idle; a busy 2-core machine (Trino, Spark beside it) can take minutes
+        self.daemon.wait_until(lambda: self.health()[0], 300, "read the log; HiveServer2 (1 GiB of heap) needs that "
+                               "much free memory and can take minutes on a busy machine: run `perfkit lab up` again")
+
+    def stop(self) -> list[str]:
+        return [self.daemon.name] if self.daemon.stop() else []
+
+    def health(self) -> tuple[bool, str]:
+        return hs2.select_one(self.ports.hiveserver2, 30)

@@ -1,0 +1,79 @@
+"""Fetch real Hive into the tool cache, once per version: the standalone metastore, HiveServer2's jars, and
+the Hive client jars Spark loads to talk to that metastore."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+from perfkit.lab import versions
+from perfkit.paths import tool_cache
+
+_HERE = Path(__file__).parent
+# Spark's isolated Hive client shares only org.apache.hadoop.* (pyspark's Hadoop 3.5.0 client), java.*, scala.*,
+# logging and Spark itself: these jars bring the rest. hive-exec is a fat jar (the metastore client, Thrift,
+# commons-lang, Hive's shims and serdes inside); each other jar was a NoClassDefFoundError without it. No Hadoop jar.
+_HIVE_FOR_SPARK = re.compile(
+    rf"^(hive-exec-{re.escape(versions.HIVE)}|guava-.*|commons-io-.*|httpclient-.*|httpcore-.*|"
+    r"javax\.servlet-api-.*)\.jar$"
+)
+
+
+def _copy_dependencies(template: str, target: Path, what: str, finish=None) -> Path:
+    """`mvn dependency:copy-dependencies` of a pom template into `target`, once: a staging folder is filled,
+    optionally reshaped by `finish(staging, work)`, marked `.complete`, then renamed into place."""
+    if (target / ".complete").exists():
+        return target
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise PerfkitError(f"lab: Maven (mvn) is needed once to fetch {what}. Fix: apt-get install maven")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text((_HERE / template).read_text().replace("@HIVE_VERSION@", versions.HIVE)
+                       .replace("@COMMONS_COLLECTIONS_VERSION@", versions.COMMONS_COLLECTIONS))
+        staging = Path(work) / "out"
+        print(f"lab: fetching {what} into {target} (once) ...", flush=True)
+        run = subprocess.run([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+                              f"-DoutputDirectory={staging}", "-DincludeScope=runtime"], capture_output=True, text=True)
+        if run.returncode != 0:
+            raise PerfkitError(f"lab: Maven could not fetch {what}:\n{(run.stdout + run.stderr)[-2000:]}\n"
+                               "Fix: check that Maven can reach its repository, then run `perfkit lab up` again")
+        if finish:
+            staging = finish(staging, Path(work))
+        (staging / ".complete").touch()
+        shutil.rmtree(target, ignore_errors=True)  # a half-made copy from a crashed fetch
+        staging.rename(target)
+    return target
+
+
+def _unpack_metastore(staging: Path, work: Path) -> Path:
+    """The distribution's folder (bin, conf, lib, scripts), with commons-collections added to lib/."""
+    tarball = next(staging.glob("hive-standalone-metastore-server-*-bin.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        tar.extractall(work / "dist", filter="data")
+    home = next((work / "dist").glob("apache-hive-metastore-*-bin"))
+    for jar in staging.glob("commons-collections-*.jar"):
+        jar.rename(home / "lib" / jar.name)
+    return home
+
+
+def metastore_home() -> Path:
+    """The Hive standalone metastore distribution (its lib/ and the schema scripts MetastoreSchemaTool runs)."""
+    return _copy_dependencies("hive-metastore-pom.xml", tool_cache() / f"hive-metastore-{versions.HIVE}",
+                              f"the Hive standalone metastore {versions.HIVE}", _unpack_metastore)
+
+
+def hive_lib() -> Path:
+    """Real Hive's jars (HiveServer2, MapReduce execution, JDBC) without Hadoop: the lab's own Hadoop runs it."""
+    return _copy_dependencies("hive-pom.xml", tool_cache() / f"hive-{versions.HIVE}" / "lib",
+                              f"Hive {versions.HIVE} jars")
+
+
+def spark_metastore_jars() -> list[Path]:
+    """The Hive client jars Spark loads for `spark.sql.hive.metastore.jars=path` (6 jars, 83 MiB, out of hive_lib)."""
+    return sorted(p for p in hive_lib().iterdir() if _HIVE_FOR_SPARK.match(p.name))

@@ -1,0 +1,142 @@
+"""A real Trino: one coordinator that is also its own worker, on 127.0.0.1 only.
+
+Catalogs: `hive` (the lab's thrift metastore; HDFS through Hadoop's client, S3 through Trino's native client),
+`tpch` (generated data to copy from) and `jmx` (the server's own counters, e.g. its file-system cache's).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfkit.lab import java, trino_dist
+from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
+
+HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
+JVM_OPTIONS = [
+    "-server", HEAP, "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M", "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:+ExitOnOutOfMemoryError", "-XX:-OmitStackTraceInFastThrow", "-XX:ReservedCodeCacheSize=256M",
+    "-XX:PerMethodRecompilationCutoff=10000", "-XX:PerBytecodeRecompilationCutoff=10000",
+    "-Djdk.attach.allowAttachSelf=true", "-Djdk.nio.maxCachedBufferSize=2000000", "-XX:+EnableDynamicAgentLoading",
+    "-Dfile.encoding=UTF-8", "-Duser.timezone=UTC",
+    # allowed anyway on Java 24/25; saying so keeps four WARNING lines per start out of the log
+    "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+]
+# INFO: plugins and catalogs loaded, "SERVER STARTED"; not the ~1000-line configuration table, nor a line per query
+LOG_LEVELS = {"io.trino": "INFO", "Bootstrap": "WARN", "io.trino.event.QueryMonitor": "WARN", "io.airlift": "WARN",
+              "org.hibernate": "WARN", "org.apache.hadoop": "WARN", "org.eclipse.jetty": "WARN"}
+
+
+def properties(values: dict[str, object]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+class TrinoServer:
+    name = "trino"
+    needs: tuple[str, ...] = ("hive-metastore",)
+    answer_within_s = 10.0  # a health probe's limit, so a port that never answers cannot hang `lab up`
+
+    def __init__(self, home: Path, ports: LabPorts):
+        self.home, self.ports = home, ports
+        self.etc, self.data = home / "trino" / "etc", home / "trino" / "data"
+        self.daemon = Daemon("trino", home, "io.trino.server.TrinoServer", ports={"trino": ports.trino})
+        self.daemons = [self.daemon]
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.ports.trino}"
+
+    def addresses(self) -> dict[str, str]:
+        return {"trino": f"{self.url} (catalogs hive, tpch, jmx)"}
+
+    def ports_needed(self) -> dict[str, int]:
+        return dict(self.daemon.ports)
+
+    def config(self) -> dict[str, dict[str, object]]:
+        """Every file under etc/ (by relative path) and its properties; the S3 keys only in catalog/hive."""
+        p, creds = self.ports, lab_credentials(create=True, home=self.home)
+        return {
+            "node.properties": {
+                "node.environment": "perfkit_lab", "node.id": "perfkit-lab-trino", "node.data-dir": self.data,
+                # the HTTP server binds to node.bind-ip (0.0.0.0 by default); the address the node announces
+                # is its internal address (else the machine's first non-loopback IP)
+                "node.bind-ip": HOST, "node.internal-address": HOST,
+            },
+            "config.properties": {
+                "coordinator": "true", "node-scheduler.include-coordinator": "true",
+                "http-server.http.port": p.trino, "discovery.uri": self.url,
+                "http-server.log.enabled": "false",  # no request log growing under data/
+                "query.max-memory": "1GB", "query.max-memory-per-node": "768MB",
+                "memory.heap-headroom-per-node": "512MB", "task.concurrency": 2,
+                "plugin.dir": trino_dist.trino_home() / "plugin", "catalog.config-dir": self.etc / "catalog",
+            },
+            "log.properties": LOG_LEVELS,
+            "catalog/hive.properties": {
+                "connector.name": "hive",
+                "hive.metastore.uri": f"thrift://{HOST}:{p.metastore}",
+                "hive.non-managed-table-writes-enabled": "true",  # write workloads write to external tables
+                "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
+                "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
+                "s3.endpoint": f"http://{HOST}:{p.s3}", "s3.region": "us-east-1", "s3.path-style-access": "true",
+                "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
+            },
+            "catalog/tpch.properties": {"connector.name": "tpch"},
+            "catalog/jmx.properties": {"connector.name": "jmx"},
+        }
+
+    def write_config(self) -> None:
+        for rel, values in self.config().items():
+            path = self.etc / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if rel == "catalog/hive.properties":
+                write_private(path, properties(values))  # it holds the S3 keys
+            else:
+                path.write_text(properties(values))
+        (self.etc / "jvm.config").write_text("\n".join(JVM_OPTIONS) + "\n")
+
+    def argv(self) -> list[str]:
+        """The launcher exec's java itself: the pid the lab records is the server's JVM."""
+        jdk = java.java_for_trino()  # first: a missing Java fails in a second, not after an 821 MB download
+        return [str(trino_dist.trino_home() / "bin" / "launcher"), "-etc-dir", str(self.etc),
+                "-data-dir", str(self.data), "-jvm-dir", str(jdk), "run"]
+
+    def start(self) -> None:
+        if self.daemon.pid() is None:
+            argv = self.argv()  # fetches Trino and a Java 24+ first, if need be
+            self.write_config()
+            self.data.mkdir(parents=True, exist_ok=True)
+            # the launcher keeps a pid file of its own and refuses to start while that pid exists, even as a
+            # zombie not yet reaped or as another process reusing the number: the lab tracks the server itself
+            (self.data / "var" / "run" / "launcher.pid").unlink(missing_ok=True)
+            # no AWS SDK look-ups of the cloud's instance metadata: the keys are in the catalog
+            self.daemon.start(argv, env={"AWS_EC2_METADATA_DISABLED": "true"}, cwd=self.data)
+        self.daemon.wait_until(lambda: self.health()[0], 300, "read the log; Trino takes 15-30 s to start here, "
+                               "minutes on a busy 2-core machine, and needs ~2.5 GiB of free memory")
+
+    def stop(self) -> list[str]:
+        return [self.daemon.name] if self.daemon.stop() else []
+
+    def query(self, sql: str) -> list[tuple]:
+        from trino.dbapi import connect
+
+        conn = connect(host=HOST, port=self.ports.trino, user="perfkit", http_scheme="http",
+                       request_timeout=self.answer_within_s, max_attempts=1)
+        try:
+            cursor = conn.cursor()
+            cursor.execute(sql)
+            return cursor.fetchall()
+        finally:
+            conn.close()
+
+    def health(self) -> tuple[bool, str]:
+        """Healthy once the node has announced itself: before that every query fails with NO_NODES_AVAILABLE."""
+        if not port_in_use(HOST, self.ports.trino):
+            return False, "port not open"
+        try:
+            active = self.query("SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'")[0][0]
+        except Exception as err:  # noqa: BLE001 - any failure means "not healthy yet"
+            return False, f"nodes query failed: {str(err)[:80]}"
+        return (active >= 1), f"{active} active node{'s' if active != 1 else ''}"
+
+    @property
+    def version(self) -> str:
+        return str(self.query("SELECT node_version FROM system.runtime.nodes LIMIT 1")[0][0])

@@ -1,0 +1,115 @@
+"""The Hive metastore and HiveServer2 of the lab, as configured (nothing is started or fetched): loopback only,
+ports from LabPorts, Hive 4's location rewriting off, and the S3 secret only in the environment."""
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from perfkit.lab import hive_jars, tools
+from perfkit.lab.hive import HiveServer2
+from perfkit.lab.metastore import HiveMetastore, get_all_databases, spark_metastore_conf
+from perfkit.lab.settings import LabPorts, lab_credentials
+
+PORTS = LabPorts(namenode_rpc=19000, s3=17070, metastore=19083, hiveserver2=11000)
+
+
+@pytest.fixture(autouse=True)
+def no_fetching(tmp_path, monkeypatch):
+    """Tool locations that exist only on paper: building a command line must not fetch or run anything."""
+    for module, name, folder in ((hive_jars, "metastore_home", "hive-metastore"), (hive_jars, "hive_lib", "hive-lib"),
+                                 (tools, "hadoop_lib", "hadoop-lib"), (tools, "java_home", "jdk")):
+        monkeypatch.setattr(module, name, lambda folder=folder: tmp_path / "cache" / folder)
+
+
+@pytest.fixture
+def secret(tmp_path) -> str:
+    return lab_credentials(create=True, home=tmp_path)["secret_key"]
+
+
+def _site(path: Path) -> dict[str, str]:
+    return {p.findtext("name"): p.findtext("value") for p in ET.parse(path).getroot().iter("property")}
+
+
+def test_the_metastore_listens_on_loopback_at_its_lab_port(tmp_path, secret):
+    metastore = HiveMetastore(tmp_path, PORTS)
+    metastore.write_config()
+    site = _site(tmp_path / "metastore" / "conf" / "metastore-site.xml")
+    assert site["metastore.thrift.bind.host"] == "127.0.0.1"
+    assert site["metastore.thrift.port"] == "19083"
+    assert metastore.uri == "thrift://127.0.0.1:19083" and metastore.ports_needed() == {"metastore": 19083}
+    # a single space (not empty: empty means "the default transformer"), kept through the XML file
+    assert site["metastore.metadata.transformer.class"] == " "
+    assert site["metastore.housekeeping.threads.on"] == "false" and site["metastore.compactor.initiator.on"] == "false"
+    assert site["metastore.warehouse.dir"] == "hdfs://127.0.0.1:19000/warehouse"
+    assert str(tmp_path / "metastore" / "metastore_db") in site["javax.jdo.option.ConnectionURL"]
+
+
+def test_hiveserver2_listens_on_loopback_only_and_uses_the_shared_metastore(tmp_path, secret):
+    server = HiveServer2(tmp_path, PORTS)
+    server.write_config()
+    site = _site(tmp_path / "hive" / "conf" / "hive-site.xml")
+    assert site["hive.server2.thrift.bind.host"] == "127.0.0.1" and site["hive.server2.thrift.port"] == "11000"
+    assert site["hive.server2.webui.port"] == "0"  # no second listening port
+    assert site["hive.metastore.uris"] == "thrift://127.0.0.1:19083"
+    assert site["hive.execution.engine"] == "mr" and site["mapreduce.framework.name"] == "local"
+    assert site["hive.server2.enable.doAs"] == "false" and site["hive.server2.authentication"] == "NONE"
+    assert all(site[k].startswith((str(tmp_path), tmp_path.as_uri())) for k in
+               ("hive.exec.scratchdir", "hive.exec.local.scratchdir", "hive.querylog.location"))
+    assert server.ports_needed() == {"hiveserver2": 11000}
+
+
+@pytest.mark.parametrize("service", [HiveMetastore, HiveServer2])
+def test_the_s3_secret_is_in_the_environment_only(tmp_path, secret, service):
+    daemon = service(tmp_path, PORTS)
+    daemon.write_config()
+    argv, env = daemon.argv(), daemon.env()
+    assert not any(secret in arg for arg in argv)  # `ps` shows argv to every user
+    assert "-Duser.timezone=UTC" in argv
+    assert env["AWS_SECRET_ACCESS_KEY"] == secret
+    for path in daemon.conf_dir.iterdir():  # Hive would echo a key from its configuration in logs and `set`
+        assert secret not in path.read_text()
+    core = _site(daemon.conf_dir / "core-site.xml")
+    assert core["fs.s3a.endpoint"] == "http://127.0.0.1:17070" and core["fs.s3a.path.style.access"] == "true"
+    assert core["fs.s3a.aws.credentials.provider"].endswith("EnvironmentVariableCredentialsProvider")
+
+
+def test_spark_uses_the_shared_metastore_through_hive_4_client_jars(tmp_path, monkeypatch):
+    lib = tmp_path / "hive-lib"
+    lib.mkdir()
+    for name in ("hive-exec-4.0.1.jar", "guava-22.0.jar", "hive-service-4.0.1.jar", "derby-10.14.2.0.jar"):
+        (lib / name).touch()
+    monkeypatch.setattr(hive_jars, "hive_lib", lambda: lib)
+    conf = spark_metastore_conf(PORTS)
+    assert conf["spark.hadoop.hive.metastore.uris"] == "thrift://127.0.0.1:19083"
+    assert conf["spark.sql.catalogImplementation"] == "hive" and conf["spark.sql.hive.metastore.version"] == "4.0.1"
+    assert conf["spark.sql.hive.metastore.jars"] == "path"
+    assert conf["spark.sql.hive.metastore.jars.path"].split(",") == [(lib / "guava-22.0.jar").as_uri(),
+                                                                     (lib / "hive-exec-4.0.1.jar").as_uri()]
+
+
+def test_the_metastore_probe_fails_fast_on_a_closed_port():
+    with pytest.raises(Exception):
+        get_all_databases("127.0.0.1", 1, timeout_s=1)
+
+
+def test_the_schema_is_made_once_and_a_half_made_one_again(tmp_path, secret, monkeypatch):
+    import subprocess
+
+    from perfkit.lab import metastore as module
+
+    runs = []
+
+    def fake_run(argv, **kwargs):
+        runs.append(argv)
+        assert not (tmp_path / "metastore" / "metastore_db" / "leftover").exists()  # the crashed init's files are gone
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(module.subprocess, "run", fake_run)
+    metastore = HiveMetastore(tmp_path, PORTS)
+    (metastore.database / "leftover").parent.mkdir(parents=True)
+    (metastore.database / "leftover").touch()  # an init that died half-way: no marker
+    metastore.init_schema()
+    assert len(runs) == 1 and runs[0][-3:] == ["-dbType", "derby", "-initSchema"]
+    metastore.database.mkdir()  # what the real tool leaves
+    metastore.init_schema()  # marked done: not again
+    assert len(runs) == 1
