@@ -72,14 +72,8 @@ class Lab:
         after one of its daemons died."""
         services = self.select(names)
         tools.java_home()
-        if len(services) == len(self.services):  # fetch every tool before starting anything
-            tools.hadoop_lib()
-            tools.versitygw()
-            tools.rclone()
-            tools.spark_home()
-            hive_jars.metastore_home()
-            hive_jars.hive_lib()
-            trino_dist.trino_home()
+        if len(services) == len(self.services):
+            self.fetch_tools()  # every download before the first start: a slow fetch never leaves half a lab
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
@@ -99,6 +93,17 @@ class Lab:
                 print(f"lab: {service.name} not started: {err}", flush=True)
                 skipped.add(service.name)
         return self.status(names and [s.name for s in services])
+
+    @staticmethod
+    def fetch_tools() -> None:
+        """Fetch (once, into the tool cache) what every service runs."""
+        tools.hadoop_lib()
+        tools.versitygw()
+        tools.rclone()
+        tools.spark_home()
+        hive_jars.metastore_home()
+        hive_jars.hive_lib()
+        trino_dist.trino_home()
 
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""

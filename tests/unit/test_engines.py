@@ -9,7 +9,7 @@ from perfkit.suites import load_suite
 
 
 def test_unknown_engine_is_named_with_the_choices():
-    with pytest.raises(PerfkitError, match="unknown engine 'presto': choose from hive, spark"):
+    with pytest.raises(PerfkitError, match="unknown engine 'presto': choose from hive, spark, spark-thrift, trino"):
         engine_class("presto")
 
 
@@ -111,3 +111,14 @@ def test_spark_keeps_s3_keys_off_the_command_line(tmp_path, monkeypatch):
     conf = engine.conf()  # what pyspark turns into spark-submit arguments
     assert "spark.hadoop.fs.s3a.secret.key" not in conf and conf["spark.executor.memory"] == "2g"
     assert engine.hadoop_secrets == {"fs.s3a.secret.key": "shh-" + "x" * 8}  # set after the session starts
+
+
+def test_spark_on_a_cluster_uses_the_metastore_the_profile_names(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.setenv("PERFKIT_LOG_DIR", str(tmp_path))
+    emr = load_profile("emr", bucket="my-bucket", master="m.internal")
+    assert "spark.hadoop.hive.metastore.uris" not in engine_class("spark")(emr).conf()  # the cluster's own setting
+    conf = engine_class("spark")(replace(emr, metastore_uri="thrift://hms.internal:9083")).conf()
+    assert conf["spark.hadoop.hive.metastore.uris"] == "thrift://hms.internal:9083"
+    assert conf["spark.sql.catalogImplementation"] == "hive"

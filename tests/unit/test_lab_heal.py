@@ -53,6 +53,7 @@ class FakeService:
 def toy(tmp_path, monkeypatch):
     for tool in ("java_home", "hadoop_lib", "versitygw", "rclone", "spark_home"):
         monkeypatch.setattr(tools, tool, lambda: None)  # no downloads: the fake service needs none
+    monkeypatch.setattr(Lab, "fetch_tools", staticmethod(lambda: None))
     nn_port, dn_port = _free_port(), _free_port()
     lab = Lab(home=tmp_path, ports=LabPorts(namenode_rpc=nn_port, datanode=dn_port))
     service = FakeService(tmp_path, {"namenode": {"namenode_rpc": nn_port}, "datanode": {"datanode": dn_port}})
@@ -192,3 +193,47 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
     with pytest.raises(PerfkitError, match=r"lab: no service presto: the lab's services are hdfs, s3, nfs, "
                                            r"hive-metastore, hiveserver2, spark-thrift, trino, fuse-hdfs"):
         lab.select(["presto"])
+
+
+class _NoJavaService:
+    """A service whose start finds no Java new enough (as Trino without Java 24+)."""
+
+    name, needs = "javaless", ()
+
+    def __init__(self, home):
+        self.daemons = [Daemon("javaless", home, "perfkit-fake-javaless")]
+
+    def addresses(self):
+        return {"javaless": "127.0.0.1:1"}
+
+    def start(self):
+        from perfkit.lab.java import MissingJava
+
+        raise MissingJava("trino: needs Java 24.0.1+ and found none. Fix: install a JDK 24.0.1+")
+
+    def stop(self):
+        return []
+
+
+class _NeedsIt(_NoJavaService):
+    name, needs = "dependent", ("javaless",)
+
+    def __init__(self, home):
+        self.daemons = [Daemon("dependent", home, "perfkit-fake-dependent")]
+        self.started = False
+
+    def start(self):
+        self.started = True
+
+
+def test_a_service_without_its_java_is_named_in_one_line_and_the_others_come_up(toy, capsys):
+    lab, service = toy
+    javaless, dependent = _NoJavaService(lab.home), _NeedsIt(lab.home)
+    lab.services = [service, javaless, dependent]
+    rows = lab.up()
+    out = capsys.readouterr().out
+    assert "lab: javaless not started: trino: needs Java 24.0.1+ and found none. Fix: install a JDK 24.0.1+\n" in out
+    assert "lab: dependent not started: it needs javaless\n" in out and not dependent.started
+    healthy = {r.service for r in rows if r.healthy}
+    assert healthy == {"namenode", "datanode"}  # the toy service came up all the same
+    assert lab.skipped_daemons() == {"javaless", "dependent"}
