@@ -21,7 +21,9 @@ from perfkit.errors import root_cause
 
 Probe = Callable[[], "str | None"]  # None when healthy, else the reason in one line
 _LAST_HEALTHY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # probe -> when last healthy (monotonic)
-PROBE_TIMEOUT_S = 2.0
+# a DataNode serving a benchmark's own parallel reads on 2 busy cores stalled a probe past 2 s (read jobs then
+# failed as "unhealthy"); a frozen or dead service never answers, so a longer wait costs only detection time
+PROBE_TIMEOUT_S = 10.0
 # one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage
 PROBE_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=PROBE_TIMEOUT_S,
                       read_timeout=PROBE_TIMEOUT_S)

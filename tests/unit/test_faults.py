@@ -225,15 +225,18 @@ def test_deadline_repeats_the_cancel_until_the_statement_stops():
     assert len(cancels) == 3
 
 
-def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one():
+def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one(monkeypatch):
     """A fake WebHDFS: the NameNode part answers, the read hangs as a SIGSTOPped DataNode does."""
     import http.server
     from dataclasses import replace
 
+    from perfkit import health
+
+    monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             if "op=OPEN" in self.path:
-                time.sleep(3)  # longer than the probe waits
+                time.sleep(2)  # longer than the probe waits
             self.send_response(200)
             self.end_headers()
             self.wfile.write(b"{}")
@@ -253,12 +256,14 @@ def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one():
         server.shutdown()
 
 
-def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path):
+def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path, monkeypatch):
     import socket
     from dataclasses import replace
 
+    from perfkit import health
     from perfkit.health import nfs_probe
 
+    monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
     listener = socket.socket()  # accepts connections (the kernel does) but never answers, as a frozen server
     listener.bind(("127.0.0.1", 0))
     listener.listen()
