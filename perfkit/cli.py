@@ -122,15 +122,17 @@ def report_cmd(notebook, parameters, kernel, show_code):
 @click.option("--format", "file_format", default="orc", show_default=True, type=click.Choice(["orc", "parquet"]))
 @click.option("--runs", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0))
+@click.option("--suite", default="taxi", show_default=True,
+              help="A built-in suite, or the path of a folder of .sql files that read {table}.")
 @click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
 @click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
 @click.option("--query-timeout", "query_timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
               help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
 @click.option("--storages", default="hdfs,s3", show_default=True, help="Where the same files sit, comma-separated.")
 @click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, queries, cold_cache, query_timeout_s,
-                storages, baseline):
-    """HDFS vs S3: run the taxi queries on both storages and print the recap."""
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, queries, cold_cache,
+                query_timeout_s, storages, baseline):
+    """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     import pandas as pd
 
     from perfkit.config import load_profile
@@ -138,7 +140,7 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
 
     comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
-                                 queries=_split(queries) or None, cold_cache=cold_cache,
+                                 suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
                                  query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline)
     results = comparison.run()
     with pd.option_context("display.width", 200, "display.max_columns", 20):

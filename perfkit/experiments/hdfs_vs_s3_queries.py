@@ -79,6 +79,8 @@ class QueryComparison(Experiment):
         except ValueError as err:
             raise PerfkitError(f"{EXPERIMENT}: {err}") from None
         self.suite_queries = load_suite(self.suite, self.queries)
+        for query in self.suite_queries:  # the generated dataset is one table: {table}
+            query.for_table("t")
         self.placed: PlacedDataset | None = None
         self.results: ResultSet | None = None
 

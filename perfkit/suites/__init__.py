@@ -1,6 +1,12 @@
-"""Query suites: .sql files plus a small manifest, one folder per suite."""
+"""Query suites: .sql files plus an optional manifest, one folder per suite.
+
+A built-in suite is named (`taxi`); a user's suite is the path of any folder of .sql files. Each query
+names its tables with placeholders: `{table}` for the one table of a single-table suite, `{table:NAME}`
+for one of several tables.
+"""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,16 +15,38 @@ import yaml
 from perfkit.errors import PerfkitError
 
 SUITES_DIR = Path(__file__).parent
+PLACEHOLDER = re.compile(r"\{table(?::([A-Za-z_][A-Za-z0-9_]*))?\}")
+DEFAULT_TABLE = "table"  # what the bare {table} names
+_TITLE_COMMENT = re.compile(r"^\s*--\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
 class Query:
     id: str
     title: str
-    sql: str  # with a {table} placeholder
+    sql: str  # with {table} / {table:NAME} placeholders
+
+    def table_names(self) -> list[str]:
+        """The tables the query reads, in first-use order; the bare {table} is DEFAULT_TABLE."""
+        names = [m.group(1) or DEFAULT_TABLE for m in PLACEHOLDER.finditer(self.sql)]
+        return list(dict.fromkeys(names))
 
     def for_table(self, table: str) -> str:
-        return self.sql.replace("{table}", table)
+        return self.for_tables({DEFAULT_TABLE: table})
+
+    def for_tables(self, tables: dict[str, str]) -> str:
+        """The SQL with every placeholder replaced by the table it names in `tables`."""
+        missing = [name for name in self.table_names() if name not in tables]
+        if missing:
+            have = ", ".join(sorted(tables)) or "none"
+            raise PerfkitError(f"query {self.id} uses {', '.join(_placeholder(n) for n in missing)}, which the "
+                               f"tables map lacks (it has {have}). Fix: add that table to `tables`, or "
+                               "change the placeholder")
+        return PLACEHOLDER.sub(lambda m: tables[m.group(1) or DEFAULT_TABLE], self.sql)
+
+
+def _placeholder(name: str) -> str:
+    return "{table}" if name == DEFAULT_TABLE else f"{{table:{name}}}"
 
 
 def available_suites() -> list[str]:
@@ -26,12 +54,18 @@ def available_suites() -> list[str]:
 
 
 def load_suite(name: str, only: list[str] | None = None) -> list[Query]:
-    manifest = SUITES_DIR / name / "manifest.yml"
-    if not manifest.exists():
-        raise PerfkitError(f"unknown query suite {name!r}: choose from {', '.join(available_suites())}")
-    spec = yaml.safe_load(manifest.read_text())
-    queries = [Query(q["id"], q["title"], (manifest.parent / q["file"]).read_text().strip())
-               for q in spec["queries"]]
+    """A built-in suite by name, or the path of a folder of .sql files."""
+    if name in available_suites():
+        queries = _from_folder(SUITES_DIR / name, f"suite {name!r}")
+    elif "/" in name or name.startswith(".") or Path(name).is_dir():
+        folder = Path(name).expanduser()
+        if not folder.is_dir():
+            raise PerfkitError(f"suite folder {folder} does not exist or is not a folder: give a folder of .sql "
+                               f"files, or one of the built-in suites ({', '.join(available_suites())})")
+        queries = _from_folder(folder, f"suite folder {folder}")
+    else:
+        raise PerfkitError(f"unknown query suite {name!r}: choose from {', '.join(available_suites())}, "
+                           "or give the path of a folder of .sql files")
     if only:
         known = {q.id for q in queries}
         unknown = [q for q in only if q not in known]
@@ -39,3 +73,58 @@ def load_suite(name: str, only: list[str] | None = None) -> list[Query]:
             raise PerfkitError(f"unknown query {', '.join(unknown)} in suite {name!r}: choose from {', '.join(sorted(known))}")
         queries = [q for q in queries if q.id in only]
     return queries
+
+
+def _from_folder(folder: Path, where: str) -> list[Query]:
+    """The manifest's queries in its order (id, file, title), or else every .sql file by name, titled by its
+    first `-- comment` line."""
+    manifest = folder / "manifest.yml"
+    if manifest.exists():
+        spec = _read_manifest(manifest, where)
+        entries = [(str(q["id"]), folder / str(q["file"]), q.get("title")) for q in spec]
+    else:
+        files = sorted(folder.glob("*.sql"))
+        if not files:
+            raise PerfkitError(f"{where} has no .sql file: put one query per .sql file there "
+                               "(tables as {table}, or {table:NAME} for several)")
+        entries = [(path.stem, path, None) for path in files]
+    queries = []
+    for query_id, path, title in entries:
+        sql = _read_sql(path, where)
+        if not PLACEHOLDER.search(sql):
+            raise PerfkitError(f"{where}: query {query_id} ({path.name}) names no table placeholder: write {{table}} "
+                               "(or {table:NAME}) where the table goes, so each storage's table can be put there")
+        first = next((m.group(1) for line in sql.splitlines() if (m := _TITLE_COMMENT.match(line))), None)
+        queries.append(Query(query_id, str(title or first or query_id), sql))
+    ids = [q.id for q in queries]
+    if len(set(ids)) != len(ids):
+        raise PerfkitError(f"{where}: query ids repeat ({', '.join(sorted({i for i in ids if ids.count(i) > 1}))}): "
+                           "give each query its own id")
+    return queries
+
+
+def _read_manifest(manifest: Path, where: str) -> list[dict]:
+    try:
+        spec = yaml.safe_load(manifest.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise PerfkitError(f"{where}: {manifest.name} cannot be read ({' '.join(str(err).split())}): "
+                           "fix it or remove it (then every .sql file is a query)") from None
+    queries = spec.get("queries") if isinstance(spec, dict) else None
+    if not isinstance(queries, list) or not queries or not all(
+            isinstance(q, dict) and "id" in q and "file" in q for q in queries):
+        raise PerfkitError(f"{where}: {manifest.name} needs a list `queries:` of entries with `id` and `file` "
+                           "(and optionally `title`)")
+    return queries
+
+
+def _read_sql(path: Path, where: str) -> str:
+    try:
+        sql = path.read_text().strip()
+    except FileNotFoundError:
+        raise PerfkitError(f"{where}: query file {path.name} does not exist: fix the manifest's `file`") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PerfkitError(f"{where}: {path.name} cannot be read as text ({err}): save it as UTF-8") from None
+    sql = sql.rstrip(";").strip()  # engines' DB-API clients take one statement without its terminator
+    if not sql:
+        raise PerfkitError(f"{where}: {path.name} is empty: write one SQL query in it")
+    return sql
