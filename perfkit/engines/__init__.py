@@ -69,7 +69,14 @@ class Engine(ABC):
         self.execute(f"DROP TABLE {DATABASE}.{table}")
 
     def check(self) -> None:
-        """Raise ServiceError (what, where, the fix) if this engine cannot run queries now; cheap."""
+        """Raise ServiceError (what, where, the fix) if this engine cannot run queries now; cheap.
+
+        The metastore first: with it down an engine still answers, and only its table registration fails.
+        """
+        if self.profile.metastore_uri:
+            from perfkit.storage import check_metastore
+
+            check_metastore(self.profile)
         self.open()
         self.close()
 

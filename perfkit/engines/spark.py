@@ -44,7 +44,7 @@ class SparkEngine(Engine):
         return conf
 
     def check(self) -> None:
-        """The session starts in this process; what it needs from outside is the metastore it shares."""
+        """The session starts in this process (not started here: seconds); from outside it needs the metastore."""
         if self.profile.metastore_uri:
             from perfkit.storage import check_metastore
 

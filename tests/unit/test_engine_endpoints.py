@@ -57,10 +57,11 @@ def test_hive_types_become_trino_types():
         ["varchar", "integer", "bigint", "double", "timestamp", "smallint", "varchar"]
 
 
-def test_a_metastore_that_is_down_is_named_before_spark_starts():
+@pytest.mark.parametrize("engine", ["spark", "trino", "hive", "spark-thrift"])
+def test_a_metastore_that_is_down_is_named_before_an_engine_is_used(engine):
     port = _closed_port()
     profile = replace(load_profile("lab"), metastore_uri=f"thrift://127.0.0.1:{port}")
     with pytest.raises(ServiceError) as caught:
-        engine_class("spark")(profile).check()
+        engine_class(engine)(profile).check()
     assert str(caught.value) == (f"Hive metastore at 127.0.0.1:{port}: not reachable (Connection refused). "
                                  "Fix: start it with `perfkit lab up hive-metastore`")
