@@ -44,6 +44,7 @@ class Lab:
         self.ports = ports or LabPorts.from_env()
         hdfs = Hdfs(self.home, self.ports)
         self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
+        self.skipped: set[str] = set()  # services the last up() left down on purpose (no Java for them, ...)
         # start order: storage first, then what reads it
         self.services = [hdfs, *(kind(self.home, self.ports) for kind in (
             S3Server, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
@@ -77,7 +78,7 @@ class Lab:
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
-        skipped = self.skipped = set()  # services left down (no Java for them, or what they need is down)
+        skipped = self.skipped = set()
         for service in services:
             if skipped & set(getattr(service, "needs", ())):
                 print(f"lab: {service.name} not started: it needs {', '.join(skipped & set(service.needs))}", flush=True)
@@ -107,7 +108,7 @@ class Lab:
 
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""
-        return {d.name for s in self.services if s.name in getattr(self, "skipped", ()) for d in s.daemons}
+        return {d.name for s in self.services if s.name in self.skipped for d in s.daemons}
 
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""
