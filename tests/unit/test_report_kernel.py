@@ -19,7 +19,15 @@ def _notebook(tmp_path, code: str, name: str = "study.ipynb"):
 
 
 def _kernels():
-    return [p for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    """Live kernel processes under this one; a zombie (a lab daemon an earlier test killed) has no command line."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "ipykernel" in " ".join(child.cmdline()):
+                found.append(child)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue
+    return found
 
 
 def test_a_kernel_that_dies_still_gives_a_report_marked_failed_and_nothing_on_the_terminal(tmp_path, capfd):
