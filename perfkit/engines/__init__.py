@@ -56,14 +56,21 @@ class Engine(ABC):
         that perfkit did not create is refused, never dropped (see drop_own_table).
         """
 
+    def table_names(self) -> set[str]:
+        """The tables in perfkit's database (created if needed), lower case."""
+        self.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+        rows = self.execute(f"SHOW TABLES IN {DATABASE}")
+        return {str(row[1] if len(row) > 1 else row[0]).lower() for row in rows}
+
+    def table_properties(self, table: str) -> dict[str, str]:
+        """The metastore's parameters of a table of perfkit's database."""
+        return {str(k): str(v) for k, v, *_ in self.execute(f"SHOW TBLPROPERTIES {DATABASE}.{table}")}
+
     def drop_own_table(self, table: str) -> None:
         """Create perfkit's database if needed; drop `table` there only if perfkit created it."""
-        self.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-        names = {row[1] if len(row) > 1 else row[0] for row in self.execute(f"SHOW TABLES IN {DATABASE}")}
-        if table.lower() not in {str(n).lower() for n in names}:
+        if table.lower() not in self.table_names():
             return
-        props = {str(k): str(v) for k, v, *_ in self.execute(f"SHOW TBLPROPERTIES {DATABASE}.{table}")}
-        if props.get(OWNER_PROPERTY) != "true":
+        if self.table_properties(table).get(OWNER_PROPERTY) != "true":
             raise PerfkitError(f"table {DATABASE}.{table} exists and was not created by perfkit: perfkit drops only "
                                f"its own tables. Fix: rename or drop that table yourself, then run again")
         self.execute(f"DROP TABLE {DATABASE}.{table}")
@@ -92,6 +99,17 @@ class Engine(ABC):
 
     def __exit__(self, *exc):
         self.close()
+
+
+def close_quietly(conn) -> None:
+    """Close a server connection, ignoring failures: a server that died mid-run is already recorded in the runs.
+
+    Returns None, for `self.conn = close_quietly(self.conn)`."""
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - clients raise transport errors of several types
+            pass
 
 
 class QueryTimeout(Exception):

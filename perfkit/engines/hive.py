@@ -5,7 +5,7 @@ import logging
 import time
 from contextlib import contextmanager
 
-from perfkit.engines import Engine, QueryTimeout, hive_ddl
+from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
 
 POLL_S = 0.01  # with a time limit the statement runs asynchronously and is polled this often
@@ -116,13 +116,7 @@ class HiveServer2Engine(Engine):
             return "?"
 
     def close(self) -> None:
-        """Close quietly: a server that died mid-run is already recorded in the runs, not raised again here."""
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:  # noqa: BLE001 - thrift raises transport errors of several types
-                pass
-            self.conn = None
+        self.conn = close_quietly(self.conn)
 
 
 class HiveEngine(HiveServer2Engine):

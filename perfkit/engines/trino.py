@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout
-from perfkit.errors import PerfkitError, ServiceError, root_cause
+from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout, close_quietly
+from perfkit.errors import ServiceError, root_cause
 
 # Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
 TRINO_TYPES = {"string": "varchar", "int": "integer"}
@@ -76,12 +76,12 @@ class TrinoEngine(Engine):
             self._fetch("RESET SESSION query_max_run_time")
         self.time_limit_s = timeout_s
 
-    def drop_own_table(self, table: str) -> None:
-        """Trino has no SHOW TBLPROPERTIES: the metastore's table parameters are in the "<table>$properties" table."""
+    # Trino has no SHOW TBLPROPERTIES: a table's metastore parameters are the columns of "<table>$properties"
+    def table_names(self) -> set[str]:
         self.execute(f"CREATE SCHEMA IF NOT EXISTS {DATABASE}")
-        names = {str(row[0]).lower() for row in self.execute(f"SHOW TABLES FROM {DATABASE}")}
-        if table.lower() not in names:
-            return
+        return {str(row[0]).lower() for row in self.execute(f"SHOW TABLES FROM {DATABASE}")}
+
+    def table_properties(self, table: str) -> dict[str, str]:
         cursor = self.conn.cursor()
         try:
             cursor.execute(f'SELECT * FROM {DATABASE}."{table}$properties"')
@@ -89,11 +89,7 @@ class TrinoEngine(Engine):
             columns = [d[0] for d in cursor.description or []]
         finally:
             cursor.close()
-        props = dict(zip(columns, values[0])) if values else {}
-        if props.get(OWNER_PROPERTY) != "true":
-            raise PerfkitError(f"table {DATABASE}.{table} exists and was not created by perfkit: perfkit drops only "
-                               f"its own tables. Fix: rename or drop that table yourself, then run again")
-        self.execute(f"DROP TABLE {DATABASE}.{table}")  # an external table: Trino leaves its files alone
+        return {str(k): str(v) for k, v in zip(columns, values[0])} if values else {}
 
     def register_table(self, table, location, file_format, columns) -> None:
         self.drop_own_table(table)
@@ -106,12 +102,7 @@ class TrinoEngine(Engine):
         return {self.name: f"Trino {self.server_version}"}
 
     def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:  # noqa: BLE001 - closing a connection to a dead server
-                pass
-            self.conn = None
+        self.conn = close_quietly(self.conn)
 
 
 def _reason(err: Exception) -> str:

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.lab import versions
+from perfkit.lab import tools, versions
 from perfkit.paths import tool_cache
 
 _HERE = Path(__file__).parent
@@ -28,9 +28,7 @@ def _copy_dependencies(template: str, target: Path, what: str, finish=None) -> P
     optionally reshaped by `finish(staging, work)`, marked `.complete`, then renamed into place."""
     if (target / ".complete").exists():
         return target
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise PerfkitError(f"lab: Maven (mvn) is needed once to fetch {what}. Fix: apt-get install maven")
+    mvn = tools.maven(what)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         pom = Path(work) / "pom.xml"

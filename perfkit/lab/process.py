@@ -35,10 +35,8 @@ def _proc_net_address(hex_addr: str) -> str:
     return socket.inet_ntop(socket.AF_INET6, raw)
 
 
-def _listening_inodes(host: str, port: int) -> set[str]:
-    """Socket inodes listening where a connection to host:port would land (that address or a wildcard)."""
-    wanted = {host, "0.0.0.0", "::"}
-    inodes = set()
+def _listeners():
+    """(address, port, socket inode) of every listening TCP socket on the machine, from /proc/net/tcp{,6}."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -46,12 +44,15 @@ def _listening_inodes(host: str, port: int) -> set[str]:
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) < 10 or fields[3] != _LISTEN:
-                continue
-            addr, _, hex_port = fields[1].partition(":")
-            if int(hex_port, 16) == port and _proc_net_address(addr) in wanted:
-                inodes.add(fields[9])
-    return inodes
+            if len(fields) >= 10 and fields[3] == _LISTEN:
+                addr, _, hex_port = fields[1].partition(":")
+                yield _proc_net_address(addr), int(hex_port, 16), fields[9]
+
+
+def _listening_inodes(host: str, port: int) -> set[str]:
+    """Socket inodes listening where a connection to host:port would land (that address or a wildcard)."""
+    wanted = {host, "0.0.0.0", "::"}
+    return {inode for address, listen_port, inode in _listeners() if listen_port == port and address in wanted}
 
 
 def listening_addresses(pid: int | None) -> list[tuple[str, int]]:
@@ -67,17 +68,7 @@ def listening_addresses(pid: int | None) -> list[tuple[str, int]]:
                 continue
     except OSError:
         return []
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) >= 10 and fields[3] == _LISTEN and f"socket:[{fields[9]}]" in owned:
-                addr, _, hex_port = fields[1].partition(":")
-                found.append((_proc_net_address(addr), int(hex_port, 16)))
+    found = [(address, port) for address, port, inode in _listeners() if f"socket:[{inode}]" in owned]
     return sorted(set(found))
 
 

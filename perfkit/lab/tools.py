@@ -33,14 +33,20 @@ def java_home() -> Path:
     return Path(java).resolve().parents[1]
 
 
+def maven(what: str) -> str:
+    """The `mvn` command, which every jar fetch of the lab needs once; its absence named with the fix."""
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise PerfkitError(f"lab: Maven (mvn) is needed once to fetch {what}. Fix: apt-get install maven")
+    return mvn
+
+
 def hadoop_lib() -> Path:
     """The Hadoop jars (daemons, CLI, MapReduce, DistCp, S3A), fetched with Maven."""
     lib = tool_cache() / f"hadoop-{versions.HADOOP}" / "lib"
     if (lib / ".complete").exists():
         return lib
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise PerfkitError("lab: Maven (mvn) is needed once to fetch the Hadoop jars. Fix: apt-get install maven")
+    mvn = maven("the Hadoop jars")
     lib.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=lib.parent) as work:
         pom = Path(work) / "pom.xml"

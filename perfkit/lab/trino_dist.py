@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.lab import versions
+from perfkit.lab import tools, versions
 from perfkit.paths import tool_cache
 
 KEEP = ("NOTICE", "bin/", "lib/", "plugin/hive/", "plugin/tpch/", "plugin/jmx/")  # bin: the launcher
@@ -26,9 +26,7 @@ def trino_home() -> Path:
     home = tool_cache() / f"trino-server-{versions.TRINO}"
     if (home / ".complete").exists():
         return home
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise PerfkitError("lab: Maven (mvn) is needed once to fetch Trino. Fix: apt-get install maven")
+    mvn = tools.maven("Trino")
     home.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=home.parent, prefix=".trino-fetch-") as work:
         print(f"lab: fetching Trino {versions.TRINO} (821 MB, once) into {home} ...", flush=True)
