@@ -123,15 +123,23 @@ def report_cmd(notebook, parameters, kernel, show_code):
 @click.option("--runs", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0))
 @click.option("--suite", default="taxi", show_default=True,
-              help="A built-in suite, or the path of a folder of .sql files that read {table}.")
+              help="A built-in suite (taxi, tpch, hibench), or the path of a folder of .sql files that read {table} "
+                   "or {table:NAME}.")
+@click.option("--scale", default=None, help="tpch: the scale factor (default 0.01); hibench: tiny, small, large, huge, "
+                                            "gigantic or bigdata (default tiny).")
+@click.option("--tables", "tables_file", default=None, type=click.Path(dir_okay=False),
+              help="A YAML file mapping each storage to your own table location(s) (instead of generated data).")
+@click.option("--table", "table_pairs", multiple=True, metavar="STORAGE[.NAME]=URL",
+              help="Your own table on one storage, e.g. --table hdfs=hdfs:///w/trips --table s3=s3://b/trips/ "
+                   "(NAME for {table:NAME}); repeat per storage and table.")
 @click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
 @click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
 @click.option("--query-timeout", "query_timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
               help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
 @click.option("--storages", default="hdfs,s3", show_default=True, help="Where the same files sit, comma-separated.")
 @click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, queries, cold_cache,
-                query_timeout_s, storages, baseline):
+def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, scale, tables_file,
+                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     import pandas as pd
 
@@ -141,12 +149,37 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
     comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
                                  suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
-                                 query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline)
+                                 query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline,
+                                 scale=scale, tables=_tables(tables_file, table_pairs))
     results = comparison.run()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         click.echo(comparison.recap().to_string(index=False))
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
+
+
+def _tables(tables_file: str | None, pairs: tuple[str, ...]):
+    """--tables FILE or --table STORAGE[.NAME]=URL ...: the tables map, or None for the suite's generated data."""
+    if tables_file and pairs:
+        raise PerfkitError("give either --tables FILE or --table STORAGE=URL options, not both")
+    if tables_file:
+        return tables_file
+    if not pairs:
+        return None
+    tables: dict = {}
+    for pair in pairs:
+        key, sep, url = pair.partition("=")
+        if not sep or not key.strip() or not url.strip():
+            raise PerfkitError(f"--table {pair!r}: write STORAGE=URL or STORAGE.NAME=URL, e.g. hdfs=hdfs:///w/trips")
+        where, _, name = key.strip().partition(".")
+        if name:
+            tables.setdefault(where, {})[name] = url.strip()
+        elif where in tables:
+            raise PerfkitError(f"--table {pair!r}: {where} has a location already; name each table "
+                               "(STORAGE.NAME=URL) to give several")
+        else:
+            tables[where] = url.strip()
+    return tables
 
 
 def _split(text: str) -> list[str]:

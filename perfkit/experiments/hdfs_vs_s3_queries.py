@@ -2,6 +2,9 @@
 
     cmp = QueryComparison(load_profile("lab"), engines=["spark", "trino", "hive"], rows=200_000)
     cmp.prepare(); results = cmp.run(); cmp.recap()
+
+The data is a suite's dataset (taxi rows, TPC-H at a scale factor, HiBench at a scale), generated and
+verified equal on every storage, or the user's own tables (`tables`: each storage's locations).
 """
 from __future__ import annotations
 
@@ -16,17 +19,21 @@ from tqdm import (
 from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
+from perfkit.datasets import locations
 from perfkit.datasets.placement import PlacedDataset, place_taxi
+from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
+from perfkit.datasets.tpch import TABLES as TPCH_TABLES
 from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
-from perfkit.suites import load_suite
+from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 
 EXPERIMENT = "hdfs_vs_s3_queries"
+HIBENCH_TABLES = ["uservisits", "rankings"]
 STORAGES = ["hdfs", "s3"]  # the storages a dataset can be placed on today
 
 
@@ -50,6 +57,8 @@ class QueryComparison(Experiment):
     baseline: str = "hdfs"  # speed-ups and verdicts are against this storage
     query_timeout_s: float | None = None  # a run past this is cancelled and recorded as failed
     health_interval_s: float = 1.0  # how often the storages are probed during a run
+    scale: str | float | None = None  # tpch: a scale factor (0.01); hibench: tiny|small|large|huge|...
+    tables: dict | str | None = None  # the user's own tables: storage -> location(s), or a YAML file of that map
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -78,17 +87,49 @@ class QueryComparison(Experiment):
             self.dataset = TaxiDataset(self.rows, self.files, self.seed)
         except ValueError as err:
             raise PerfkitError(f"{EXPERIMENT}: {err}") from None
-        self.suite_queries = load_suite(self.suite, self.queries)
-        for query in self.suite_queries:  # the generated dataset is one table: {table}
-            query.for_table("t")
-        self.placed: PlacedDataset | None = None
+        self.suite_spec = open_suite(self.suite, self.queries)
+        self.suite_queries = self.suite_spec.queries
+        self.source = self._source()
+        self.placed: PlacedDataset | None = None  # the taxi files, when the data is the taxi dataset
+        self.tableset: TableSet | None = None
         self.results: ResultSet | None = None
+
+    def _source(self) -> str:
+        """Where the tables come from: the user's `tables`, or the suite's dataset; checked against every query."""
+        from perfkit.datasets import user_tables
+
+        if self.tables is not None:
+            if isinstance(self.tables, str):
+                self.tables = user_tables.read_tables_file(self.tables)
+            names = user_tables.normalize(self.tables, self.storages)[self.storages[0]]
+            source = "tables"
+        else:
+            source = self.suite_spec.dataset or "taxi"
+            names = {"tpch": TPCH_TABLES, "hibench": HIBENCH_TABLES}.get(source, [DEFAULT_TABLE])
+            if source == "taxi" and self.suite_spec.dataset is None and any(
+                    q.table_names() != [DEFAULT_TABLE] for q in self.suite_queries):
+                raise PerfkitError(f"suite {self.suite}: its queries name tables ({{table:NAME}}): give `tables`, "
+                                   "each storage's locations of those tables (the generated taxi data is one "
+                                   "table: {table})")
+        for query in self.suite_queries:  # a placeholder the tables lack is named now, not mid-run
+            query.for_tables({n: n for n in [*names, *self.suite_spec.targets]})
+        if source == "tpch":
+            from perfkit.datasets.tpch import DEFAULT_SCALE, scale_factor
+
+            self.scale = scale_factor(DEFAULT_SCALE if self.scale is None else self.scale)
+        elif source == "hibench":
+            from perfkit.datasets.hibench import scale_rows
+
+            self.scale = "tiny" if self.scale is None else str(self.scale)
+            scale_rows(self.scale)
+        return source
 
     def parameters(self) -> dict:
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
-                "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline}
+                "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
+                "scale": self.scale, "tables": self.tables}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -97,48 +138,63 @@ class QueryComparison(Experiment):
         for name in self.engines:
             engine_class(name)(self.profile).check()
 
-    def prepare(self, progress: bool = True) -> PlacedDataset:
+    def prepare(self, progress: bool = True) -> TableSet:
         self.preflight()
-        self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
-        return self.placed
+        if self.source == "tables":
+            from perfkit.datasets.user_tables import user_tables
+
+            self.tableset = user_tables(self.profile, self.tables, self.storages)
+        elif self.source == "taxi":
+            self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
+            self.tableset = taxi_tables(self.profile, self.placed, self.storages)
+        else:
+            from perfkit.datasets.generate import generator_for, place_generated
+
+            with generator_for(self.source, self.profile, self.scale) as gen:
+                self.tableset = place_generated(gen, self.file_format, self.storages, progress)
+        return self.tableset
 
     def dataset_table(self) -> pd.DataFrame:
-        placed = self.placed or self.prepare()
-        return pd.DataFrame([{"storage": s, "location": url, "files": len(placed.files),
-                              "MB": round(placed.total_bytes / 1e6, 2), "verified": placed.verified,
-                              "re-placed": ", ".join(r for r in placed.replaced if r.startswith(f"{s}/")) or "none"}
-                             for s, url in placed.locations.items()])
+        tableset = self.tableset or self.prepare()
+        frame = pd.DataFrame(tableset.summary())
+        if self.placed is not None:
+            frame["re-placed"] = [", ".join(r for r in self.placed.replaced if r.startswith(f"{s}/")) or "none"
+                                  for s in frame["storage"]]
+        return frame
 
     def config(self) -> dict:
-        placed = self.placed
-        return provenance.run_config(self.profile, self.parameters(), dataset={
-            "name": placed.name, "format": placed.file_format, "files": len(placed.files),
-            "bytes": placed.total_bytes, "verified": placed.verified, "replaced": placed.replaced,
-            **asdict(self.dataset)})
+        tableset = self.tableset
+        dataset = {"name": tableset.name, "verified": tableset.verified, **tableset.details}
+        if self.placed is not None:
+            placed = self.placed
+            dataset.update({"format": placed.file_format, "files": len(placed.files), "bytes": placed.total_bytes,
+                            "replaced": placed.replaced, **asdict(self.dataset)})
+        return provenance.run_config(self.profile, self.parameters(), dataset=dataset)
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
-        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
-        placed = self.placed or self.prepare(progress)
-        results = self.results = ResultSet(EXPERIMENT, self.config())
-        self.watch_storages(placed)
+        results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
+        tableset = self.tableset or self.prepare(progress)
+        results = self.results = ResultSet(self.experiment, self.config())
+        self.watch_storages(tableset)
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         try:
             with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
                 for engine_name in self.engines:
-                    self.run_engine(results, engine_name, placed, bar)
+                    self.run_engine(results, engine_name, tableset, bar)
         except BaseException:  # Ctrl-C, SIGTERM, a service gone: keep what was measured, say it is incomplete
             results.config["interrupted"] = True
             raise
         finally:
             results.save()
+            self.cleanup()
         return results
 
-    def run_engine(self, results: ResultSet, engine_name: str, placed: PlacedDataset, bar) -> None:
+    def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
         with get_engine(engine_name, self.profile) as engine:
             results.config["versions"].update(engine.versions())
             try:
-                tables = self.register_tables(engine, placed)
+                tables = self.register_tables(engine, tableset)
             except PerfkitError:
                 raise
             except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: record it, go on
@@ -153,23 +209,56 @@ class QueryComparison(Experiment):
                     bar.update()
                 results.save()
 
-    def watch_storages(self, placed: PlacedDataset) -> None:
-        """The health probes measure() runs around each run; HDFS's reads one byte of the dataset through a DataNode."""
-        first_file = self.profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
+    def watch_storages(self, tableset: TableSet) -> None:
+        """The health probes measure() runs around each run; HDFS's reads one byte of the data through a DataNode."""
+        on_hdfs = tableset.tables.get("hdfs", {})
+        first_file = next((t.first_file for t in on_hdfs.values() if t.first_file), None)
         self.probes = storage_probes(self.profile, self.storages, hdfs_file=first_file)
 
-    def register_tables(self, engine, placed: PlacedDataset) -> dict[str, str]:
-        columns = [(name, hive) for name, _, hive in SCHEMA]
-        tables = {}
+    def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str]]:
+        """One external table per (storage, table): storage -> {placeholder name: the engine's table}."""
+        tables: dict[str, dict[str, str]] = {}
         for where in self.storages:
-            name = f"{self.suite}_{placed.file_format}_{where}"
-            engine.register_table(name, placed.locations[where], placed.file_format, columns)
-            tables[where] = f"{DATABASE}.{name}"
+            tables[where] = {}
+            for name, table in tableset.tables[where].items():
+                registered = registered_name(tableset.name, name, where)
+                engine.register_table(registered, table.location, table.file_format, table.columns)
+                tables[where][name] = f"{DATABASE}.{registered}"
         return tables
 
-    def measure(self, results: ResultSet, engine, query, step, table: str) -> None:
+    def write_target(self, engine, query: Query, step, tables: dict[str, str]) -> dict[str, str]:
+        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after)."""
+        spec = self.suite_spec.targets[query.writes]
+        by_name = self.tableset.tables[step.storage]
+        columns = by_name[spec["like"]].columns if "like" in spec else [tuple(c) for c in spec["columns"]]
+        file_format = next(iter(by_name.values())).file_format
+        folder = locations.profile_location(self.profile, step.storage, "runs", self.results.run_id, engine.name,
+                                            query.id, f"{step.phase}-{step.iteration}")
+        locations.make_folder(self.profile, folder)
+        registered = registered_name(f"{self.tableset.name}_out", query.writes, step.storage)
+        engine.register_table(registered, folder.url(self.profile), file_format, columns)
+        return {**tables, query.writes: f"{DATABASE}.{registered}"}
+
+    def cleanup(self) -> None:
+        """Delete what write workloads wrote: this run's own folder on each storage, and nothing else."""
+        if self.results is None or not any(q.writes for q in self.suite_queries):
+            return
+        for where in self.storages:
+            locations.delete_tree(self.profile, locations.profile_location(
+                self.profile, where, "runs", self.results.run_id))
+
+    def measure(self, results: ResultSet, engine, query, step, tables: dict[str, str]) -> None:
         """One run, watched: a storage that was unhealthy before, during or after it fails the run."""
         params = {"cache": drop_page_cache()} if step.cold else {}
+        if getattr(query, "writes", None):
+            params["writes"] = query.writes
+            try:
+                tables = self.write_target(engine, query, step, tables)
+            except Exception as err:  # noqa: BLE001 - the target cannot be made on this engine: this run fails
+                results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
+                            iteration=step.iteration, params=params, started_at=now(), wall_s=None, ok=False,
+                            error=f"creating the write target: {root_cause(err, 400)}")
+                return
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
         started = now()
@@ -179,7 +268,7 @@ class QueryComparison(Experiment):
                 return
             t0 = time.perf_counter()
             try:
-                rows = engine.execute(query.for_table(table), timeout_s=self.query_timeout_s)
+                rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
                 error = root_cause(err, 500)
@@ -189,6 +278,8 @@ class QueryComparison(Experiment):
         if error:
             results.add(**record, started_at=started, wall_s=wall, ok=False, error=error)
             return
+        if getattr(query, "writes", None):  # what was written, read back outside the timing
+            rows = engine.execute(f"SELECT * FROM {tables[query.writes]}")
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
     def comparison(self) -> pd.DataFrame:
@@ -218,6 +309,15 @@ class QueryComparison(Experiment):
     def problems(self) -> pd.DataFrame:
         """Every query whose results differ between storages: listed as a failure, never compared."""
         return result_mismatches(self._results().to_frame())
+
+
+def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) -> TableSet:
+    """The generated taxi files as the one table of the taxi suites."""
+    columns = [(name, hive) for name, _, hive in SCHEMA]
+    first = profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
+    by_storage = {where: Table(placed.locations[where], placed.file_format, columns, len(placed.files),
+                               placed.total_bytes, first if where == "hdfs" else "") for where in storages}
+    return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
 
 
 def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,13 +1,18 @@
 """Query suites: .sql files plus an optional manifest, one folder per suite.
 
-A built-in suite is named (`taxi`); a user's suite is the path of any folder of .sql files. Each query
-names its tables with placeholders: `{table}` for the one table of a single-table suite, `{table:NAME}`
-for one of several tables.
+A built-in suite is named (`taxi`, `tpch`, `hibench`); a user's suite is the path of any folder of .sql
+files. Each query names its tables with placeholders: `{table}` for the one table of a single-table suite,
+`{table:NAME}` for one of several tables.
+
+One text serves every engine where the dialects allow; `<id>.<engine>.sql` beside `<id>.sql` is that
+engine's own text, used only where its dialect forces one. A manifest entry with `writes: NAME` is a write
+workload: it fills table NAME (described under the manifest's `targets:`), which the runner creates empty
+under the run's own prefix before each run.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -25,24 +30,46 @@ class Query:
     id: str
     title: str
     sql: str  # with {table} / {table:NAME} placeholders
+    variants: dict[str, str] = field(default_factory=dict)  # engine -> its own text, where its dialect forces one
+    writes: str | None = None  # the table placeholder a write workload fills; None for a read
+
+    def text(self, engine: str | None = None) -> str:
+        return self.variants.get(engine, self.sql) if engine else self.sql
 
     def table_names(self) -> list[str]:
-        """The tables the query reads, in first-use order; the bare {table} is DEFAULT_TABLE."""
-        names = [m.group(1) or DEFAULT_TABLE for m in PLACEHOLDER.finditer(self.sql)]
+        """The tables the query uses (every engine's text), in first-use order; the bare {table} is DEFAULT_TABLE."""
+        texts = [self.sql, *self.variants.values()]
+        names = [m.group(1) or DEFAULT_TABLE for text in texts for m in PLACEHOLDER.finditer(text)]
         return list(dict.fromkeys(names))
 
-    def for_table(self, table: str) -> str:
-        return self.for_tables({DEFAULT_TABLE: table})
+    def for_table(self, table: str, engine: str | None = None) -> str:
+        return self.for_tables({DEFAULT_TABLE: table}, engine)
 
-    def for_tables(self, tables: dict[str, str]) -> str:
-        """The SQL with every placeholder replaced by the table it names in `tables`."""
+    def for_tables(self, tables: dict[str, str], engine: str | None = None) -> str:
+        """The SQL (the engine's own text if it has one) with every placeholder replaced by its table in `tables`."""
         missing = [name for name in self.table_names() if name not in tables]
         if missing:
             have = ", ".join(sorted(tables)) or "none"
             raise PerfkitError(f"query {self.id} uses {', '.join(_placeholder(n) for n in missing)}, which the "
                                f"tables map lacks (it has {have}). Fix: add that table to `tables`, or "
                                "change the placeholder")
-        return PLACEHOLDER.sub(lambda m: tables[m.group(1) or DEFAULT_TABLE], self.sql)
+        return PLACEHOLDER.sub(lambda m: tables[m.group(1) or DEFAULT_TABLE], self.text(engine))
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    queries: list[Query]
+    dataset: str | None = None  # the built-in dataset it runs on (taxi, tpch, hibench); None: the user's tables
+    targets: dict[str, dict] = field(default_factory=dict)  # write tables: NAME -> {like: TABLE} or {columns: [...]}
+
+    @property
+    def reads(self) -> list[Query]:
+        return [q for q in self.queries if not q.writes]
+
+    @property
+    def writes(self) -> list[Query]:
+        return [q for q in self.queries if q.writes]
 
 
 def _placeholder(name: str) -> str:
@@ -54,9 +81,16 @@ def available_suites() -> list[str]:
 
 
 def load_suite(name: str, only: list[str] | None = None) -> list[Query]:
-    """A built-in suite by name, or the path of a folder of .sql files."""
+    """A built-in suite's queries by name, or those of a folder of .sql files."""
+    return open_suite(name, only).queries
+
+
+def open_suite(name: str, only: list[str] | None = None) -> Suite:
+    """A built-in suite by name, or the path of a folder of .sql files, with its dataset and write targets."""
+    name = str(name)
     if name in available_suites():
-        queries = _from_folder(SUITES_DIR / name, f"suite {name!r}")
+        folder = SUITES_DIR / name
+        queries = _from_folder(folder, f"suite {name!r}")
     elif "/" in name or name.startswith(".") or Path(name).is_dir():
         folder = Path(name).expanduser()
         if not folder.is_dir():
@@ -72,7 +106,21 @@ def load_suite(name: str, only: list[str] | None = None) -> list[Query]:
         if unknown:
             raise PerfkitError(f"unknown query {', '.join(unknown)} in suite {name!r}: choose from {', '.join(sorted(known))}")
         queries = [q for q in queries if q.id in only]
-    return queries
+    spec = _manifest_spec(folder / "manifest.yml", name)
+    targets = spec.get("targets") or {}
+    for query in queries:
+        if query.writes and query.writes not in targets:
+            raise PerfkitError(f"suite {name!r}: query {query.id} writes {query.writes!r}, which the manifest's "
+                               "`targets:` does not describe. Fix: add it there ({like: TABLE} or {columns: [...]})")
+    return Suite(folder.name if name in available_suites() else str(folder), queries,
+                 spec.get("dataset"), targets)
+
+
+def _manifest_spec(manifest: Path, where: str) -> dict:
+    if not manifest.exists():
+        return {}
+    spec = yaml.safe_load(manifest.read_text())  # already read once by _from_folder: its errors are named there
+    return spec if isinstance(spec, dict) else {}
 
 
 def _from_folder(folder: Path, where: str) -> list[Query]:
@@ -81,26 +129,38 @@ def _from_folder(folder: Path, where: str) -> list[Query]:
     manifest = folder / "manifest.yml"
     if manifest.exists():
         spec = _read_manifest(manifest, where)
-        entries = [(str(q["id"]), folder / str(q["file"]), q.get("title")) for q in spec]
+        entries = [(str(q["id"]), folder / str(q["file"]), q.get("title"), q.get("writes")) for q in spec]
     else:
-        files = sorted(folder.glob("*.sql"))
+        files = [p for p in sorted(folder.glob("*.sql")) if not _variant_of(p)]
         if not files:
             raise PerfkitError(f"{where} has no .sql file: put one query per .sql file there "
                                "(tables as {table}, or {table:NAME} for several)")
-        entries = [(path.stem, path, None) for path in files]
+        entries = [(path.stem, path, None, None) for path in files]
     queries = []
-    for query_id, path, title in entries:
+    for query_id, path, title, writes in entries:
         sql = _read_sql(path, where)
-        if not PLACEHOLDER.search(sql):
-            raise PerfkitError(f"{where}: query {query_id} ({path.name}) names no table placeholder: write {{table}} "
-                               "(or {table:NAME}) where the table goes, so each storage's table can be put there")
+        variants = {engine: _read_sql(other, where) for other in sorted(folder.glob(f"{path.stem}.*.sql"))
+                    if (engine := _variant_of(other))}
+        for text, name in [(sql, path.name), *((v, f"{path.stem}.{e}.sql") for e, v in variants.items())]:
+            if not PLACEHOLDER.search(text):
+                raise PerfkitError(f"{where}: query {query_id} ({name}) names no table placeholder: write {{table}} "
+                                   "(or {table:NAME}) where the table goes, so each storage's table can be put there")
         first = next((m.group(1) for line in sql.splitlines() if (m := _TITLE_COMMENT.match(line))), None)
-        queries.append(Query(query_id, str(title or first or query_id), sql))
+        queries.append(Query(query_id, str(title or first or query_id), sql, variants,
+                             str(writes) if writes else None))
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids):
         raise PerfkitError(f"{where}: query ids repeat ({', '.join(sorted({i for i in ids if ids.count(i) > 1}))}): "
                            "give each query its own id")
     return queries
+
+
+def _variant_of(path: Path) -> str | None:
+    """The engine of an engine's own text `<id>.<engine>.sql`, or None for a query's common text."""
+    from perfkit.engines import REGISTRY
+
+    parts = path.name.split(".")
+    return parts[-2] if len(parts) == 3 and parts[-2] in REGISTRY else None
 
 
 def _read_manifest(manifest: Path, where: str) -> list[dict]:

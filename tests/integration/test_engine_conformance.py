@@ -46,10 +46,10 @@ def answers(comparison):
     found = {}
     for name in ENGINES:
         with get_engine(name, comparison.profile) as engine:
-            tables = comparison.register_tables(engine, comparison.placed)
+            tables = comparison.register_tables(engine, comparison.tableset)
             for query in comparison.suite_queries:
                 for where in comparison.storages:
-                    found[name, where, query.id] = engine.execute(query.for_table(tables[where]), timeout_s=300)
+                    found[name, where, query.id] = engine.execute(query.for_tables(tables[where], engine.name), timeout_s=300)
     return found
 
 

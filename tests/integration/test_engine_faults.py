@@ -37,7 +37,7 @@ def test_a_query_past_trinos_memory_limit_is_recorded_with_trinos_message(compar
     self_join = Query("big", "self join", "SELECT a.vendor_id, cardinality(array_agg(b.trip_id)) FROM {table} a "
                                           "JOIN {table} b ON a.cab_type = b.cab_type GROUP BY a.vendor_id")
     with get_engine("trino", comparison.profile) as engine:
-        tables = comparison.register_tables(engine, comparison.placed)
+        tables = comparison.register_tables(engine, comparison.tableset)
         engine.execute("SET SESSION query_max_memory = '1MB'")  # a small node's limit, reached on lab data
         comparison.measure(results, engine, self_join, Step("measured", 0, "hdfs"), tables["hdfs"])
         engine.execute("RESET SESSION query_max_memory")

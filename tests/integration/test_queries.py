@@ -29,10 +29,10 @@ def test_both_engines_return_identical_results_on_both_storages(comparison):
     hashes = {}
     for name in ("spark", "hive"):
         with get_engine(name, comparison.profile) as engine:
-            tables = comparison.register_tables(engine, comparison.placed)
+            tables = comparison.register_tables(engine, comparison.tableset)
             for query in comparison.suite_queries:
                 for where in STORAGES:
-                    rows = engine.execute(query.for_table(tables[where]))
+                    rows = engine.execute(query.for_tables(tables[where], engine.name))
                     hashes.setdefault(query.id, set()).add(result_hash(rows))
                     if query.id == "q1":
                         assert dict(rows) == expected_q1, (name, where)

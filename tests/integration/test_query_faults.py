@@ -83,7 +83,7 @@ def test_no_sample_spans_an_s3_outage(comparison, lab):
     query = comparison.suite_queries[0]
     worker = threading.Thread(target=outage_thread)
     with get_engine("spark", comparison.profile) as engine:
-        tables = comparison.register_tables(engine, comparison.placed)
+        tables = comparison.register_tables(engine, comparison.tableset)
         worker.start()
         deadline = time.monotonic() + 120
         i = 0
@@ -115,7 +115,7 @@ def test_a_run_past_its_time_limit_is_cancelled_and_the_engine_goes_on(compariso
     # 20,000 x 20,000 rows compared pair by pair: far more than a second of work on either engine
     slow_join = "SELECT count(*) FROM {t} a CROSS JOIN {t} b WHERE a.trip_distance + b.trip_distance > 1e9"
     with get_engine(engine_name, comparison.profile) as engine:
-        tables = comparison.register_tables(engine, comparison.placed)
+        tables = comparison.register_tables(engine, comparison.tableset)
         comparison.query_timeout_s = 1.0
         try:
             comparison.measure(results, engine, _Sql(slow_join), Step("measured", 0, "hdfs"), tables["hdfs"])
@@ -133,8 +133,8 @@ class _Sql:
     def __init__(self, sql):
         self.sql = sql
 
-    def for_table(self, table):
-        return self.sql.replace("{t}", table)
+    def for_tables(self, tables, engine=None):
+        return self.sql.replace("{t}", tables["table"])
 
 
 def test_a_table_perfkit_did_not_create_is_never_dropped(profile):

@@ -123,8 +123,8 @@ class OneQuery:
     id = "q1"
 
     @staticmethod
-    def for_table(table):
-        return f"SELECT * FROM {table}"
+    def for_tables(tables, engine=None):
+        return f"SELECT * FROM {tables['table']}"
 
 
 def test_a_run_during_an_outage_is_a_failure_not_a_sample(tmp_path):
@@ -138,18 +138,18 @@ def test_a_run_during_an_outage_is_a_failure_not_a_sample(tmp_path):
         return "S3 bucket 'perfkit-lab' not healthy (Connection refused)" if len(calls) == 2 else None
 
     cmp = _comparison(tmp_path, {"s3": s3})
-    cmp.measure(cmp.results, slow, OneQuery, Step("measured", 0, "s3"), "t_s3")
+    cmp.measure(cmp.results, slow, OneQuery, Step("measured", 0, "s3"), {"table": "t_s3"})
     record = cmp.results.records[-1]
     assert not record.ok and "Connection refused" in record.error and "into the run" in record.error
     cmp.probes = {"s3": lambda: None}
-    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 1, "s3"), "t_s3")
+    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 1, "s3"), {"table": "t_s3"})
     assert cmp.results.records[-1].ok
 
 
 def test_a_storage_down_before_the_run_is_not_even_started(tmp_path):
     engine = FakeEngine({})  # would raise KeyError if it were asked anything
     cmp = _comparison(tmp_path, {"hdfs": lambda: "HDFS at http://127.0.0.1:9870 not reachable"})
-    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, "hdfs"), "t_hdfs")
+    cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, "hdfs"), {"table": "t_hdfs"})
     record = cmp.results.records[-1]
     assert not record.ok and record.wall_s is None and record.error.endswith("before the run")
 
@@ -157,7 +157,7 @@ def test_a_storage_down_before_the_run_is_not_even_started(tmp_path):
 def test_engine_errors_are_recorded_with_their_root_cause(tmp_path):
     engine = FakeEngine({"t_s3": RuntimeError(PY4J)})
     cmp = _comparison(tmp_path, {"s3": lambda: None})
-    cmp.measure(cmp.results, engine, OneQuery, Step("warmup", 0, "s3"), "t_s3")
+    cmp.measure(cmp.results, engine, OneQuery, Step("warmup", 0, "s3"), {"table": "t_s3"})
     assert cmp.results.records[-1].error == "java.net.ConnectException: Connection refused"
 
 
@@ -165,7 +165,7 @@ def test_results_that_differ_are_failures_and_fail_the_batch(tmp_path):
     engine = FakeEngine({"t_hdfs": [(1, "a")], "t_s3": [(1, "b")]})
     cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
     for where in ("hdfs", "s3"):
-        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), f"t_{where}")
+        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), {"table": f"t_{where}"})
     assert all(r.ok for r in cmp.results.records)
     differ = result_mismatches(cmp.results.to_frame())
     assert list(differ["case"]) == ["q1"] and differ["error"][0].startswith("not comparable: results differ")
@@ -178,7 +178,7 @@ def test_equal_results_pass_the_batch(tmp_path):
     engine = FakeEngine({"t_hdfs": [(1, "a")], "t_s3": [(1, "a")]})
     cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
     for where in ("hdfs", "s3"):
-        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), f"t_{where}")
+        cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), {"table": f"t_{where}"})
     assert result_mismatches(cmp.results.to_frame()).empty and cmp.failures().empty
     cmp.raise_for_failures()
 
