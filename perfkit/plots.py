@@ -182,3 +182,40 @@ def job_completion(jobs: pd.DataFrame):
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def matrix_heatmap(wide: pd.DataFrame, title: str = "median seconds per query and cell"):
+    """Queries down, (engine, storage) cells across; colour on a log scale (times span orders of magnitude),
+    each cell labelled with its median; a blank cell failed or is unsupported."""
+    from matplotlib.colors import LogNorm
+
+    values = wide.to_numpy(dtype=float)
+    fig, ax = plt.subplots(figsize=(1.3 * len(wide.columns) + 2.5, 0.35 * len(wide) + 1.8))
+    finite = values[np.isfinite(values) & (values > 0)]
+    norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if len(finite) and finite.min() < finite.max() else None
+    image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis_r", norm=norm, aspect="auto")
+    for (i, j), value in np.ndenumerate(values):
+        text = f"{value:.2f}" if np.isfinite(value) else "failed"
+        colour = "white" if np.isfinite(value) and norm and norm(value) > 0.6 else "black"
+        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+    ax.set_xticks(range(len(wide.columns)), wide.columns, rotation=30, ha="right")
+    ax.set_yticks(range(len(wide)), wide.index)
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, label="seconds (log scale)")
+    fig.tight_layout()
+    return fig
+
+
+def ranking(table: pd.DataFrame):
+    """Cells best to worst by their geometric mean over the queries every cell completed."""
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(table) + 1.5))
+    y = np.arange(len(table))[::-1]
+    colours = [STORAGE_COLOURS.get(s, "grey") for s in table["storage"]]
+    ax.barh(y, table["geomean (s)"], color=colours)
+    ax.set_yticks(y, table["cell"])
+    for yi, value, times in zip(y, table["geomean (s)"], table["x best"]):
+        if value == value:
+            ax.text(value, yi, f" {value:.3g} s (x{times:.2f})", va="center", fontsize=8)
+    ax.set_xlabel("geometric mean of median seconds over the queries every cell completed")
+    fig.tight_layout()
+    return fig

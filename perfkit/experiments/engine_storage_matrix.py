@@ -1,0 +1,208 @@
+"""Every engine on every storage for every query of a suite: the on-prem study's engine x storage matrix.
+
+    m = EngineStorageMatrix(load_profile("lab"), engines=["spark", "trino", "hive"], suite="tpch", scale=0.01)
+    m.run(); m.ranking(); m.speedups(); m.unsupported()
+
+A cell is one (engine, storage). Runs are interleaved across every cell (query by query, one round of all
+cells after another), so a drift in the machine's load hits every cell alike. The ranking orders cells by
+the geometric mean of their median times over the read queries that every cell completed: a query one engine
+cannot run is listed apart (as the study skipped q19 and q22), never averaged as a zero or a penalty.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from perfkit.engines import get_engine
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
+from perfkit.paths import results_dir_checked
+from perfkit.protocol import Step
+from perfkit.results import ResultSet, now
+
+EXPERIMENT = "engine_storage_matrix"
+
+
+def cell_name(engine: str, storage: str) -> str:
+    return f"{engine}/{storage}"
+
+
+@dataclass
+class EngineStorageMatrix(QueryComparison):
+    experiment = EXPERIMENT
+
+    suite: str = "tpch"
+    baseline_cell: str = ""  # "engine/storage" speed-ups are against; default: the first engine on the baseline storage
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.baseline_cell = str(self.baseline_cell or cell_name(self.engines[0], self.baseline))
+        if self.baseline_cell not in self.cells():
+            raise PerfkitError(f"baseline_cell {self.baseline_cell!r} is not one of the cells "
+                               f"{', '.join(self.cells())}: give ENGINE/STORAGE of the run")
+
+    def cells(self) -> list[str]:
+        return [cell_name(e, s) for e in self.engines for s in self.storages]
+
+    def parameters(self) -> dict:
+        return {**super().parameters(), "baseline_cell": self.baseline_cell}
+
+    def run(self, progress: bool = True) -> ResultSet:
+        """All engines open at once; per query, warm-up then measured rounds, each round visiting every cell."""
+        results_dir_checked(self.experiment)
+        tableset = self.tableset or self.prepare(progress)
+        results = self.results = ResultSet(self.experiment, self.config())
+        self.watch_storages(tableset)
+        rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]
+        try:
+            with contextlib.ExitStack() as stack:
+                engines, tables = self._open_engines(stack, results, tableset)
+                total = len(self.suite_queries) * len(rounds) * len(engines) * len(self.storages)
+                with tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+                    for query in self.suite_queries:
+                        bar.set_postfix_str(query.id)
+                        for phase, iteration in rounds:
+                            for i, (name, engine) in enumerate(_rotated(list(engines.items()), iteration)):
+                                for where in _rotated(self.storages, iteration + i):
+                                    step = Step(phase, iteration, where, cold=self.cold_cache and phase == "measured")
+                                    self.measure(results, engine, query, step, tables[name][where])
+                                    bar.update()
+                        results.save()
+        except BaseException:
+            results.config["interrupted"] = True
+            raise
+        finally:
+            results.save()
+            self.cleanup()
+        return results
+
+    def _open_engines(self, stack, results: ResultSet, tableset) -> tuple[dict, dict]:
+        """Each engine opened and its tables registered; one that cannot is recorded for every query, and left out."""
+        engines, tables = {}, {}
+        for name in self.engines:
+            try:
+                engine = stack.enter_context(get_engine(name, self.profile))
+                results.config["versions"].update(engine.versions())
+                tables[name] = self.register_tables(engine, tableset)
+                engines[name] = engine
+            except PerfkitError:
+                raise
+            except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: recorded, the others go on
+                results.add(subject=name, storage="all", case="register tables", phase="measured", iteration=0,
+                            started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
+        return engines, tables
+
+    # ---- the report's tables -------------------------------------------------------------------------------
+    def cell_times(self) -> pd.DataFrame:
+        """One row per (query, cell): median and min of the measured runs, runs ok, the first error if any."""
+        frame = self._frame()
+        frame = frame[frame["case"] != "register tables"]
+        rows = []
+        for (case, subject, where), group in frame.groupby(["case", "subject", "storage"], sort=False):
+            measured = group[group["phase"] == "measured"]
+            ok = measured[measured["ok"].astype(bool)]["wall_s"].to_numpy(dtype=float)
+            errors = group.loc[~group["ok"].astype(bool), "error"].dropna()
+            rows.append({"query": case, "engine": subject, "storage": where, "cell": cell_name(subject, where),
+                         "kind": "write" if case in self._writes() else "read",
+                         "median_s": float(np.median(ok)) if len(ok) else np.nan,
+                         "min_s": float(ok.min()) if len(ok) else np.nan,
+                         "runs_ok": len(ok), "runs": len(measured),
+                         "error": errors.iloc[0] if len(errors) else ""})
+        return pd.DataFrame(rows)
+
+    def _writes(self) -> set[str]:
+        return {q.id for q in self.suite_queries if q.writes}
+
+    def _complete(self, kind: str) -> tuple[pd.DataFrame, list[str]]:
+        """The cell times of `kind` queries, and the queries every cell completed (with equal results)."""
+        times = self.cell_times()
+        times = times[times["kind"] == kind]
+        differ = set(self.problems()["case"]) if len(self.problems()) else set()
+        wide = times.pivot(index="query", columns="cell", values="median_s").reindex(columns=self.cells())
+        done = [q for q in wide.index if wide.loc[q].notna().all() and q not in differ]
+        return times, done
+
+    def ranking(self, kind: str = "read") -> pd.DataFrame:
+        """Cells best to worst by the geometric mean of median times over the queries every cell completed."""
+        times, done = self._complete(kind)
+        rows = []
+        for cell in self.cells():
+            mine = times[(times["cell"] == cell) & times["query"].isin(done)]
+            geo = geometric_mean(mine["median_s"])
+            failed = times[(times["cell"] == cell) & times["median_s"].isna()]
+            rows.append({"cell": cell, "engine": cell.split("/")[0], "storage": cell.split("/")[1],
+                         "geomean (s)": round(geo, 3) if geo == geo else np.nan, "queries": len(mine),
+                         "failed": ", ".join(failed["query"]) or "none"})
+        table = pd.DataFrame(rows).sort_values("geomean (s)", na_position="last").reset_index(drop=True)
+        best = table["geomean (s)"].min()
+        table["x best"] = (table["geomean (s)"] / best).round(2)
+        table.insert(0, "rank", range(1, len(table) + 1))
+        return table
+
+    def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:
+        """Median seconds, one row per query and one column per cell (NaN: failed or unsupported)."""
+        times = self.cell_times()
+        times = times[times["kind"] == kind]
+        order = [q.id for q in self.suite_queries if q.id in set(times["query"])]
+        return times.pivot(index="query", columns="cell", values="median_s").reindex(index=order, columns=self.cells())
+
+    def speedups(self, kind: str = "read") -> pd.DataFrame:
+        """Per query, every cell's speed-up against the baseline cell (its median / the cell's median: >1 faster)."""
+        wide = self.heatmap_frame(kind)
+        base = wide[self.baseline_cell]
+        table = wide.rdiv(base, axis=0).round(2)
+        table.insert(0, f"{self.baseline_cell} median (s)", base.round(3))
+        return table
+
+    def unsupported(self) -> pd.DataFrame:
+        """Per engine, each query it failed on every storage or some, with its first message."""
+        times = self.cell_times()
+        failed = times[times["error"] != ""]
+        rows = []
+        for (engine, query), group in failed.groupby(["engine", "query"], sort=False):
+            rows.append({"engine": engine, "query": query, "storages": ", ".join(group["storage"]),
+                         "runs failed": int((group["runs"] - group["runs_ok"]).sum()),
+                         "message": group["error"].iloc[0][:300]})
+        frame = self._frame()
+        for row in frame[frame["case"] == "register tables"].itertuples():
+            rows.append({"engine": row.subject, "query": "all", "storages": "all", "runs failed": 0,
+                         "message": f"could not register the tables: {row.error}"})
+        return pd.DataFrame(rows, columns=["engine", "query", "storages", "runs failed", "message"])
+
+    def problems(self) -> pd.DataFrame:
+        """A query whose results differ between storages or engines: not comparable, listed as a failure."""
+        frame = self._frame()
+        across_storages = result_mismatches(frame)
+        ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()]
+        rows = []
+        for case, group in ok.groupby("case", sort=False):
+            if group["result_hash"].nunique() > 1 and case not in set(across_storages["case"]):
+                seen = "; ".join(f"{e} {','.join(sorted(set(g)))}" for e, g in group.groupby("subject")["result_hash"])
+                rows.append({"subject": "all", "storage": "all", "case": case, "phase": "measured", "iteration": None,
+                             "error": f"not comparable: engines return different results ({seen})"})
+        return pd.concat([across_storages, pd.DataFrame(rows, columns=across_storages.columns)], ignore_index=True)
+
+
+def _rotated(items: list, by: int) -> list:
+    """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
+    k = by % len(items) if items else 0
+    return items[k:] + items[:k]
+
+
+def geometric_mean(values) -> float:
+    values = np.asarray(values, dtype=float)
+    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
+
+
+def matrices(profile, suites, scale=None, **options) -> list[EngineStorageMatrix]:
+    """One matrix per suite (a name, a folder, or a list of them); `scale` one value or {suite: scale}.
+    All are built, so every bad parameter is named, before any of them runs."""
+    suites = [suites] if isinstance(suites, str) else list(suites or [])
+    if not suites:
+        raise PerfkitError("suite: give a built-in suite (tpch, hibench, taxi), a folder of .sql files, or a list")
+    scales = scale if isinstance(scale, dict) else {name: scale for name in suites}
+    return [EngineStorageMatrix(profile, suite=name, scale=scales.get(name), **options) for name in suites]

@@ -1,0 +1,80 @@
+"""The engine x storage matrix: ranking by geometric mean over queries every cell completed, speed-ups against a
+baseline cell, failures per engine, and results that differ between engines are not compared."""
+import math
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.errors import PerfkitError
+from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix, _rotated, matrices
+from perfkit.results import ResultSet
+
+
+def _matrix(tmp_path, runs):
+    """A matrix over the taxi suite whose records are `runs`: (engine, storage, query, seconds or error, hash)."""
+    m = EngineStorageMatrix(load_profile("lab"), engines=["trino", "hive"], suite="taxi", runs=2, warmup=0)
+    m.results = ResultSet("test_matrix", {}, folder=tmp_path)
+    for engine, where, query, value, digest in runs:
+        for i in range(2):
+            if isinstance(value, str):
+                m.results.add(subject=engine, storage=where, case=query, phase="measured", iteration=i,
+                              started_at="2026-11-22T12:00:00+00:00", wall_s=None, ok=False, error=value)
+            else:
+                m.results.add(subject=engine, storage=where, case=query, phase="measured", iteration=i,
+                              started_at="2026-11-22T12:00:00+00:00", wall_s=value * (1 + i), rows=1, result_hash=digest)
+    return m
+
+
+def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp_path):
+    m = _matrix(tmp_path, [
+        ("trino", "hdfs", "q1", 1.0, "a"), ("trino", "s3", "q1", 2.0, "a"),
+        ("hive", "hdfs", "q1", 10.0, "a"), ("hive", "s3", "q1", 20.0, "a"),
+        ("trino", "hdfs", "q2", 4.0, "b"), ("trino", "s3", "q2", 4.0, "b"),
+        ("hive", "hdfs", "q2", 40.0, "b"), ("hive", "s3", "q2", 80.0, "b"),
+        # q3: hive cannot run it on either storage: left out of every cell's mean, listed for hive
+        ("trino", "hdfs", "q3", 100.0, "c"), ("trino", "s3", "q3", 100.0, "c"),
+        ("hive", "hdfs", "q3", "SemanticException: count_if", None),
+        ("hive", "s3", "q3", "SemanticException: count_if", None),
+    ])
+    ranking = m.ranking()
+    assert list(ranking["cell"]) == ["trino/hdfs", "trino/s3", "hive/hdfs", "hive/s3"]
+    median = lambda s: (s + 2 * s) / 2  # the two runs take s and 2s
+    expected = {"trino/hdfs": math.sqrt(median(1) * median(4)), "hive/s3": math.sqrt(median(20) * median(80))}
+    for cell, value in expected.items():
+        assert ranking.set_index("cell").loc[cell, "geomean (s)"] == pytest.approx(value, abs=1e-3)
+    assert ranking.set_index("cell").loc["hive/hdfs", "failed"] == "q3"
+    assert list(ranking["queries"]) == [2, 2, 2, 2]
+    assert ranking["x best"].iloc[0] == 1.0
+
+    speedups = m.speedups()  # against the first engine on the baseline storage
+    assert m.baseline_cell == "trino/hdfs"
+    assert speedups.loc["q2", "hive/s3"] == pytest.approx(round(median(4) / median(80), 2))
+    assert math.isnan(speedups.loc["q3", "hive/hdfs"])
+
+    unsupported = m.unsupported()
+    assert list(unsupported["query"]) == ["q3"] and unsupported["engine"].iloc[0] == "hive"
+    assert unsupported["storages"].iloc[0] == "hdfs, s3" and "count_if" in unsupported["message"].iloc[0]
+
+
+def test_results_that_differ_between_engines_are_listed_and_not_ranked(tmp_path):
+    m = _matrix(tmp_path, [
+        ("trino", "hdfs", "q1", 1.0, "a"), ("trino", "s3", "q1", 1.0, "a"),
+        ("hive", "hdfs", "q1", 2.0, "z"), ("hive", "s3", "q1", 2.0, "z"),
+        ("trino", "hdfs", "q2", 1.0, "b"), ("trino", "s3", "q2", 1.0, "b"),
+        ("hive", "hdfs", "q2", 2.0, "b"), ("hive", "s3", "q2", 2.0, "b"),
+    ])
+    problems = m.problems()
+    assert list(problems["case"]) == ["q1"] and "engines return different results" in problems["error"].iloc[0]
+    assert list(m.ranking()["queries"]) == [1, 1, 1, 1]  # q2 only
+
+
+def test_a_baseline_cell_outside_the_matrix_and_an_empty_suite_list_are_refused():
+    with pytest.raises(PerfkitError, match=r"baseline_cell 'presto/hdfs' is not one of the cells trino/hdfs, trino/s3"):
+        EngineStorageMatrix(load_profile("lab"), engines=["trino"], suite="taxi", baseline_cell="presto/hdfs")
+    with pytest.raises(PerfkitError, match="suite: give a built-in suite"):
+        matrices(load_profile("lab"), [])
+
+
+def test_every_round_starts_with_another_cell():
+    assert [_rotated(["a", "b", "c"], i) for i in range(4)] == [
+        ["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
