@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 
 from perfkit.config import load_profile
-from perfkit.engines import REGISTRY, Engine, engine_class, hive_ddl, result_hash
+from perfkit.engines import REGISTRY, Engine, engine_class, hive_ddl, result_hash, stable_number
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.suites import load_suite
 
@@ -122,3 +122,13 @@ def test_spark_on_a_cluster_uses_the_metastore_the_profile_names(tmp_path, monke
     conf = engine_class("spark")(replace(emr, metastore_uri="thrift://hms.internal:9083")).conf()
     assert conf["spark.hadoop.hive.metastore.uris"] == "thrift://hms.internal:9083"
     assert conf["spark.sql.catalogImplementation"] == "hive"
+
+
+def test_a_sum_whose_exact_value_ends_in_5_hashes_alike_from_either_side():
+    # TPC-H q9's profit sums arrive as ...4434999998 from one engine and ...4435 from another
+    assert result_hash([("BRAZIL", 152546.44349999998)]) == result_hash([("BRAZIL", 152546.4435)]) \
+        == result_hash([("BRAZIL", 152546.44350000002)])
+    assert result_hash([(0.1 + 0.2,)]) == result_hash([(0.3,)])
+    assert result_hash([(-0.0,)]) == result_hash([(0.0,)])
+    assert result_hash([(152546.444,)]) != result_hash([(152546.443,)])  # a real difference stays one
+    assert stable_number(1234567891234.5) == "1.23456789e+12" and stable_number(float("nan")) == "nan"

@@ -1,0 +1,139 @@
+"""Issue 10 on the lab: TPC-H and HiBench generated into both storages and run through spark, trino and hive;
+a user's own .sql folder on a user's own table locations from the CLI; bad tables named before any work."""
+import io
+
+import pandas as pd
+import pyarrow.orc as orc
+import pytest
+from click.testing import CliRunner
+
+from perfkit import storage
+from perfkit.cli import main
+from perfkit.datasets import locations
+from perfkit.datasets.tpch import TABLES as TPCH_TABLES
+from perfkit.engines import get_engine, result_hash
+from perfkit.errors import PerfkitError
+from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.suites import load_suite
+
+ENGINES = ["spark", "trino", "hive"]
+
+
+@pytest.fixture(scope="module")
+def tpch(profile):
+    matrix = EngineStorageMatrix(profile, engines=ENGINES, suite="tpch", scale=0.01, runs=1, warmup=0,
+                                 query_timeout_s=600)
+    matrix.run(progress=False)
+    return matrix
+
+
+def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_the_generators(tpch):
+    frame = tpch.results.to_frame()
+    assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
+    assert len(frame) == 22 * len(ENGINES) * 2
+    assert tpch.problems().empty, tpch.problems().to_string()
+    # the reference: Trino on the connector's own rows (no files involved), the same query text
+    queries = {q.id: q for q in load_suite("tpch")}
+    tables = {t: f'tpch."sf0.01".{t}' for t in TPCH_TABLES}
+    with get_engine("trino", tpch.profile) as trino:
+        for case, hashes in frame.groupby("case")["result_hash"]:
+            reference = result_hash(trino.execute(queries[case].for_tables(tables, "trino")))
+            assert set(hashes) == {reference}, case
+    assert tpch.tableset.details["rows"]["lineitem"] == 60175  # TPC-H's lineitem at scale factor 0.01
+    ranking = tpch.ranking()
+    assert sorted(ranking["cell"]) == sorted(f"{e}/{s}" for e in ENGINES for s in ("hdfs", "s3"))
+    assert (ranking["queries"] == 22).all()
+
+
+def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_remade(profile, tpch):
+    from perfkit.datasets.generate import Placement, generator_for, place_generated
+
+    again = Placement()
+    with generator_for("tpch", profile, 0.01) as gen:
+        place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=again)
+    assert again.reused == ["hdfs", "s3"] and not again.generated_s
+    victim = locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", "nation")
+    name = sorted(locations.list_files(profile, victim))[0]
+    storage.s3_client(profile).put_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}", Body=b"not orc")
+    remade = Placement()
+    with generator_for("tpch", profile, 0.01) as gen:
+        tableset = place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=remade)
+    assert remade.reused == ["hdfs"] and list(remade.generated_s) == ["s3"]
+    assert tableset.tables["s3"]["nation"].bytes > len(b"not orc")
+
+
+def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile):
+    matrix = EngineStorageMatrix(profile, engines=ENGINES, suite="hibench", scale="tiny", runs=1, warmup=0,
+                                 query_timeout_s=600)
+    matrix.run(progress=False)
+    frame = matrix.results.to_frame()
+    assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
+    assert matrix.problems().empty, matrix.problems().to_string()
+    uservisits = _read_orc_folder(profile, matrix.tableset.tables["hdfs"]["uservisits"].location)
+    assert len(uservisits) == 1000  # HiBench's tiny scale
+    scans = frame[frame["case"] == "scan"]
+    assert (scans["rows"] == len(uservisits)).all()
+    sums = uservisits.groupby("sourceip")["adrevenue"].sum()
+    expected = result_hash([(ip, float(total)) for ip, total in sums.items()])
+    assert set(frame.loc[frame["case"] == "aggregation", "result_hash"]) == {expected}
+    for where in ("hdfs", "s3"):  # what the writes wrote is gone: the run's own folder only
+        run_folder = locations.profile_location(profile, where, "runs", matrix.results.run_id)
+        assert not locations.list_files(profile, run_folder)
+    assert set(matrix.ranking("write")["cell"]) == {f"{e}/{s}" for e in ENGINES for s in ("hdfs", "s3")}
+
+
+def _read_orc_folder(profile, url: str) -> pd.DataFrame:
+    loc = locations.parse_location(url, "test")
+    files = locations.list_files(profile, loc)
+    client = storage.webhdfs_client(profile)
+    frames = []
+    for name in sorted(files):
+        with client.read(f"{loc.path}/{name}") as reader:
+            frames.append(orc.read_table(io.BytesIO(reader.read())).to_pandas())
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_own_sql_on_own_tables_from_the_cli_leaves_the_tables_untouched(profile, tpch, tmp_path):
+    suite = tmp_path / "my-sql"
+    suite.mkdir()
+    (suite / "flags.sql").write_text("-- Lines by return flag\nSELECT l_returnflag, count(*) FROM {table:lines} "
+                                     "GROUP BY l_returnflag;\n")
+    (suite / "big_orders.sql").write_text("SELECT count(*) FROM {table:orders} o JOIN {table:lines} l "
+                                          "ON o.o_orderkey = l.l_orderkey WHERE o.o_totalprice > 300000")
+    hdfs = {t: locations.profile_location(profile, "hdfs", "datasets", "tpch-sf0.01", "orc", t) for t in ("lineitem", "orders")}
+    s3 = {t: locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", t) for t in ("lineitem", "orders")}
+    before = {str(loc): locations.list_files(profile, loc) for loc in [*hdfs.values(), *s3.values()]}
+    args = ["queries", "--engines", "trino,spark", "--runs", "1", "--warmup", "0", "--suite", str(suite),
+            "--table", f"hdfs.lines={hdfs['lineitem']}", "--table", f"hdfs.orders={hdfs['orders']}",
+            "--table", f"s3.lines={s3['lineitem']}", "--table", f"s3.orders={s3['orders']}"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "flags: Lines by return flag" in result.output and "big_orders" in result.output
+    assert {str(loc): locations.list_files(profile, loc) for loc in [*hdfs.values(), *s3.values()]} == before
+
+
+def test_bad_table_locations_are_named_before_any_work(profile, tmp_path):
+    client = storage.webhdfs_client(profile)
+    base = profile.hdfs_path("test-bad-tables")
+    client.makedirs(f"{base}/empty")
+    client.write(f"{base}/mixed/a.orc", b"x", overwrite=True)
+    client.write(f"{base}/mixed/b.parquet", b"x", overwrite=True)
+    s3 = locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", "nation")
+    try:
+        for folder, message in [("missing", r"does not exist\. Fix: give an existing folder"),
+                                ("empty", r"is empty \(no data file directly in it"),
+                                ("mixed", r"mixes formats \(orc, parquet\)")]:
+            comparison = QueryComparison(profile, engines=["trino"], suite=str(_one_query(tmp_path)),
+                                         tables={"hdfs": f"hdfs://{base}/{folder}", "s3": str(s3)})
+            with pytest.raises(PerfkitError, match=message):
+                comparison.prepare(progress=False)
+    finally:
+        client.delete(base, recursive=True)
+
+
+def _one_query(tmp_path):
+    folder = tmp_path / "one"
+    folder.mkdir(exist_ok=True)
+    (folder / "n.sql").write_text("SELECT count(*) FROM {table}")
+    return folder
