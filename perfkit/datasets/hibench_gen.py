@@ -15,7 +15,7 @@ CHECKSUM_MODULUS = 1_000_000_007
 
 class HiBenchGenerator(Generator):
     dataset = "hibench"
-    tables = ("uservisits", "rankings")
+    tables = hibench.TABLES
 
     def __init__(self, profile, scale, seed: int = 42):
         hibench.scale_rows(str(scale))

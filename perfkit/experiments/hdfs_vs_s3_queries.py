@@ -23,6 +23,7 @@ from perfkit.datasets import locations
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
+from perfkit.datasets.hibench import TABLES as HIBENCH_TABLES
 from perfkit.datasets.tpch import TABLES as TPCH_TABLES
 from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
@@ -33,7 +34,6 @@ from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-HIBENCH_TABLES = ["uservisits", "rankings"]
 STORAGES = ["hdfs", "s3"]  # the storages a dataset can be placed on today
 
 

@@ -4,7 +4,7 @@ import pytest
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.suites import Query, load_suite
+from perfkit.suites import Query, load_suite, open_suite
 
 
 def _folder(tmp_path, files: dict[str, str]):
@@ -74,3 +74,18 @@ def test_the_generated_dataset_is_one_table_so_named_placeholders_are_refused_be
     own = _folder(tmp_path / "own" if (tmp_path / "own").mkdir() is None else tmp_path,
                   {"q.sql": "SELECT cab_type, max(total_amount) FROM {table} GROUP BY cab_type"})
     assert [q.id for q in QueryComparison(load_profile("lab"), engines=["spark"], suite=own).suite_queries] == ["q"]
+
+
+def test_an_engines_own_text_sits_beside_the_common_one_and_is_not_a_query_of_its_own(tmp_path):
+    folder = _folder(tmp_path, {"d.sql": "SELECT datediff(d, '1999-01-01') FROM {table}",
+                                "d.trino.sql": "SELECT date_diff('day', DATE '1999-01-01', d) FROM {table}"})
+    [query] = load_suite(folder)
+    assert query.for_table("t", "trino").startswith("SELECT date_diff") and query.for_table("t", "hive").startswith(
+        "SELECT datediff") and query.for_table("t").startswith("SELECT datediff")
+
+
+def test_a_write_workload_needs_its_target_described(tmp_path):
+    folder = _folder(tmp_path, {"w.sql": "INSERT INTO {table:out} SELECT * FROM {table}",
+                                "manifest.yml": "queries:\n  - {id: w, file: w.sql, writes: out}\n"})
+    with pytest.raises(PerfkitError, match=r"query w writes 'out', which the manifest's `targets:` does not describe"):
+        open_suite(folder)

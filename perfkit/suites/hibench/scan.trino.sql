@@ -1,0 +1,3 @@
+-- HiBench scan
+-- why: Trino has no INSERT OVERWRITE; the target is created empty before every run, so INSERT INTO writes the same
+INSERT INTO {table:uservisits_copy} SELECT * FROM {table:uservisits}
