@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
 
     cmp = QueryComparison(load_profile(args.profile), engines=[args.engine], rows=args.rows, files=args.files)
-    placed = cmp.prepare()
+    placed = cmp.prepare()  # the taxi files as one table on each storage
     totals: dict[str, list[float]] = {"bare": [], "perfkit": []}
     with tempfile.TemporaryDirectory() as scratch, get_engine(args.engine, cmp.profile) as engine:
         tables = cmp.register_tables(engine, placed)
@@ -56,14 +56,14 @@ def main() -> None:
         work = [(q, s) for q in cmp.suite_queries for s in cmp.storages]
         for _ in range(args.warmup):  # warm the session, the JIT and the caches
             for query, where in work:
-                BARE[args.engine](engine, query.for_table(tables[where]))
+                BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
         for round_ in range(args.rounds):
             order = ("bare", "perfkit") if round_ % 2 == 0 else ("perfkit", "bare")
             for path in order:
                 t0 = time.perf_counter()
                 for query, where in work:
                     if path == "bare":
-                        BARE[args.engine](engine, query.for_table(tables[where]))
+                        BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
                     else:
                         cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
                 totals[path].append(time.perf_counter() - t0)

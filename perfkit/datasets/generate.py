@@ -2,8 +2,9 @@
 
 Nothing passes through the driver's disk: on a cluster the cluster's own Trino or Spark (YARN) writes the
 files where they are read. Generation is deterministic (TPC-H's dbgen; HiBench rows are functions of their
-id), so each storage gets the same rows, which is then proven: per table the row count and an
-order-insensitive checksum of every row, on each storage, equal to the generator's own.
+id), so each storage gets the same rows, which is then proven: per table, the rows written equal the
+generator's count, and an order-insensitive checksum of every row, read back where it was written, is the
+same on every storage.
 
 Layout on every storage, under the profile's prefix:
     datasets/<name>/<format>/<table>/...      e.g. datasets/tpch-sf0.01/orc/lineitem/
@@ -28,7 +29,8 @@ from perfkit.errors import PerfkitError
 
 MARKER = "_perfkit_dataset.json"
 FORMATS = ("orc", "parquet")
-VERIFIED = "row count and an order-insensitive checksum of every row, per table, equal on every storage and to the generator's"
+VERIFIED = ("per table: the generator's row count, and an order-insensitive checksum of every row read back from "
+            "each storage, equal on every storage")
 
 
 @dataclass
@@ -65,14 +67,20 @@ class Generator:
         pass
 
     def write(self, table: str, url: str, file_format: str) -> None:
+        """Generate one table into the folder `url` (the plain generator: nothing else)."""
         raise NotImplementedError
 
-    def source_checksum(self, table: str) -> list:
-        """[rows, checksum] of the rows the generator makes, computed without writing them."""
+    def expected_rows(self, table: str) -> int:
         raise NotImplementedError
 
     def written_checksum(self, table: str, url: str, file_format: str) -> list:
+        """[rows, checksum] of the rows read back from `url`."""
         raise NotImplementedError
+
+    def place(self, table: str, url: str, file_format: str) -> list:
+        """Write the table, then [rows, checksum] of what was written; engines that can do both in one go do."""
+        self.write(table, url, file_format)
+        return self.written_checksum(table, url, file_format)
 
 
 def generator_for(dataset: str, profile: Profile, scale) -> Generator:
@@ -98,31 +106,26 @@ def place_generated(gen: Generator, file_format: str, storages: list[str], progr
     markers = {where: _complete_marker(profile, root, gen, file_format) for where, root in roots.items()}
     todo = [where for where in storages if markers[where] is None]
     placement.reused = [where for where in storages if markers[where] is not None]
+    sums = {where: markers[where]["checksums"] for where in placement.reused}
     with tqdm(total=len(todo) * len(gen.tables), desc=f"generating {gen.name}", unit="table",
               disable=not progress or not todo) as bar:
         for where in todo:
             root = roots[where]
             _start_marker(profile, root, gen, file_format)
             t0 = time.perf_counter()
+            sums[where] = {}
             for table in gen.tables:
                 bar.set_postfix_str(f"{where} {table}")
-                gen.write(table, locations.Location(root.storage, f"{root.path}/{table}", root.bucket).url(profile),
-                          file_format)
+                sums[where][table] = gen.place(table, _table_url(profile, root, table), file_format)
                 bar.update()
             placement.generated_s[where] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    sums = {where: markers[where]["checksums"] for where in placement.reused}
-    if todo:
-        source = {table: gen.source_checksum(table) for table in gen.tables}
-        for where in todo:
-            root = roots[where]
-            sums[where] = {t: gen.written_checksum(t, _table_url(profile, root, t), file_format) for t in gen.tables}
-            if sums[where] != source:
-                bad = [t for t in gen.tables if sums[where][t] != source[t]]
-                raise PerfkitError(f"dataset {gen.name} on {where}: {', '.join(bad)} differ from what the generator "
-                                   f"made (rows, checksum: {[sums[where][t] for t in bad]} vs "
-                                   f"{[source[t] for t in bad]}). Fix: check that nothing else writes under "
-                                   f"{root}, then run again (perfkit remakes it)")
+    for where in todo:
+        short = {t: (sums[where][t][0], n) for t in gen.tables if sums[where][t][0] != (n := gen.expected_rows(t))}
+        if short:
+            raise PerfkitError(f"dataset {gen.name} on {where}: {', '.join(short)} hold other row counts than the "
+                               f"generator makes (read back, expected: {short}). Fix: check that nothing else writes "
+                               f"under {roots[where]}, then run again (perfkit remakes it)")
     first = sums[storages[0]]
     differ = [where for where in storages if sums[where] != first]
     if differ:

@@ -1,7 +1,7 @@
 """HiBench's uservisits and rankings written by Spark straight into a storage (on a cluster: Spark on YARN).
 
 Every row is a function of its id and the seed (perfkit.datasets.hibench), so each storage gets the same rows
-whatever the partitioning; the checksum is order-insensitive: the row count and the sum of every row's
+whatever the partitioning, the count is the scale's; the checksum is order-insensitive: the row count and the sum of every row's
 64-bit hash folded into a prime (no overflow at any HiBench scale).
 """
 from __future__ import annotations
@@ -50,8 +50,9 @@ class HiBenchGenerator(Generator):
         row = frame.agg(F.count(F.lit(1)), F.sum(F.pmod(F.xxhash64(*frame.columns), F.lit(CHECKSUM_MODULUS)))).first()
         return [int(row[0]), str(int(row[1] or 0))]
 
-    def source_checksum(self, table: str) -> list:
-        return self._checksum(self.frame(table))
+    def expected_rows(self, table: str) -> int:
+        visits, pages = hibench.scale_rows(self.scale)
+        return visits if table == "uservisits" else pages
 
     def written_checksum(self, table: str, url: str, file_format: str) -> list:
         return self._checksum(self.spark.read.format(file_format).load(url))

@@ -53,42 +53,49 @@ class TpchGenerator(Generator):
 
     def source_columns(self, table: str) -> list[tuple[str, str]]:
         if table not in self.columns:
-            self.columns[table] = [(str(r[0]), str(r[1])) for r in self.engine.execute(f"SHOW COLUMNS FROM {self.source(table)}")]
+            rows = self.engine.execute(f"SHOW COLUMNS FROM {self.source(table)}")
+            self.columns[table] = [(str(r[0]), str(r[1])) for r in rows]
         return self.columns[table]
 
     def _select(self, table: str) -> str:
         cols = [f"CAST({n} AS varchar) AS {n}" if t.startswith("varchar") else n for n, t in self.source_columns(table)]
         return f"SELECT {', '.join(cols)} FROM {self.source(table)}"
 
-    def _scratch(self, table: str) -> str:
-        return f"perfkit_gen_{table}"
+    def _create(self, table: str, url: str, file_format: str, select: str = "") -> str:
+        """A scratch table of perfkit's over `url` (filled by CTAS when `select` is given)."""
+        scratch = f"perfkit_gen_{table}"
+        self.engine.drop_own_table(scratch)
+        cols = "" if select else " (" + ", ".join(
+            f"{n} {'varchar' if t.startswith('varchar') else t}" for n, t in self.source_columns(table)) + ")"
+        self.engine.execute(f"CREATE TABLE {DATABASE}.{scratch}{cols} WITH (format = '{file_format.upper()}', "
+                            f"external_location = '{url}', "
+                            f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true']))"
+                            + (f" AS {select}" if select else ""))
+        return f"{DATABASE}.{scratch}"
 
     def write(self, table: str, url: str, file_format: str) -> None:
         """CTAS into a scratch table at `url`, then drop the table: it is external, the files stay."""
-        scratch = self._scratch(table)
-        self.engine.drop_own_table(scratch)
-        self.engine.execute(f"CREATE TABLE {DATABASE}.{scratch} WITH (format = '{file_format.upper()}', "
-                            f"external_location = '{url}', "
-                            f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true'])) "
-                            f"AS {self._select(table)}")
-        self.engine.execute(f"DROP TABLE {DATABASE}.{scratch}")
+        self.engine.execute(f"DROP TABLE {self._create(table, url, file_format, self._select(table))}")
+
+    def place(self, table: str, url: str, file_format: str) -> list:
+        """CTAS, then the checksum read back through the same scratch table, then drop it."""
+        scratch = self._create(table, url, file_format, self._select(table))
+        try:
+            return self._checksum(scratch, table)
+        finally:
+            self.engine.execute(f"DROP TABLE {scratch}")
+
+    def expected_rows(self, table: str) -> int:
+        return int(self.engine.execute(f"SELECT count(*) FROM {self.source(table)}")[0][0])
 
     def _checksum(self, relation: str, table: str) -> list:
         names = [n for n, _ in self.source_columns(table)]
         row = self.engine.execute(f"SELECT count(*), to_hex(checksum(ROW({', '.join(names)}))) FROM {relation}")[0]
         return [int(row[0]), str(row[1])]
 
-    def source_checksum(self, table: str) -> list:
-        return self._checksum(f"({self._select(table)})", table)
-
     def written_checksum(self, table: str, url: str, file_format: str) -> list:
-        scratch = self._scratch(table)
-        cols = ", ".join(f"{n} {'varchar' if t.startswith('varchar') else t}" for n, t in self.source_columns(table))
-        self.engine.drop_own_table(scratch)
-        self.engine.execute(f"CREATE TABLE {DATABASE}.{scratch} ({cols}) WITH (format = '{file_format.upper()}', "
-                            f"external_location = '{url}', "
-                            f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true']))")
+        scratch = self._create(table, url, file_format)
         try:
-            return self._checksum(f"{DATABASE}.{scratch}", table)
+            return self._checksum(scratch, table)
         finally:
-            self.engine.execute(f"DROP TABLE {DATABASE}.{scratch}")
+            self.engine.execute(f"DROP TABLE {scratch}")

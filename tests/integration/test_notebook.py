@@ -61,3 +61,17 @@ def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_pa
                  "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
                  "data:image/png;base64"):
         assert text in page
+
+
+def test_the_matrix_notebook_ranks_every_cell_of_both_suites(lab, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    params = {"engines": ["trino", "spark"], "suite": ["tpch", "hibench"], "queries": None, "runs": 1, "warmup": 0,
+              "scale": {"tpch": 0.01, "hibench": "tiny"}}
+    report = render("notebooks/engine_storage_matrix.ipynb", params, out_root=tmp_path / "reports")
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for heading in ("Ranking, best to worst", "geomean (s)", "x best", "Heat map", "Write workloads, apart",
+                    "Every engine ran every query.", "trino/hdfs", "spark/s3"):
+        assert heading in page, heading
+    assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite
+    assert len(list((tmp_path / "results" / "engine_storage_matrix").glob("*.jsonl"))) == 2
