@@ -38,7 +38,8 @@ class TableSet:
     def summary(self) -> list[dict]:
         """One row per (storage, table), for the report's dataset table."""
         return [{"storage": where, "table": name, "location": t.location, "format": t.file_format,
-                 "files": t.files, "MB": round(t.bytes / 1e6, 2), "verified": self.verified or "no (your own data)"}
+                 "files": t.files, "MB": round(t.bytes / 1e6, 2),
+                 "verified equal": "yes" if self.verified else "no: your own tables, read where they are"}
                 for where, by_name in self.tables.items() for name, t in by_name.items()]
 
 
