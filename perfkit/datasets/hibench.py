@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from perfkit.errors import PerfkitError
 
-# scale -> (uservisits, pages): HiBench's conf/workloads/sql/scan.conf (aggregation.conf and join.conf agree)
+# scale -> (uservisits, pages): HiBench's conf/workloads/sql/scan.conf; aggregation.conf and join.conf agree up to
+# gigantic, and differ at bigdata (aggregation 1e9 / 1e8, join 5e9 / 1.2e8): one size per scale here, scan's
 SCALES = {
     "tiny": (1_000, 120),
     "small": (100_000, 12_000),
