@@ -18,11 +18,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from perfkit.engines import get_engine
-from perfkit.errors import PerfkitError, root_cause
+from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
-from perfkit.paths import results_dir_checked
 from perfkit.protocol import Step
-from perfkit.results import ResultSet, now
+from perfkit.results import ResultSet
 
 EXPERIMENT = "engine_storage_matrix"
 
@@ -53,31 +52,20 @@ class EngineStorageMatrix(QueryComparison):
 
     def run(self, progress: bool = True) -> ResultSet:
         """All engines open at once; per query, warm-up then measured rounds, each round visiting every cell."""
-        results_dir_checked(self.experiment)
-        tableset = self.tableset or self.prepare(progress)
-        results = self.results = ResultSet(self.experiment, self.config())
-        self.watch_storages(tableset)
         rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]
-        try:
-            with contextlib.ExitStack() as stack:
-                engines, tables = self._open_engines(stack, results, tableset)
-                total = len(self.suite_queries) * len(rounds) * len(engines) * len(self.storages)
-                with tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
-                    for query in self.suite_queries:
-                        bar.set_postfix_str(query.id)
-                        for phase, iteration in rounds:
-                            for i, (name, engine) in enumerate(_rotated(list(engines.items()), iteration)):
-                                for where in _rotated(self.storages, iteration + i):
-                                    step = Step(phase, iteration, where, cold=self.cold_cache and phase == "measured")
-                                    self.measure(results, engine, query, step, tables[name][where])
-                                    bar.update()
-                        results.save()
-        except BaseException:
-            results.config["interrupted"] = True
-            raise
-        finally:
-            results.save()
-            self.cleanup()
+        with self._recording(progress) as (results, tableset), contextlib.ExitStack() as stack:
+            engines, tables = self._open_engines(stack, results, tableset)
+            total = len(self.suite_queries) * len(rounds) * len(engines) * len(self.storages)
+            with tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+                for query in self.suite_queries:
+                    bar.set_postfix_str(query.id)
+                    for phase, iteration in rounds:
+                        for i, (name, engine) in enumerate(_rotated(list(engines.items()), iteration)):
+                            for where in _rotated(self.storages, iteration + i):
+                                step = Step(phase, iteration, where, cold=self.cold_cache and phase == "measured")
+                                self.measure(results, engine, query, step, tables[name][where])
+                                bar.update()
+                    results.save()
         return results
 
     def _open_engines(self, stack, results: ResultSet, tableset) -> tuple[dict, dict]:
@@ -92,8 +80,7 @@ class EngineStorageMatrix(QueryComparison):
             except PerfkitError:
                 raise
             except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: recorded, the others go on
-                results.add(subject=name, storage="all", case="register tables", phase="measured", iteration=0,
-                            started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
+                self._engine_unusable(results, name, err)
         return engines, tables
 
     # ---- the report's tables -------------------------------------------------------------------------------

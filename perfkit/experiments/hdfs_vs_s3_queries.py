@@ -8,6 +8,7 @@ verified equal on every storage, or the user's own tables (`tables`: each storag
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -173,22 +174,35 @@ class QueryComparison(Experiment):
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
+        total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
+        with self._recording(progress) as (results, tableset), \
+                tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+            for engine_name in self.engines:
+                self.run_engine(results, engine_name, tableset, bar)
+        return results
+
+    @contextlib.contextmanager
+    def _recording(self, progress: bool):
+        """The data placed, a new ResultSet, the storages watched; what was measured is saved whatever happens,
+        marked interrupted on Ctrl-C, SIGTERM or a service gone, and this run's own writes are cleaned up."""
         results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
         tableset = self.tableset or self.prepare(progress)
         results = self.results = ResultSet(self.experiment, self.config())
         self.watch_storages(tableset)
-        total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         try:
-            with tqdm(total=total, desc=EXPERIMENT, unit="query", disable=not progress) as bar:
-                for engine_name in self.engines:
-                    self.run_engine(results, engine_name, tableset, bar)
-        except BaseException:  # Ctrl-C, SIGTERM, a service gone: keep what was measured, say it is incomplete
+            yield results, tableset
+        except BaseException:
             results.config["interrupted"] = True
             raise
         finally:
             results.save()
             self.cleanup()
-        return results
+
+    @staticmethod
+    def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:
+        """An engine that cannot run this suite (its tables could not be registered): one failed record, go on."""
+        results.add(subject=engine_name, storage="all", case="register tables", phase="measured",
+                    iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
 
     def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
         with get_engine(engine_name, self.profile) as engine:
@@ -198,8 +212,7 @@ class QueryComparison(Experiment):
             except PerfkitError:
                 raise
             except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: record it, go on
-                results.add(subject=engine_name, storage="all", case="register tables", phase="measured",
-                            iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
+                self._engine_unusable(results, engine_name, err)
                 bar.update(len(self.suite_queries) * self.protocol.count(self.storages))
                 return
             for query in self.suite_queries:
