@@ -5,10 +5,11 @@
 Both paths use the same generator object (TPC-H: Trino CTAS from its tpch connector; HiBench: Spark):
 - plain: the generator's own write of every table into a fresh local folder (file:///tmp/...), nothing else;
   MB = the data files on disk (Hadoop's .crc and _SUCCESS files left out).
-- perfkit: place_generated into a fresh bench prefix on hdfs and s3: every table generated into each storage
-  and read back there (row count and an order-insensitive checksum of every row), then verified (each count
-  the generator's, each checksum equal on both storages), footers read, markers written; MB = one copy's
-  data files (hdfs).
+- perfkit: place_generated into a fresh bench prefix on hdfs and s3 (--method copy, the default: every table
+  generated into HDFS, its files copied to S3 and checked byte for byte by both storages' checksums, each
+  table's rows summed from the footers against the generator's count; --method generate: every table
+  generated into each storage and read back there, row count and checksum of every row), then schemas read
+  and markers written; MB = one copy's data files (hdfs).
 Rates are rows (and MB) / seconds; perfkit's seconds are the whole placement call. Each round runs both paths
 once, in alternating order, after one unmeasured plain pass (engine and JIT warm, connector loaded); with
 several rounds the rates are medians and the ratio is the median of the rounds' own ratios.
@@ -32,7 +33,7 @@ from hdfs.util import HdfsError
 from perfkit import storage
 from perfkit.config import load_profile
 from perfkit.datasets import locations
-from perfkit.datasets.generate import Placement, generator_for, place_generated
+from perfkit.datasets.generate import METHODS, Placement, generator_for, place_generated
 
 DEFAULT_SCALE = {"tpch": "0.1", "hibench": "small"}
 STORAGES = ["hdfs", "s3"]
@@ -53,12 +54,12 @@ def plain(gen, file_format: str) -> tuple[float, int]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def place(gen, file_format: str) -> tuple[float, Placement, int, int]:
+def place(gen, file_format: str, method: str) -> tuple[float, Placement, int, int]:
     """Seconds of perfkit's whole placement, its parts, rows, and one copy's bytes; then the prefix is deleted."""
     pl = Placement()
     try:
         t0 = time.perf_counter()
-        placed = place_generated(gen, file_format, STORAGES, progress=False, placement=pl)
+        placed = place_generated(gen, file_format, STORAGES, progress=False, placement=pl, method=method)
         seconds = time.perf_counter() - t0
         assert not pl.reused, "a fresh prefix must not hold a copy to reuse"
         return (seconds, pl, sum(placed.details["rows"].values()),
@@ -83,12 +84,14 @@ def bench(dataset: str, scale: str, args, profile) -> dict:
         rounds = []
         for round_ in range(args.rounds):
             order = ("plain", "perfkit") if round_ % 2 == 0 else ("perfkit", "plain")
-            got = {path: plain(gen, args.format) if path == "plain" else place(gen, args.format) for path in order}
+            got = {path: plain(gen, args.format) if path == "plain" else place(gen, args.format, args.method)
+                   for path in order}
             (plain_s, plain_bytes), (kit_s, pl, rows, kit_bytes) = got["plain"], got["perfkit"]
             rounds.append({"plain_s": plain_s, "plain_bytes": plain_bytes, "kit_s": kit_s, "rows": rows,
                            "kit_bytes": kit_bytes, "ratio": plain_s / kit_s})
-            parts = " + ".join(f"generate {w} {s:.2f} s" for w, s in pl.generated_s.items())
-            other = kit_s - sum(pl.generated_s.values()) - pl.verify_s
+            parts = " + ".join([f"generate {w} {s:.2f} s" for w, s in pl.generated_s.items()]
+                               + [f"copy to {w} {s:.2f} s" for w, s in pl.copied_s.items()])
+            other = kit_s - sum(pl.generated_s.values()) - sum(pl.copied_s.values()) - pl.verify_s
             print(f"  {gen.name} round {round_ + 1} ({' first, '.join(order)} second): plain {plain_s:.2f} s; "
                   f"perfkit {kit_s:.2f} s = {parts} + verify {pl.verify_s:.2f} s + markers {other:.2f} s")
         engine = next(iter(gen.engine.versions().values()))
@@ -108,13 +111,14 @@ def main() -> None:
     parser.add_argument("--dataset", choices=["tpch", "hibench", "all"], default="all")
     parser.add_argument("--scale", default=None, help="tpch: a scale factor (default 0.1); hibench: a size (default small)")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--format", choices=["orc"], default="orc")
+    parser.add_argument("--format", choices=["orc", "parquet"], default="orc")
+    parser.add_argument("--method", choices=list(METHODS), default="copy", help="how perfkit places the copies")
     args = parser.parse_args()
 
     profile = replace(load_profile(args.profile), prefix=f"perfkit-bench/datagen-{uuid.uuid4().hex[:12]}")
     datasets = ["tpch", "hibench"] if args.dataset == "all" else [args.dataset]
     print(f"datagen: {', '.join(datasets)}, {args.format}, {args.rounds} round(s); plain = the generator to local "
-          f"disk; perfkit = place_generated on {' + '.join(STORAGES)} with verify, under {profile.prefix}")
+          f"disk; perfkit = place_generated ({args.method}) on {' + '.join(STORAGES)} with verify, under {profile.prefix}")
     try:
         results = [bench(d, args.scale or DEFAULT_SCALE[d], args, profile) for d in datasets]
     finally:

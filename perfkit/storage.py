@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,6 +35,27 @@ def s3_client(profile: Profile, config: Config | None = None):
         creds = lab_credentials()
         kwargs.update(aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"])
     return boto3.session.Session().client("s3", **kwargs)  # a fresh session: the credential chain as it is now
+
+
+_SHARED_S3: dict[tuple, object] = {}
+_SHARED_S3_LOCK = threading.Lock()
+
+
+def shared_s3_client(profile: Profile):
+    """One S3 client per endpoint, region and keys, for many small requests (listings, footers, markers): making a
+    client costs 0.1-0.3 s, and boto3's clients are safe to share between threads."""
+    key = (profile.s3_endpoint, profile.s3_region, profile.uses_lab,
+           profile.uses_lab and tuple(sorted(_lab_keys().items())))
+    with _SHARED_S3_LOCK:
+        if key not in _SHARED_S3:
+            _SHARED_S3[key] = s3_client(profile, Config(max_pool_connections=32))
+        return _SHARED_S3[key]
+
+
+def _lab_keys() -> dict:
+    from perfkit.lab.settings import lab_credentials
+
+    return lab_credentials()
 
 
 def webhdfs_client(profile: Profile) -> InsecureClient:

@@ -66,7 +66,7 @@ def list_files(profile: Profile, loc: Location) -> dict[str, int] | None:
             raise
         found = {name: st["length"] for name, st in entries if st["type"] == "FILE"}
     else:
-        s3 = storage.s3_client(profile)
+        s3 = storage.shared_s3_client(profile)
         found, prefix, any_key = {}, loc.path + "/", False
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=loc.bucket, Prefix=prefix, Delimiter="/"):
             any_key = any_key or bool(page.get("Contents") or page.get("CommonPrefixes"))
@@ -85,7 +85,7 @@ def open_file(profile: Profile, loc: Location, name: str, size: int) -> io.Buffe
             with client.read(path, offset=offset, length=length) as reader:
                 return reader.read()
     else:
-        s3, key = storage.s3_client(profile), f"{loc.path}/{name}"
+        s3, key = storage.shared_s3_client(profile), f"{loc.path}/{name}"
 
         def read(offset: int, length: int) -> bytes:
             rng = f"bytes={offset}-{offset + length - 1}"
@@ -125,7 +125,7 @@ def delete_tree(profile: Profile, loc: Location) -> None:
     if loc.storage == "hdfs":
         storage.webhdfs_client(profile).delete(loc.path, recursive=True)
         return
-    s3 = storage.s3_client(profile)
+    s3 = storage.shared_s3_client(profile)
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=loc.bucket, Prefix=loc.path + "/"):
         keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
         if keys:
@@ -144,7 +144,7 @@ def read_text(profile: Profile, loc: Location, name: str) -> str | None:
         if loc.storage == "hdfs":
             with storage.webhdfs_client(profile).read(f"{loc.path}/{name}") as reader:
                 return reader.read().decode()
-        body = storage.s3_client(profile).get_object(Bucket=loc.bucket, Key=f"{loc.path}/{name}")["Body"]
+        body = storage.shared_s3_client(profile).get_object(Bucket=loc.bucket, Key=f"{loc.path}/{name}")["Body"]
         return body.read().decode()
     except HdfsError as err:
         if "does not exist" in str(err) or "not found" in str(err):
@@ -160,4 +160,4 @@ def write_text(profile: Profile, loc: Location, name: str, text: str) -> None:
     if loc.storage == "hdfs":
         storage.webhdfs_client(profile).write(f"{loc.path}/{name}", text.encode(), overwrite=True)
     else:
-        storage.s3_client(profile).put_object(Bucket=loc.bucket, Key=f"{loc.path}/{name}", Body=text.encode())
+        storage.shared_s3_client(profile).put_object(Bucket=loc.bucket, Key=f"{loc.path}/{name}", Body=text.encode())

@@ -47,6 +47,18 @@ def read_schema(source, file_format: str) -> pa.Schema:
                            f"({' '.join(str(err).split())[:200]})") from None
 
 
+def read_rows(source, file_format: str) -> int:
+    """The row count in the footer of one file (ORC's file footer, Parquet's metadata): no row is read."""
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    try:
+        return orc.ORCFile(source).nrows if file_format == "orc" else pq.ParquetFile(source).metadata.num_rows
+    except (pa.ArrowInvalid, OSError) as err:
+        raise PerfkitError(f"{getattr(source, 'name', source)} is not a readable {file_format.upper()} file "
+                           f"({' '.join(str(err).split())[:200]})") from None
+
+
 def format_of(names: list[str], where: str) -> str:
     """The one format of a location's data files, by extension; mixed formats or none are refused."""
     found = {FORMATS[ext] for name in names if (ext := _ext(name)) in FORMATS}

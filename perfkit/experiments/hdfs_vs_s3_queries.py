@@ -21,6 +21,7 @@ from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
 from perfkit.datasets import locations
+from perfkit.datasets.generate import METHODS as PLACEMENTS
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
@@ -60,6 +61,7 @@ class QueryComparison(Experiment):
     health_interval_s: float = 1.0  # how often the storages are probed during a run
     scale: str | float | None = None  # tpch: a scale factor (0.01); hibench: tiny|small|large|huge|...
     tables: dict | str | None = None  # the user's own tables: storage -> location(s), or a YAML file of that map
+    placement: str = "copy"  # tpch, hibench: generate into HDFS and copy to S3, or "generate" into each storage
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -72,6 +74,7 @@ class QueryComparison(Experiment):
         self.queries = None if self.queries is None else validate.names("queries", self.queries)
         self.suite = validate.text("suite", self.suite, empty_ok=False)
         self.file_format = validate.choice("file_format", self.file_format, FORMATS)
+        self.placement = validate.choice("placement", self.placement, PLACEMENTS)
         self.cold_cache = validate.flag("cold_cache", self.cold_cache)
         self.query_timeout_s = validate.number("query_timeout_s", self.query_timeout_s, above=0, unit="seconds",
                                                none_means="no limit")
@@ -130,7 +133,7 @@ class QueryComparison(Experiment):
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
-                "scale": self.scale, "tables": self.tables}
+                "scale": self.scale, "tables": self.tables, "placement": self.placement}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -152,7 +155,8 @@ class QueryComparison(Experiment):
             from perfkit.datasets.generate import generator_for, place_generated
 
             with generator_for(self.source, self.profile, self.scale) as gen:
-                self.tableset = place_generated(gen, self.file_format, self.storages, progress)
+                self.tableset = place_generated(gen, self.file_format, self.storages, progress,
+                                                method=self.placement)
         return self.tableset
 
     def dataset_table(self) -> pd.DataFrame:

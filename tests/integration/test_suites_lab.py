@@ -1,5 +1,6 @@
 """Issue 10 on the lab: TPC-H and HiBench generated into both storages and run through spark, trino and hive;
 a user's own .sql folder on a user's own table locations from the CLI; bad tables named before any work."""
+import hashlib
 import io
 
 import pandas as pd
@@ -59,8 +60,35 @@ def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_rema
     remade = Placement()
     with generator_for("tpch", profile, 0.01) as gen:
         tableset = place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=remade)
-    assert remade.reused == ["hdfs"] and list(remade.generated_s) == ["s3"]
+    assert remade.reused == ["hdfs"] and not remade.generated_s and list(remade.copied_s) == ["s3"]
     assert tableset.tables["s3"]["nation"].bytes > len(b"not orc")
+    hdfs_nation = locations.profile_location(profile, "hdfs", "datasets", "tpch-sf0.01", "orc", "nation")
+    files = locations.list_files(profile, hdfs_nation)
+    assert locations.list_files(profile, victim) == files
+    for name in files:  # the copy is the HDFS file, byte for byte (read back whole from both storages)
+        with storage.webhdfs_client(profile).read(f"{hdfs_nation.path}/{name}") as reader:
+            on_hdfs = reader.read()
+        on_s3 = storage.s3_client(profile).get_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}")["Body"].read()
+        assert hashlib.sha256(on_s3).digest() == hashlib.sha256(on_hdfs).digest()
+    third = Placement()
+    with generator_for("tpch", profile, 0.01) as gen:  # the source and its copy now agree: both reused
+        place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=third)
+    assert third.reused == ["hdfs", "s3"] and not third.copied_s
+
+
+def test_a_copy_that_reads_other_bytes_than_listed_stops_with_the_file_named(profile, tpch):
+    from perfkit.datasets.replicate import copy_hdfs_to_s3
+
+    src = locations.profile_location(profile, "hdfs", "datasets", "tpch-sf0.01", "orc", "region")
+    dst = locations.profile_location(profile, "s3", "perfkit-test-copy", "region")
+    files = locations.list_files(profile, src)
+    name = sorted(files)[0]
+    try:
+        with pytest.raises(PerfkitError, match=rf"copy of hdfs://{src.path}/{name}: read {files[name]} bytes of "
+                                               rf"{files[name] + 1}\. Fix: check that nothing writes"):
+            copy_hdfs_to_s3(profile, [(src, dst, {name: files[name] + 1})])
+    finally:
+        locations.delete_tree(profile, dst)
 
 
 def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile):

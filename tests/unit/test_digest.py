@@ -95,3 +95,61 @@ def test_the_hdfs_buffer_grows_as_hadoops_dataoutputbuffer_does():
     assert len(digest._as_hdfs_buffer(bytes(48))) == 64
     assert len(digest._as_hdfs_buffer(bytes(80))) == 128
     assert digest._as_hdfs_buffer(b"\x01" * 16)[16:] == bytes(16)
+
+
+def _stream(data: bytes, piece: int, **kwargs) -> digest.StreamDigest:
+    d = digest.StreamDigest(**kwargs)
+    for i in range(0, len(data), piece):
+        d.update(data[i:i + piece])
+    return d
+
+
+@pytest.mark.parametrize("piece", [1, 7, 511, 513, 4096])
+def test_a_stream_digest_fed_in_any_pieces_gives_both_storages_checksums(files, piece):
+    import crc32c
+
+    data = files[2].read_bytes()  # 3079 bytes: parts of 1024, blocks of 2 CRCs of 512
+    d = _stream(data, piece, part=1024)
+    assert d.size == len(data) and d.md5 == hashlib.md5(data).hexdigest()
+    assert d.whole_crc32c == crc32c.crc32c(data)
+    parts = [data[i:i + 1024] for i in range(0, len(data), 1024)]
+    assert d.s3_etag() == hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + "-4"
+    blocks = [data[i:i + 1024] for i in range(0, len(data), 1024)]
+    block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512])) for i in range(0, len(b), 512))).digest()
+                 for b in blocks]
+    md5 = hashlib.md5(b"".join(block_md5)).digest()
+    assert d.hdfs_checksum_matches(_hdfs_json("MD5-of-2MD5-of-512CRC32C", 512, 2, md5))
+    assert not d.hdfs_checksum_matches(_hdfs_json("MD5-of-2MD5-of-512CRC32C", 512, 2, bytes(16)))
+    assert d.hdfs_checksum_matches({"algorithm": "COMPOSITE-CRC32C", "bytes": struct.pack(">I", crc32c.crc32c(data)).hex()})
+
+
+def test_a_stream_digest_etag_single_part_below_the_part_size_and_one_part_at_it():
+    assert _stream(b"x" * 1023, 100, part=1024).s3_etag() == hashlib.md5(b"x" * 1023).hexdigest()
+    # s3transfer uploads a stream of exactly the threshold as a one-part multipart upload
+    one = hashlib.md5(hashlib.md5(b"x" * 1024).digest()).hexdigest() + "-1"
+    assert _stream(b"x" * 1024, 100, part=1024).s3_etag() == one
+
+
+def test_a_stream_digest_refuses_a_checksum_of_other_chunks():
+    d = _stream(b"abc", 3)
+    with pytest.raises(ValueError, match="1024-byte chunks with CRC32C, the digest was made for 512-byte"):
+        d.hdfs_checksum_matches(_hdfs_json("MD5-of-0MD5-of-1024CRC32C", 1024, 0, bytes(16)))
+
+
+def test_the_digesting_reader_returns_whole_parts_from_a_trickling_stream():
+    import io
+
+    from perfkit.datasets.replicate import _DigestingReader
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, data):
+            self.data = data
+
+        def read(self, n=-1):
+            out, self.data = self.data[:min(n, 3)], self.data[min(n, 3):]
+            return out
+
+    d = digest.StreamDigest(part=4)
+    reader = _DigestingReader(Trickle(b"0123456789"), d)
+    assert [reader.read(4), reader.read(4), reader.read(4), reader.read(4)] == [b"0123", b"4567", b"89", b""]
+    assert d.md5 == hashlib.md5(b"0123456789").hexdigest() and d.size == 10

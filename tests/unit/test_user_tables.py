@@ -82,3 +82,12 @@ def test_a_tpch_scale_factor_must_be_a_positive_number(bad):
     with pytest.raises(PerfkitError, match="the TPC-H scale factor must be a positive number"):
         scale_factor(bad)
     assert scale_factor("0.01") == 0.01
+
+
+def test_an_unknown_placement_method_is_named_with_the_choices():
+    from perfkit.config import load_profile
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+
+    with pytest.raises(PerfkitError, match=r"placement.*'rsync'.*use one of copy, generate"):
+        QueryComparison(load_profile("lab"), engines=["spark"], suite="tpch", placement="rsync")
+    assert QueryComparison(load_profile("lab"), engines=["spark"], suite="tpch").parameters()["placement"] == "copy"
