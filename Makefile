@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+## compare_runs compares the latest runs the other reports made: it renders last
+NOTEBOOKS := $(filter-out notebooks/compare_runs.ipynb,$(sort $(wildcard notebooks/*.ipynb))) notebooks/compare_runs.ipynb
 
 .PHONY: install system-deps report test lab-up lab-down lab-status bench clean
 

@@ -219,3 +219,40 @@ def ranking(table: pd.DataFrame):
     ax.set_xlabel("geometric mean of median seconds over the queries every cell completed")
     fig.tight_layout()
     return fig
+
+
+VERDICT_COLOURS = {"faster": "#2ca02c", "slower": "#d62728"}  # anything else ("no change ...") is grey
+
+
+def compare_ratios(table: pd.DataFrame, factor: float = 1.10):
+    """B ÷ A median time per case on a log axis (0.5 and 2 equally far from 1), the noise band [1/factor, factor]
+    shaded, each dot coloured by its verdict; cases without a ratio (not compared) are left out."""
+    from matplotlib.ticker import NullFormatter
+
+    rows = table.dropna(subset=["ratio"]).reset_index(drop=True)
+    several = rows["experiment"].nunique() > 1 if len(rows) else False
+    labels = [" ".join(([e] if several else []) + [s, w, c])
+              for e, s, w, c in zip(rows["experiment"], rows["subject"], rows["storage"], rows["case"])]
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.6))
+    y = np.arange(len(rows))[::-1]
+    ax.axvspan(1 / factor, factor, color="grey", alpha=0.15, label=f"noise band (factor {factor:g})")
+    ax.axvline(1, color="grey", linestyle="--", linewidth=1)
+    for verdict in dict.fromkeys(rows["verdict"]):
+        mask = (rows["verdict"] == verdict).to_numpy()
+        colour = VERDICT_COLOURS.get(verdict, "grey")
+        # x: not comparable, its ratio means nothing; hollow: outside the band but not shown beyond noise
+        style = ({"marker": "x", "color": colour} if verdict.startswith("not") else
+                 {"facecolors": "none", "edgecolors": colour} if "(" in verdict else {"color": colour})
+        ax.scatter(rows["ratio"][mask], y[mask], label=verdict, zorder=3, **style)
+    ax.set_xscale("log")
+    if len(rows):  # the band always in view, and at least 0.5x..2x so small changes do not look huge
+        low, high = min(rows["ratio"].min(), 0.5), max(rows["ratio"].max(), 2)
+        ax.set_xlim(low / 1.2, high * 1.2)
+        ticks = [2.0 ** k for k in range(-8, 9) if low / 1.2 <= 2.0 ** k <= high * 1.2]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])  # 0.5, 1, 2 rather than powers of ten
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("median B ÷ median A (log scale); above 1: B slower")
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)  # above: no dot hidden
+    fig.tight_layout()
+    return fig

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfkit.errors import PerfkitError
 from perfkit.paths import results_dir
 
 PHASES = ("warmup", "measured")
@@ -137,6 +138,19 @@ def load_results(experiment: str | None = None, folder: Path | None = None) -> p
         except _NotRecords as err:
             warnings.warn(f"result file {path} {err}: left out (move it aside to silence this)", stacklevel=2)
     return records_frame(rows)
+
+
+def read_result_file(path: Path | str) -> list[dict]:
+    """The records of one result file; a PerfkitError naming the file and what is wrong when it is not wholly
+    perfkit's records (asked for by name, a foreign file is an error, not a warning as in load_results)."""
+    try:
+        rows = _records_of(Path(path))
+    except _NotRecords as err:
+        raise PerfkitError(f"{path} is not a perfkit result file ({err}): give a run's .jsonl file (perfkit saves "
+                           "them under data/results/<experiment>/), a folder of them, or a run id") from None
+    if not rows:
+        raise PerfkitError(f"{path} holds no records: give a run's .jsonl file with measurements in it")
+    return rows
 
 
 class _NotRecords(Exception):
