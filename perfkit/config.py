@@ -47,6 +47,7 @@ class Profile:
     trino_port: int = 8889
     trino_catalog: str = "hive"  # the Hive-connector catalog over the metastore the other engines share
     trino_user: str = "perfkit"
+    trino_cache_catalog: str = ""  # a Trino catalog over the same metastore with the file-system cache on (trino-cache)
     metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
     uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
     spark_conf: dict = field(default_factory=dict)
@@ -106,6 +107,7 @@ def lab_profile() -> Profile:
         spark_thrift_port=ports.spark_thrift,
         trino_host=HOST,
         trino_port=ports.trino,
+        trino_cache_catalog="hive_cache",  # perfkit.lab.trino.CACHE_CATALOG
         metastore_uri=f"thrift://{HOST}:{ports.metastore}",
         uses_lab=True,
         nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 from tqdm import (
@@ -34,9 +34,11 @@ from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
+from perfkit.tiers import BACKING, TIERS, is_tier, tier
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-STORAGES = ["hdfs", "s3"]  # the storages a dataset can be placed on today
+PLACED = ["hdfs", "s3"]  # the storages a dataset is placed on
+STORAGES = PLACED + list(TIERS)  # and the cache tiers in front of S3, which read the S3 copy
 
 
 @dataclass
@@ -55,7 +57,7 @@ class QueryComparison(Experiment):
     suite: str = "taxi"
     seed: int = 42
     cold_cache: bool = False  # drop the page cache before every measured run (where permitted)
-    storages: list[str] = field(default_factory=lambda: list(STORAGES))
+    storages: list[str] = field(default_factory=lambda: list(PLACED))
     baseline: str = "hdfs"  # speed-ups and verdicts are against this storage
     query_timeout_s: float | None = None  # a run past this is cancelled and recorded as failed
     health_interval_s: float = 1.0  # how often the storages are probed during a run
@@ -105,7 +107,7 @@ class QueryComparison(Experiment):
         if self.tables is not None:
             if isinstance(self.tables, str):
                 self.tables = user_tables.read_tables_file(self.tables)
-            names = user_tables.normalize(self.tables, self.storages)[self.storages[0]]
+            names = user_tables.normalize(self.tables, self.placed_storages)[self.placed_storages[0]]
             source = "tables"
         else:
             source = self.suite_spec.dataset or "taxi"
@@ -147,17 +149,24 @@ class QueryComparison(Experiment):
         if self.source == "tables":
             from perfkit.datasets.user_tables import user_tables
 
-            self.tableset = user_tables(self.profile, self.tables, self.storages)
+            self.tableset = user_tables(self.profile, self.tables, self.placed_storages)
         elif self.source == "taxi":
             self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
-            self.tableset = taxi_tables(self.profile, self.placed, self.storages)
+            self.tableset = taxi_tables(self.profile, self.placed, self.placed_storages)
         else:
             from perfkit.datasets.generate import generator_for, place_generated
 
             with generator_for(self.source, self.profile, self.scale) as gen:
-                self.tableset = place_generated(gen, self.file_format, self.storages, progress,
+                self.tableset = place_generated(gen, self.file_format, self.placed_storages, progress,
                                                 method=self.placement)
+        self.tableset = with_tiers(self.tableset, self.storages, self.profile)
         return self.tableset
+
+    @property
+    def placed_storages(self) -> list[str]:
+        """Where the data must be: the compared storages that hold files, and S3 behind any cache tier."""
+        needed = {BACKING if is_tier(s) else s for s in self.storages}
+        return [s for s in PLACED if s in needed]
 
     def dataset_table(self) -> pd.DataFrame:
         tableset = self.tableset or self.prepare()
@@ -230,18 +239,53 @@ class QueryComparison(Experiment):
         """The health probes measure() runs around each run; HDFS's reads one byte of the data through a DataNode."""
         on_hdfs = tableset.tables.get("hdfs", {})
         first_file = next((t.first_file for t in on_hdfs.values() if t.first_file), None)
-        self.probes = storage_probes(self.profile, self.storages, hdfs_file=first_file)
+        self.probes = storage_probes(self.profile, self.placed_storages, hdfs_file=first_file)
+        for where in filter(is_tier, self.storages):  # a tier is healthy when S3 and the tier's service are
+            self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
 
     def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str]]:
         """One external table per (storage, table): storage -> {placeholder name: the engine's table}."""
-        tables: dict[str, dict[str, str]] = {}
+        tables: dict[str, dict[str, str] | None] = {}
         for where in self.storages:
+            if is_tier(where):
+                tables[where] = self.register_tier(engine, tableset, where)
+                continue
             tables[where] = {}
             for name, table in tableset.tables[where].items():
                 registered = registered_name(tableset.name, name, where)
                 engine.register_table(registered, table.location, table.file_format, table.columns)
                 tables[where][name] = f"{DATABASE}.{registered}"
         return tables
+
+    def register_tier(self, engine, tableset: TableSet, where: str) -> dict[str, str] | None:
+        """The tables read through a cache tier; None when this engine cannot read through it."""
+        cache = tier(where, self.profile)
+        if cache.unavailable() or not cache.reads_through(engine.name):
+            return None
+        tables = {}
+        for name, table in tableset.tables[where].items():
+            if cache.name == "trino-cache":  # the S3 table itself, read through the cache's own catalog
+                registered = registered_name(tableset.name, name, BACKING)
+                engine.register_table(registered, table.location, table.file_format, table.columns)
+                tables[name] = cache.table(f"{DATABASE}.{registered}")
+            else:
+                registered = registered_name(tableset.name, name, where)
+                engine.register_table(registered, table.location, table.file_format, table.columns)
+                tables[name] = f"{DATABASE}.{registered}"
+        return tables
+
+    def unavailable_reason(self, engine_name: str, where: str, query) -> str | None:
+        """Why this engine does not run this query on this storage (a tier it cannot read through), or None."""
+        if not is_tier(where):
+            return None
+        cache = tier(where, self.profile)
+        if cache.unavailable():
+            return cache.unavailable()
+        if not cache.reads_through(engine_name):
+            return f"{where} is read through {', '.join(cache.engines)} only, not {engine_name}"
+        if getattr(query, "writes", None):
+            return f"{where} is a read cache: write workloads are compared on hdfs and s3"
+        return None
 
     def write_target(self, engine, query: Query, step, tables: dict[str, str]) -> dict[str, str]:
         """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after)."""
@@ -260,12 +304,18 @@ class QueryComparison(Experiment):
         """Delete what write workloads wrote: this run's own folder on each storage, and nothing else."""
         if self.results is None or not any(q.writes for q in self.suite_queries):
             return
-        for where in self.storages:
+        for where in self.placed_storages:
             locations.delete_tree(self.profile, locations.profile_location(
                 self.profile, where, "runs", self.results.run_id))
 
     def measure(self, results: ResultSet, engine, query, step, tables: dict[str, str]) -> None:
         """One run, watched: a storage that was unhealthy before, during or after it fails the run."""
+        reason = self.unavailable_reason(engine.name, step.storage, query)
+        if reason:  # once per engine, storage and query: not a failure, and nothing to time
+            if not any(r.subject == engine.name and r.storage == step.storage and r.case == query.id
+                       for r in results.records):
+                results.add_unavailable(engine.name, step.storage, query.id, reason)
+            return
         params = {"cache": drop_page_cache()} if step.cold else {}
         if getattr(query, "writes", None):
             params["writes"] = query.writes
@@ -335,6 +385,16 @@ def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) ->
     by_storage = {where: Table(placed.locations[where], placed.file_format, columns, len(placed.files),
                                placed.total_bytes, first if where == "hdfs" else "") for where in storages}
     return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
+
+
+def with_tiers(tableset: TableSet, storages: list[str], profile: Profile) -> TableSet:
+    """The placed tables, plus each cache tier's view of the S3 tables (the same files, read through the tier)."""
+    tables = dict(tableset.tables)
+    for where in filter(is_tier, storages):
+        cache = tier(where, profile)
+        tables[where] = {name: replace(t, location=cache.location(t.location), first_file="")
+                         for name, t in tableset.tables[BACKING].items()}
+    return replace(tableset, tables=tables)
 
 
 def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:

@@ -30,6 +30,10 @@ def properties(values: dict[str, object]) -> str:
     return "".join(f"{k}={v}\n" for k, v in values.items())
 
 
+CACHE_CATALOG = "hive_cache"  # the hive catalog's tables read through Trino's file-system cache
+CACHE_SIZE = "2GB"  # at most this much local disk for the cache
+
+
 class TrinoServer:
     name = "trino"
     needs: tuple[str, ...] = ("hive-metastore",)
@@ -38,6 +42,7 @@ class TrinoServer:
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports
         self.etc, self.data = home / "trino" / "etc", home / "trino" / "data"
+        self.cache_dir = home / "trino" / "cache"  # the file-system cache of catalog CACHE_CATALOG
         self.daemon = Daemon("trino", home, "io.trino.server.TrinoServer", ports={"trino": ports.trino})
         self.daemons = [self.daemon]
 
@@ -46,14 +51,23 @@ class TrinoServer:
         return f"http://{HOST}:{self.ports.trino}"
 
     def addresses(self) -> dict[str, str]:
-        return {"trino": f"{self.url} (catalogs hive, tpch, jmx)"}
+        return {"trino": f"{self.url} (catalogs hive, {CACHE_CATALOG}, tpch, jmx)"}
 
     def ports_needed(self) -> dict[str, int]:
         return dict(self.daemon.ports)
 
     def config(self) -> dict[str, dict[str, object]]:
-        """Every file under etc/ (by relative path) and its properties; the S3 keys only in catalog/hive."""
+        """Every file under etc/ (by relative path) and its properties; the S3 keys only in the hive catalogs."""
         p, creds = self.ports, lab_credentials(create=True, home=self.home)
+        hive = {
+            "connector.name": "hive",
+            "hive.metastore.uri": f"thrift://{HOST}:{p.metastore}",
+            "hive.non-managed-table-writes-enabled": "true",  # write workloads write to external tables
+            "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
+            "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
+            "s3.endpoint": f"http://{HOST}:{p.s3}", "s3.region": "us-east-1", "s3.path-style-access": "true",
+            "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
+        }
         return {
             "node.properties": {
                 "node.environment": "perfkit_lab", "node.id": "perfkit-lab-trino", "node.data-dir": self.data,
@@ -70,15 +84,12 @@ class TrinoServer:
                 "plugin.dir": trino_dist.trino_home() / "plugin", "catalog.config-dir": self.etc / "catalog",
             },
             "log.properties": LOG_LEVELS,
-            "catalog/hive.properties": {
-                "connector.name": "hive",
-                "hive.metastore.uri": f"thrift://{HOST}:{p.metastore}",
-                "hive.non-managed-table-writes-enabled": "true",  # write workloads write to external tables
-                "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
-                "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
-                "s3.endpoint": f"http://{HOST}:{p.s3}", "s3.region": "us-east-1", "s3.path-style-access": "true",
-                "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
-            },
+            "catalog/hive.properties": hive,
+            # the same tables through Trino's file-system cache (Alluxio's caching library, on local disk): the
+            # cache tier "trino-cache"; a catalog of its own, so the plain catalog still reads S3 every time
+            f"catalog/{CACHE_CATALOG}.properties": {
+                **hive, "fs.cache.enabled": "true", "fs.cache.directories": self.cache_dir,
+                "fs.cache.max-sizes": CACHE_SIZE},
             # TPC-H's own column names (l_orderkey, not orderkey): the suite's SQL is the standard text
             "catalog/tpch.properties": {"connector.name": "tpch", "tpch.column-naming": "STANDARD"},
             "catalog/jmx.properties": {"connector.name": "jmx"},
@@ -88,7 +99,7 @@ class TrinoServer:
         for rel, values in self.config().items():
             path = self.etc / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            if rel == "catalog/hive.properties":
+            if rel in ("catalog/hive.properties", f"catalog/{CACHE_CATALOG}.properties"):
                 write_private(path, properties(values))  # it holds the S3 keys
             else:
                 path.write_text(properties(values))

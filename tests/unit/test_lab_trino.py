@@ -55,8 +55,9 @@ def test_s3_keys_only_in_the_private_catalog_file_never_in_argv_or_env(server, m
     secret = lab_credentials(home=server.home)["secret_key"]
     holders = [p.relative_to(server.etc).as_posix() for p in server.etc.rglob("*")
                if p.is_file() and secret in p.read_text()]
-    assert holders == ["catalog/hive.properties"]
-    assert stat.S_IMODE((server.etc / "catalog" / "hive.properties").stat().st_mode) == 0o600
+    assert sorted(holders) == ["catalog/hive.properties", "catalog/hive_cache.properties"]
+    for catalog in holders:
+        assert stat.S_IMODE((server.etc / catalog).stat().st_mode) == 0o600
     assert not any(secret in part for part in started["argv"]) and secret not in str(started["env"])
     assert started["argv"][-1] == "run" and started["argv"][started["argv"].index("-etc-dir") + 1] == str(server.etc)
     assert not stale.exists()
@@ -153,3 +154,11 @@ def test_extract_copies_hard_linked_jars_and_only_the_kept_parts(tmp_path):
     assert (dest / "plugin/hive/hdfs/hadoop.jar").read_bytes() == b"hadoop"
     assert (dest / "plugin/tpch/tpch.jar").exists() and not (dest / "plugin/delta-lake").exists()
     assert (dest / "bin/launcher").stat().st_mode & 0o111
+
+
+def test_the_cache_catalog_is_the_hive_catalog_with_the_file_system_cache_in_the_lab_home(server):
+    config = server.config()
+    cached, plain = config["catalog/hive_cache.properties"], config["catalog/hive.properties"]
+    assert {k: v for k, v in cached.items() if not k.startswith("fs.cache.")} == plain
+    assert cached["fs.cache.enabled"] == "true" and "fs.cache.enabled" not in plain
+    assert cached["fs.cache.directories"] == server.home / "trino" / "cache"

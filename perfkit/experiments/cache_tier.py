@@ -1,0 +1,159 @@
+"""A cache tier in front of S3, cold, warm and hot: the same queries on S3 directly and through each tier.
+
+    c = CacheTierComparison(load_profile("lab"), engines=["trino"], storages=["s3", "trino-cache"])
+    c.run(); c.tries_table(); c.counters_table()
+
+Per round, query and storage (the storages' order rotates each round): the tier is emptied and the page cache
+dropped where permitted, then three reads with nothing emptied between them: cold (the first read after
+emptying), warm, hot. Emptying before every try would measure only cold reads (a known benchmark mistake).
+S3 read directly gets the same three tries, as the reference. Every record says its try, what was emptied,
+and the tier's own counters over that run: bytes served from the cache and bytes fetched from S3, so a "hot"
+read that did not hit the cache shows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+from tqdm import tqdm
+
+from perfkit.engines import get_engine
+from perfkit.errors import PerfkitError
+from perfkit.experiments.engine_storage_matrix import _rotated
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.protocol import Step, drop_page_cache
+from perfkit.results import ResultSet
+from perfkit.tiers import BACKING, Counters, is_tier, tier
+
+EXPERIMENT = "cache_tier"
+TRIES = ("cold", "warm", "hot")
+SAME = 1.10  # a ratio within 10% either way is "about the same"
+
+
+@dataclass
+class CacheTierComparison(QueryComparison):
+    experiment = EXPERIMENT
+
+    engines: list[str] = field(default_factory=lambda: ["trino"])
+    storages: list[str] = field(default_factory=lambda: [BACKING, "trino-cache"])
+    baseline: str = BACKING
+    runs: int = 2
+    warmup: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.baseline != BACKING or not any(is_tier(s) for s in self.storages):
+            raise PerfkitError(f"storages {self.storages!r}: the cache-tier comparison reads {BACKING} directly "
+                               "(the baseline) and through one or more tiers, e.g. ['s3', 'trino-cache']")
+
+    def run(self, progress: bool = True) -> ResultSet:
+        total = len(self.engines) * len(self.suite_queries) * self.runs * len(self.storages) * len(TRIES)
+        with self._recording(progress) as (results, tableset), \
+                tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+            for engine_name in self.engines:
+                with get_engine(engine_name, self.profile) as engine:
+                    results.config["versions"].update(engine.versions())
+                    try:
+                        tables = self.register_tables(engine, tableset)
+                    except PerfkitError:
+                        raise
+                    except Exception as err:  # noqa: BLE001 - this engine cannot run the suite: recorded
+                        self._engine_unusable(results, engine_name, err)
+                        bar.update(total // len(self.engines))
+                        continue
+                    for query in self.suite_queries:
+                        for round_ in range(self.runs):
+                            for where in _rotated(self.storages, round_):
+                                bar.set_postfix_str(f"{engine_name} {query.id} {where}")
+                                self._three_tries(results, engine, query, round_, where, tables[where],
+                                                  tables.get(BACKING))
+                                bar.update(len(TRIES))
+                        results.save()
+        return results
+
+    def _three_tries(self, results, engine, query, round_: int, where: str, tables, tables_s3=None) -> None:
+        if self.unavailable_reason(engine.name, where, query):
+            self.measure(results, engine, query, Step("measured", round_, where), tables)  # records why, once
+            return
+        emptied = self.empty(where)
+        if is_tier(where) and tier(where, self.profile).restarts_engine and tables_s3 is not None:
+            # the query once on S3 directly, unmeasured: the cold try then measures a cold cache, not a cold JVM
+            engine.execute(query.for_tables(tables_s3, engine.name), timeout_s=self.query_timeout_s)
+            emptied += "; the query ran once on S3 directly after the restart (unmeasured)"
+        for try_ in TRIES:
+            before = self.counters(engine, where)
+            first = len(results.records)
+            self.measure(results, engine, query, Step("measured", round_, where), tables)
+            after = self.counters(engine, where)
+            used = after - before if after and before else None
+            for record in results.records[first:]:
+                record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
+                if used is not None:
+                    record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
+
+    def empty(self, where: str) -> str:
+        """Before a cold try only: the tier emptied, and the page cache dropped where permitted."""
+        parts = [tier(where, self.profile).empty()] if is_tier(where) else []
+        return "; ".join(parts + [drop_page_cache()])
+
+    def counters(self, engine, where: str) -> Counters | None:
+        return tier(where, self.profile).counters(engine) if is_tier(where) else None
+
+    # summaries -------------------------------------------------------------------------------------------
+    def tries_frame(self) -> pd.DataFrame:
+        """The successful runs, one row each, with their try and counters as columns."""
+        frame = self._results().to_frame()
+        frame = frame[frame["ok"].astype(bool)].copy()
+        params = pd.DataFrame(list(frame["params"]), index=frame.index)
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied"):
+            frame[column] = params[column] if column in params else None
+        return frame
+
+    def tries_table(self) -> pd.DataFrame:
+        """The study's shape, per engine, query and tier: S3 | cold | warm | hot (median seconds), and S3 / tier."""
+        frame = self.tries_frame()
+        medians = frame.groupby(["subject", "case", "storage", "try"])["wall_s"].median()
+        rows = []
+        for (engine, case), group in frame.groupby(["subject", "case"], sort=True):
+            s3 = group.loc[group["storage"] == BACKING, "wall_s"].median()
+            for where in [s for s in self.storages if is_tier(s) and (group["storage"] == s).any()]:
+                row = {"engine": engine, "query": case, "tier": where, "S3 (s)": round(s3, 3)}
+                for try_ in TRIES:
+                    seconds = medians.get((engine, case, where, try_))
+                    row[f"{try_} (s)"] = None if seconds is None else round(seconds, 3)
+                for try_ in TRIES:
+                    seconds = row[f"{try_} (s)"]
+                    row[f"{try_} vs S3"] = None if not seconds else _verdict(s3 / seconds)
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    def counters_table(self) -> pd.DataFrame:
+        """Every tier run with the bytes its tier served from cache and fetched from S3; a hot run that fetched
+        from S3 is flagged."""
+        frame = self.tries_frame()
+        frame = frame[frame["storage"].map(is_tier)]
+        table = pd.DataFrame({
+            "engine": frame["subject"], "tier": frame["storage"], "query": frame["case"],
+            "round": frame["iteration"] + 1, "try": frame["try"], "seconds": frame["wall_s"].round(3),
+            "MB from cache": (frame["cache_bytes"].astype(float) / 1e6).round(2),
+            "MB from S3": (frame["s3_bytes"].astype(float) / 1e6).round(2), "emptied before": frame["emptied"]})
+        table["check"] = [_hit_check(t, s3) for t, s3 in zip(table["try"], table["MB from S3"])]
+        order = table["try"].map({t: i for i, t in enumerate(TRIES)})
+        return table.assign(_order=order).sort_values(["engine", "tier", "query", "round", "_order"],
+                                                      kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def _verdict(speedup: float) -> str:
+    """S3 time / tier time as a factor and in words."""
+    words = "faster" if speedup > SAME else "slower" if speedup < 1 / SAME else "about the same"
+    return f"{speedup:.2f}x ({words})"
+
+
+def _hit_check(try_: str, s3_mb: float) -> str:
+    if s3_mb != s3_mb:  # NaN: the tier reported no counters
+        return "no counters from the tier"
+    if try_ == "cold":
+        return "ok" if s3_mb > 0 else "cold read fetched nothing from S3: was the tier emptied?"
+    if try_ == "hot" and s3_mb > 0:
+        return f"hot read fetched {s3_mb} MB from S3: not all from the cache"
+    return "ok"

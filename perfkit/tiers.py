@@ -1,0 +1,140 @@
+"""Cache tiers in front of S3, compared as storages: the same S3 objects, read through a cache.
+
+- `trino-cache`: Trino's file-system cache (Alluxio's caching library inside Trino, pages on local disk), as a
+  catalog of its own over the shared metastore: the S3 tables read through it. Only Trino reads through it.
+- `alluxio`: an Alluxio cluster whose namespace mounts the S3 bucket; tables over alluxio:// locations, read by
+  Spark, Hive and Trino alike (perfkit.tiers_alluxio).
+
+Each tier can be emptied (before a cold read, and only then) and reports its own counters: bytes served from the
+cache and bytes fetched from S3, so a "hot" read that did not hit the cache shows.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError
+
+BACKING = "s3"  # every tier caches the S3 copy of the data
+
+
+@dataclass(frozen=True)
+class Counters:
+    cache_bytes: int  # served from the tier
+    s3_bytes: int  # fetched from S3 by the tier
+
+    def __sub__(self, before: "Counters") -> "Counters":
+        return Counters(self.cache_bytes - before.cache_bytes, self.s3_bytes - before.s3_bytes)
+
+
+class Tier:
+    name = "?"
+    engines: tuple[str, ...] | None = None  # the engines that can read through it; None: every engine
+    restarts_engine = False  # emptying it restarts the engine that reads through it
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+
+    def unavailable(self) -> str | None:
+        """Why this tier cannot be used with this profile, or None."""
+        return None
+
+    def reads_through(self, engine: str) -> bool:
+        return self.engines is None or engine in self.engines
+
+    def location(self, s3_url: str) -> str:
+        """Where an engine reads the table whose files are at `s3_url`, through this tier."""
+        return s3_url
+
+    def empty(self) -> str:
+        """Empty the tier; say what was emptied."""
+        raise NotImplementedError
+
+    def probe(self, backing):
+        """The health probe of a read through the tier: S3's (a tier with a service of its own adds its own)."""
+        return backing
+
+    def counters(self, engine=None) -> Counters:
+        raise NotImplementedError
+
+
+class TrinoCache(Tier):
+    """Trino's file-system cache, over the same tables as the plain hive catalog."""
+
+    name = "trino-cache"
+    engines = ("trino",)
+    restarts_engine = True  # emptying restarts Trino: its first query after that is a cold JVM's
+    STATS = "io.trino.filesystem.alluxio:type=alluxiocachestats,name={c},catalog={c}"
+
+    @property
+    def catalog(self) -> str:
+        return self.profile.trino_cache_catalog
+
+    def unavailable(self) -> str | None:
+        if not self.catalog:
+            return ("the profile names no Trino catalog with the file-system cache (trino_cache_catalog): add one "
+                    "(fs.cache.enabled=true) to the cluster's Trino and name it in the profile")
+        return None
+
+    def table(self, registered: str) -> str:
+        """The S3 table `registered` (database.table) read through the cache catalog."""
+        return f"{self.catalog}.{registered}"
+
+    def _lab_server(self):
+        """The lab's Trino server; None on a cluster, whose cache folders lie on every worker."""
+        if not self.profile.uses_lab:
+            return None
+        from perfkit.lab.settings import LabPorts, lab_home
+        from perfkit.lab.trino import TrinoServer
+
+        return TrinoServer(lab_home(), LabPorts.from_env())
+
+    def empty(self) -> str:
+        """Trino restarted with an empty cache folder. Its cache manager keeps the list of cached pages in memory:
+        pages deleted under a running Trino are neither read nor cached again (measured: hot reads then still
+        fetched half their bytes from S3), so emptying takes a restart (15-30 s here)."""
+        server = self._lab_server()
+        if server is None:
+            return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"
+        server.stop()
+        pages = sum(f.stat().st_size for f in server.cache_dir.rglob("*") if f.is_file())
+        shutil.rmtree(server.cache_dir, ignore_errors=True)
+        server.start()  # waits until the node is active
+        _wait_for_catalog_nodes(server)
+        return f"Trino restarted with its cache folder emptied ({pages / 1e6:.1f} MB of pages)"
+
+    def counters(self, engine=None) -> Counters:
+        """Trino's own cache counters, summed over its nodes (JMX, through the jmx catalog)."""
+        if engine is None or engine.name != "trino":
+            raise PerfkitError("trino-cache counters are read through a Trino engine")
+        table = 'jmx.current."' + self.STATS.format(c=self.catalog) + '"'
+        row = engine.execute(f'SELECT sum("cachereads.alltime.total"), sum("externalreads.alltime.total") FROM {table}')[0]
+        return Counters(int(row[0] or 0), int(row[1] or 0))
+
+
+def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
+    """A restarted Trino lists its node as active seconds before the node manager maps the node to the catalogs;
+    a query in that window fails with NO_NODES_AVAILABLE. A split of the tpch catalog runs only once it is mapped."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            server.query("SELECT count(*) FROM tpch.tiny.region")
+            return
+        except Exception as err:  # noqa: BLE001 - not mapped yet; anything else shows when the deadline passes
+            if time.monotonic() > deadline:
+                raise PerfkitError(f"Trino restarted but runs no query ({str(err)[:200]}). Fix: read its log "
+                                   "under the lab home, then `perfkit lab up trino`") from None
+            time.sleep(1)
+
+
+TIERS: dict[str, type[Tier]] = {"trino-cache": TrinoCache}
+
+
+def is_tier(storage: str) -> bool:
+    return storage in TIERS
+
+
+def tier(storage: str, profile: Profile) -> Tier:
+    return TIERS[storage](profile)

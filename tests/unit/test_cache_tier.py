@@ -1,0 +1,73 @@
+"""Cache tiers as storages: which storages hold files, which engines read through a tier, and the cold/warm/hot
+tables and hit checks from hand-made records."""
+import pytest
+
+from perfkit.config import emr_profile, load_profile
+from perfkit.datasets.tables import Table, TableSet
+from perfkit.errors import PerfkitError
+from perfkit.experiments.cache_tier import CacheTierComparison
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, with_tiers
+from perfkit.results import ResultSet
+from perfkit.suites import DEFAULT_TABLE
+from perfkit.tiers import Counters, TrinoCache
+
+
+@pytest.mark.parametrize("storages, placed", [
+    (["s3", "trino-cache"], ["s3"]), (["hdfs", "trino-cache"], ["hdfs", "s3"]), (["hdfs", "s3"], ["hdfs", "s3"])])
+def test_a_tier_reads_the_s3_copy_so_s3_is_placed(storages, placed):
+    cmp = QueryComparison(load_profile("lab"), engines=["trino"], storages=storages, baseline=storages[0])
+    assert cmp.placed_storages == placed
+
+
+def test_a_tier_table_is_the_s3_table_read_through_it():
+    s3 = Table("s3a://b/p/t", "orc", [("a", "int")], 2, 100)
+    tiered = with_tiers(TableSet("taxi", {"s3": {DEFAULT_TABLE: s3}}), ["s3", "trino-cache"], load_profile("lab"))
+    assert tiered.tables["trino-cache"][DEFAULT_TABLE].location == "s3a://b/p/t"
+    assert tiered.tables["s3"][DEFAULT_TABLE] is s3
+
+
+def test_who_reads_through_trino_cache_and_what_it_does_not_run():
+    cmp = QueryComparison(load_profile("lab"), engines=["trino", "spark"], storages=["s3", "trino-cache"],
+                          baseline="s3", suite="hibench")
+    read, write = [next(q for q in cmp.suite_queries if q.id == i) for i in ("join", "scan")]
+    assert cmp.unavailable_reason("trino", "trino-cache", read) is None
+    assert cmp.unavailable_reason("trino", "s3", write) is None
+    assert cmp.unavailable_reason("spark", "trino-cache", read) == "trino-cache is read through trino only, not spark"
+    assert "write workloads are compared on hdfs and s3" in cmp.unavailable_reason("trino", "trino-cache", write)
+    on_emr = TrinoCache(emr_profile(bucket="b", master="m"))
+    assert "names no Trino catalog with the file-system cache (trino_cache_catalog)" in on_emr.unavailable()
+    assert on_emr.empty().startswith("Trino's cache not emptied: its folders are on the cluster's workers")
+
+
+def test_the_cache_tier_comparison_needs_s3_and_a_tier():
+    with pytest.raises(PerfkitError, match=r"reads s3 directly \(the baseline\) and through one or more tiers"):
+        CacheTierComparison(load_profile("lab"), storages=["hdfs", "s3"])
+    assert Counters(10, 3) - Counters(4, 1) == Counters(6, 2)
+
+
+def _comparison(tmp_path, runs):
+    c = CacheTierComparison(load_profile("lab"), engines=["trino"], runs=2)
+    c.results = ResultSet("test_cache_tier", {}, folder=tmp_path)
+    for where, try_, seconds, cache_mb, s3_mb in runs:
+        params = {"try": try_, "emptied": "x" if try_ == "cold" else "nothing (after cold)"}
+        if where != "s3":
+            params.update(cache_bytes=int(cache_mb * 1e6), s3_bytes=int(s3_mb * 1e6))
+        for i, factor in enumerate((1.0, 3.0)):  # two rounds: the median is their mean
+            c.results.add(subject="trino", storage=where, case="q1", phase="measured", iteration=i,
+                          started_at="2026-11-22T12:00:00+00:00", wall_s=seconds * factor, rows=1,
+                          result_hash="h", params=dict(params))
+    return c
+
+
+def test_the_published_shape_s3_cold_warm_hot_with_ratios_and_a_hot_read_that_missed_is_flagged(tmp_path):
+    c = _comparison(tmp_path, [
+        ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
+        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0), ("trino-cache", "hot", 1.0, 8.0, 9.0)])
+    table = c.tries_table()
+    row = table.iloc[0]
+    assert (row["S3 (s)"], row["cold (s)"], row["warm (s)"], row["hot (s)"]) == (2.0, 4.0, 1.0, 2.0)
+    assert (row["cold vs S3"], row["warm vs S3"], row["hot vs S3"]) == (
+        "0.50x (slower)", "2.00x (faster)", "1.00x (about the same)")
+    counters = c.counters_table()
+    assert list(counters["MB from S3"])[:3] == [17.0, 0.0, 9.0]
+    assert list(counters["check"])[:3] == ["ok", "ok", "hot read fetched 9.0 MB from S3: not all from the cache"]
