@@ -240,3 +240,68 @@ def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, 
     click.echo(comparison.recap().to_string(index=False))
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
+
+
+@main.group()
+def emr():
+    """Batch runs on EMR Notebooks: execute a workspace's notebook on a running cluster, keep it as a report."""
+
+
+@emr.command("run")
+@click.argument("notebook", type=click.Path(dir_okay=False))
+@click.option("--editor-id", required=True, help="The EMR Studio workspace (or EMR notebook) id, e-...")
+@click.option("--cluster", "cluster_id", required=True, help="The running cluster that executes it, j-...")
+@click.option("--output", default=None, metavar="s3://BUCKET/PREFIX",
+              help="Where EMR writes the executed notebook (default: the workspace's own S3 location).")
+@click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",
+              help="A notebook parameter; repeat for more (values read as YAML: 3, [spark, hive]).")
+@click.option("--relative-path", default=None,
+              help="The notebook's path inside the workspace (default: its path in this checkout, "
+                   "e.g. notebooks/hdfs_vs_s3_queries.ipynb).")
+@click.option("--service-role", default="EMR_Notebooks_DefaultRole", show_default=True,
+              help="The IAM role EMR uses for the execution.")
+@click.option("--timeout", "timeout_s", default=6 * 3600, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds; an execution still running then is stopped and recorded as timed out.")
+@click.option("--region", default=None, help="The cluster's region (default: the AWS region chain).")
+@click.option("--show-code", is_flag=True, help="Keep the code cells in the HTML.")
+def emr_run(notebook, editor_id, cluster_id, output, parameters, relative_path, service_role, timeout_s, region,
+            show_code):
+    """Execute NOTEBOOK on EMR, wait, and store it under reports/<name>/ (Ctrl-C stops the execution)."""
+    from perfkit.emr import run_notebook
+    from perfkit.report import parse_parameters
+
+    run = run_notebook(notebook, editor_id, cluster_id, parse_parameters(list(parameters)), output=output,
+                       relative_path=relative_path, service_role=service_role, timeout_s=timeout_s, region=region,
+                       show_code=show_code)
+    click.echo(f"report: {run.html}")
+    if not run.ok:
+        raise PerfkitError(f"EMR execution {run.execution_id} {run.outcome}: {run.error} (the report keeps what EMR "
+                           "wrote)")
+
+
+@emr.command("list")
+@click.option("--editor-id", default=None, help="Only this workspace's executions.")
+@click.option("--cluster", "cluster_id", default=None, help="Only those on this cluster.")
+@click.option("--status", default=None, type=click.Choice(
+    ["START_PENDING", "STARTING", "RUNNING", "FINISHING", "FINISHED", "FAILING", "FAILED", "STOP_PENDING",
+     "STOPPING", "STOPPED"]), help="Only executions in this status.")
+@click.option("--days", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="How far back.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--region", default=None, help="The region (default: the AWS region chain).")
+def emr_list(editor_id, cluster_id, status, days, limit, region):
+    """Recent notebook executions, newest first."""
+    from datetime import timezone
+
+    from perfkit.emr import list_executions
+
+    executions = list_executions(editor_id, cluster_id, status, days=days, limit=limit, region=region)
+    if not executions:
+        click.echo(f"no notebook execution in the last {days:g} days")
+    for e in executions:
+        start, end = e.get("StartTime"), e.get("EndTime")
+        took = f"{(end - start).total_seconds():.0f} s" if start and end else "-"
+        when = start.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if start else "-"
+        click.echo(f"{e['NotebookExecutionId']}  {e.get('Status', '?'):<12} {when}  {took:>8}  "
+                   f"{e.get('ExecutionEngineId') or '-'}  {e.get('EditorId') or '-'}  {e.get('NotebookExecutionName') or ''}")

@@ -49,6 +49,8 @@ MIN_KNOWN_SECRET = 8
 # can be cut out and break the picture.
 DATA_URI = re.compile(r"data:[\w.+/-]+;base64,[A-Za-z0-9+/=]+")
 REDACTED = "***"
+# EMR Notebooks' PySpark kernels (sparkmagic): Python run in a Spark driver on the cluster
+EMR_PYTHON_KERNELS = ("pysparkkernel", "pyspark3kernel")
 # Log lines the JVM, Spark and Hadoop write to the kernel's stderr: ipykernel captures the process's file
 # descriptors, so they land in output cells. They say nothing about the measurement and are dropped from the
 # shared report (the tqdm progress lines and real errors, including log4j ERROR/FATAL lines, stay).
@@ -162,7 +164,7 @@ def render(notebook: Path | str, parameters: dict | None = None, out_root: Path 
     if unknown:
         raise PerfkitError(f"{notebook.name} has no parameter {', '.join(unknown)}: "
                            f"its parameters are {', '.join(declared)}")
-    language = _kernel_language(source, notebook, kernel)
+    kernel, language = _kernel(source, notebook, kernel)
     root_fix = "pass a writable out_root" if out_root else "set PERFKIT_REPORTS to a writable folder"
     ensure_writable_dir(out_dir.parent, "reports folder", root_fix)
     created = not out_dir.exists()
@@ -252,24 +254,31 @@ def _parameter_names(nb, notebook: Path) -> list[str]:
     raise PerfkitError(f"{notebook} has no cell tagged 'parameters': papermill needs one")
 
 
-def _kernel_language(nb, notebook: Path, kernel: str | None) -> str:
-    """The language of the kernel the notebook will run on (papermill writes the parameters in it); refused, before
-    anything is created, if the notebook names no kernel or the kernel is not installed."""
+def _kernel(nb, notebook: Path, kernel: str | None) -> tuple[str, str]:
+    """The kernel the notebook will run on and its language (papermill writes the parameters in it); refused, before
+    anything is created, if the notebook names no kernel or the kernel is not installed.
+
+    A notebook made for EMR's PySpark kernel (sparkmagic's pysparkkernel: the cells run as Python in a Spark
+    driver on the cluster) runs on this machine's own Python kernel when pysparkkernel is not installed here:
+    its cells are plain Python, and the profile parameter, not the kernel, says where the work runs."""
     from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager, NoSuchKernel
 
     specs = KernelSpecManager()
-    installed = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+    found = specs.find_kernel_specs()
+    installed = ", ".join(sorted(found)) or "none"
     name = kernel or nb.metadata.get("kernelspec", {}).get("name")
     if not name:
         raise PerfkitError(f"{notebook} has no kernel: pass --kernel NAME (installed: {installed}) "
                            "or open it in Jupyter, choose a kernel and save it")
+    if name == "python" or (name in EMR_PYTHON_KERNELS and not kernel and name not in found):
+        name = NATIVE_KERNEL_NAME  # jupyter_client's alias for the Python kernel it runs in
     try:
-        spec = specs.get_kernel_spec(NATIVE_KERNEL_NAME if name == "python" else name)  # jupyter_client's alias
+        spec = specs.get_kernel_spec(name)
     except NoSuchKernel:
         asked = "--kernel" if kernel else f"{notebook} asks for kernel"
         raise PerfkitError(f"{asked} {name!r} is not an installed Jupyter kernel: "
                            f"pass --kernel with one of {installed}") from None
-    return spec.language
+    return name, spec.language
 
 
 @functools.cache
@@ -407,45 +416,90 @@ def _known_secrets() -> list[str]:
 
 
 def write_index(root: Path | None = None) -> Path:
-    """reports/index.html: every rendered report, newest first, with its date and key parameters."""
+    """reports/index.html, a static page: one section per report (the most recently run first), its runs newest
+    first, each with its date, status, where it ran (lab, a profile, or EMR and the cluster id), its key parameters
+    and a link to the run before it."""
     root = Path(root) if root else reports_dir()
-    entries = []
+    groups: dict[str, list[dict]] = {}
     for nb_path in root.glob("*/*.ipynb"):
         html_path = nb_path.with_suffix(".html")
         if not html_path.exists():
             continue
         try:
-            meta = json.loads(nb_path.read_text(encoding="utf-8")).get("metadata", {})
-            info = meta.get("perfkit", {})
-            params = meta.get("papermill", {}).get("parameters", {})
-            # an old report may predate a redaction rule
-            shown = redact(", ".join(f"{k}={v}" for k, v in params.items()))
-            entry = (str(info.get("rendered_at", nb_path.stem)), nb_path.parent.name, html_path, shown,
-                     info.get("ok", True))
+            run = _index_entry(nb_path, root)
         except (OSError, ValueError, AttributeError) as err:  # one broken file must not stop every later report
             warnings.warn(f"report {nb_path} is unreadable ({type(err).__name__}): left out of the index "
                           "(move it aside to silence this)", stacklevel=2)
             continue
-        entries.append(entry)
-    entries.sort(key=lambda e: e[0], reverse=True)
-    rows = "\n".join(
-        f"<tr><td>{html.escape(when)}</td><td><a href=\"{html.escape(str(path.relative_to(root)))}\">"
-        f"{html.escape(name)}</a></td><td>{'ok' if ok else 'FAILED'}</td><td><code>"
-        f"{html.escape(shown)}</code></td></tr>"
-        for when, name, path, shown, ok in entries
-    )
+        groups.setdefault(nb_path.parent.name, []).append(run)
+    sections = []
+    for name, runs in sorted(groups.items(), key=lambda g: max(r["when"] for r in g[1]), reverse=True):
+        runs.sort(key=lambda r: r["when"], reverse=True)
+        rows = []
+        for run, previous in zip(runs, runs[1:] + [None]):
+            before = (f'<a href="{html.escape(previous["href"])}">{html.escape(previous["when"])}</a>'
+                      if previous else "first run")
+            rows.append(f'<tr><td><a href="{html.escape(run["href"])}">{html.escape(run["when"])}</a></td>'
+                        f'<td>{html.escape(run["status"])}</td><td>{html.escape(run["where"])}</td>'
+                        f'<td><code>{html.escape(run["shown"])}</code></td><td>{before}</td></tr>')
+        sections.append(f'<h2 id="{html.escape(name)}">{html.escape(name)}</h2>\n'
+                        '<table><tr><th>rendered (UTC)</th><th>status</th><th>ran on</th><th>parameters</th>'
+                        '<th>previous run</th></tr>\n' + "\n".join(rows) + "\n</table>")
+    body = "\n".join(sections) or "<p>No report yet: render one with <code>perfkit report NOTEBOOK</code>.</p>"
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>perfkit reports</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}code{{font-size:90%}}</style>
 </head><body><h1>perfkit reports</h1>
-<table><tr><th>rendered (UTC)</th><th>report</th><th>status</th><th>parameters</th></tr>
-{rows}
-</table></body></html>
+{body}
+</body></html>
 """
     index = root / "index.html"
     _atomic_write(index, page)
     return index
+
+
+def _index_entry(nb_path: Path, root: Path) -> dict:
+    """What the index shows of one stored report (raises ValueError/AttributeError on a file that is not one)."""
+    data = json.loads(nb_path.read_text(encoding="utf-8"))
+    meta = data.get("metadata", {})
+    info = meta.get("perfkit", {})
+    params = info.get("parameters") or meta.get("papermill", {}).get("parameters", {})
+    ok = info.get("ok", True)
+    status = info.get("status") or ("ok" if ok else "failed")
+    return {
+        "when": str(info.get("rendered_at", nb_path.stem)),
+        "href": nb_path.with_suffix(".html").relative_to(root).as_posix(),
+        "status": "ok" if status == "ok" else status.upper(),
+        "where": _ran_on(info.get("ran_on") or {}, params.get("profile") or _default_profile(data)),
+        # an old report may predate a redaction rule
+        "shown": redact(", ".join(f"{k}={v}" for k, v in params.items())),
+    }
+
+
+def _ran_on(ran_on: dict, profile) -> str:
+    """lab | profile NAME (run here with another profile) | EMR j-... (profile NAME) (executed by EMR Notebooks)."""
+    if ran_on.get("kind") == "emr":
+        return f"EMR {ran_on.get('cluster_id') or '?'}" + (f" (profile {profile})" if profile else "")
+    if not profile:
+        return "local"
+    return "lab" if profile == "lab" else f"profile {profile}"
+
+
+def _default_profile(data: dict):
+    """The profile parameter's default in the notebook's cell tagged parameters, if it is a literal."""
+    import ast
+
+    for cell in data.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            source = "".join(cell.get("source", ""))
+            try:
+                for node in ast.parse(source).body:
+                    if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "profile" for t in node.targets):
+                        return ast.literal_eval(node.value)
+            except (SyntaxError, ValueError):
+                return None
+    return None
 
 
 def _write_new_report(out_dir: Path, stamp: str, notebook_text: str, page: str) -> Path:
