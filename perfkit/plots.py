@@ -256,3 +256,21 @@ def compare_ratios(table: pd.DataFrame, factor: float = 1.10):
     ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)  # above: no dot hidden
     fig.tight_layout()
     return fig
+
+
+def cache_tries(table: pd.DataFrame):
+    """Median seconds per query: S3 read directly, then each tier's cold, warm and hot tries (the tries table)."""
+    rows = table.reset_index(drop=True)
+    labels = [f"{e} {q}\n{t}" for e, q, t in zip(rows["engine"], rows["query"], rows["tier"])]
+    bars = [("S3 (s)", "S3 directly", "#7f7f7f"), ("cold (s)", "cold", "#1f77b4"),
+            ("warm (s)", "warm", "#ff7f0e"), ("hot (s)", "hot", "#2ca02c")]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows) + 2), 4))
+    x, width = np.arange(len(rows)), 0.2
+    for i, (column, name, color) in enumerate(bars):
+        ax.bar(x + (i - 1.5) * width, rows[column].astype(float), width, label=name, color=color)
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("median seconds")
+    ax.set_title("S3 directly against each cache tier, cold (after emptying), warm, hot")
+    ax.legend()
+    fig.tight_layout()
+    return fig

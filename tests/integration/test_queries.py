@@ -7,7 +7,7 @@ from perfkit import storage
 from perfkit.datasets.placement import staging_dir
 from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
-from perfkit.experiments.hdfs_vs_s3_queries import STORAGES, QueryComparison
+from perfkit.experiments.hdfs_vs_s3_queries import PLACED, QueryComparison
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_both_engines_return_identical_results_on_both_storages(comparison):
         with get_engine(name, comparison.profile) as engine:
             tables = comparison.register_tables(engine, comparison.tableset)
             for query in comparison.suite_queries:
-                for where in STORAGES:
+                for where in PLACED:
                     rows = engine.execute(query.for_tables(tables[where], engine.name))
                     hashes.setdefault(query.id, set()).add(result_hash(rows))
                     if query.id == "q1":

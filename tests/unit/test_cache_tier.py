@@ -71,3 +71,14 @@ def test_the_published_shape_s3_cold_warm_hot_with_ratios_and_a_hot_read_that_mi
     counters = c.counters_table()
     assert list(counters["MB from S3"])[:3] == [17.0, 0.0, 9.0]
     assert list(counters["check"])[:3] == ["ok", "ok", "hot read fetched 9.0 MB from S3: not all from the cache"]
+
+
+def test_the_plot_draws_s3_and_each_try_at_their_median_seconds(tmp_path):
+    from perfkit import plots
+
+    c = _comparison(tmp_path, [
+        ("s3", "cold", 1.0, 0, 0), ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
+        ("trino-cache", "hot", 0.25, 17.0, 0)])
+    ax = plots.cache_tries(c.tries_table()).axes[0]
+    assert [round(p.get_height(), 3) for p in ax.patches] == [2.0, 4.0, 1.0, 0.5]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S3 directly", "cold", "warm", "hot"]
