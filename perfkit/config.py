@@ -48,6 +48,8 @@ class Profile:
     trino_catalog: str = "hive"  # the Hive-connector catalog over the metastore the other engines share
     trino_user: str = "perfkit"
     trino_cache_catalog: str = ""  # a Trino catalog over the same metastore with the file-system cache on (trino-cache)
+    alluxio_master: str = ""  # host:port of an Alluxio master whose namespace mounts the S3 bucket (alluxio tier)
+    alluxio_s3_mount: str = ""  # the Alluxio folder where s3_bucket is mounted, e.g. /s3/my-bucket
     metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
     uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
     spark_conf: dict = field(default_factory=dict)
@@ -108,6 +110,8 @@ def lab_profile() -> Profile:
         trino_host=HOST,
         trino_port=ports.trino,
         trino_cache_catalog="hive_cache",  # perfkit.lab.trino.CACHE_CATALOG
+        alluxio_master=f"{HOST}:{ports.alluxio_master}",
+        alluxio_s3_mount=f"/{BUCKET}",  # perfkit.lab.alluxio mounts the lab's bucket there
         metastore_uri=f"thrift://{HOST}:{ports.metastore}",
         uses_lab=True,
         nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",

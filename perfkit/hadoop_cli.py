@@ -48,7 +48,9 @@ class HadoopCli:
             from perfkit.paths import lab_home
 
             java = tools.java_home() / "bin" / "java"
-            classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*"
+            from perfkit.lab.alluxio_dist import alluxio_client_jar
+
+            classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*:{alluxio_client_jar()}"
             return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
                     MAIN_CLASSES[sub], *args]
         hadoop = shutil.which("hadoop")

@@ -27,6 +27,7 @@ rootLogger.appenderRef.file.ref = file
 def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
     """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing)."""
     # imported here: perfkit.lab imports this module, and a cluster's Spark session needs no lab
+    from perfkit.lab.alluxio import hadoop_conf
     from perfkit.lab.settings import HOST
 
     return {
@@ -44,6 +45,8 @@ def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
         "spark.hadoop.fs.s3a.access.key": creds["access_key"],
         "spark.hadoop.fs.s3a.secret.key": creds["secret_key"],
         "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        # alluxio:///<bucket>/...: the lab's Alluxio (the client jar: perfkit.lab.alluxio_dist)
+        **{f"spark.hadoop.{k}": v for k, v in hadoop_conf(ports).items()},
     }
 
 

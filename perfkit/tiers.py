@@ -3,7 +3,7 @@
 - `trino-cache`: Trino's file-system cache (Alluxio's caching library inside Trino, pages on local disk), as a
   catalog of its own over the shared metastore: the S3 tables read through it. Only Trino reads through it.
 - `alluxio`: an Alluxio cluster whose namespace mounts the S3 bucket; tables over alluxio:// locations, read by
-  Spark, Hive and Trino alike (perfkit.tiers_alluxio).
+  Spark, Hive and Trino alike (perfkit.alluxio talks to it).
 
 Each tier can be emptied (before a cold read, and only then) and reports its own counters: bytes served from the
 cache and bytes fetched from S3, so a "hot" read that did not hit the cache shows.
@@ -129,7 +129,73 @@ def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
             time.sleep(1)
 
 
-TIERS: dict[str, type[Tier]] = {"trino-cache": TrinoCache}
+class Alluxio(Tier):
+    """An Alluxio cluster whose namespace mounts the profile's S3 bucket: the same objects at alluxio:// paths,
+    read by every engine (the path has no host: each client is configured with the master's address)."""
+
+    name = "alluxio"
+
+    def unavailable(self) -> str | None:
+        if not (self.profile.alluxio_master and self.profile.alluxio_s3_mount):
+            return ("the profile names no Alluxio master with the S3 bucket mounted (alluxio_master, "
+                    "alluxio_s3_mount): mount the bucket in the cluster's Alluxio and name both in the profile")
+        return None
+
+    @property
+    def mount(self) -> str:
+        return "/" + self.profile.alluxio_s3_mount.strip("/")
+
+    def location(self, s3_url: str) -> str:
+        """s3a://<bucket>/<key> -> alluxio:///<mount>/<key>: the same object through Alluxio."""
+        scheme, _, rest = s3_url.partition("://")
+        bucket, _, key = rest.partition("/")
+        if scheme not in ("s3", "s3a", "s3n") or bucket != self.profile.s3_bucket:
+            bucket_url = f"s3://{self.profile.s3_bucket}"
+            raise PerfkitError(f"{s3_url} is not on the S3 bucket the Alluxio tier mounts ({bucket_url} at "
+                               f"alluxio://{self.mount}): give a location on that bucket, or mount its "
+                               "bucket in Alluxio and name it in the profile (alluxio_s3_mount)")
+        return f"alluxio://{self.mount}/{key}".rstrip("/") if key else f"alluxio://{self.mount}"
+
+    def empty(self) -> str:
+        """`alluxio fs free` of the whole mount: every cached block of the bucket evicted (nothing deleted)."""
+        from perfkit.alluxio import AlluxioClient
+
+        AlluxioClient(self.profile).free(self.mount)
+        return f"Alluxio freed alluxio://{self.mount}"
+
+    def counters(self, engine=None) -> Counters | None:
+        """The workers' own counters: bytes served from their cache, bytes read from S3 (None on a cluster)."""
+        from perfkit.alluxio import AlluxioClient
+
+        found = AlluxioClient(self.profile).worker_counters()
+        return None if found is None else Counters(*found)
+
+    def probe(self, backing):
+        """S3 answers and so does the Alluxio master (a TCP connection to its RPC port)."""
+        import socket
+
+        host, _, port = self.profile.alluxio_master.rpartition(":")
+
+        def probe() -> str | None:
+            try:
+                socket.create_connection((host, int(port)), timeout=10).close()
+            except OSError as err:
+                return f"the Alluxio master at {self.profile.alluxio_master} does not answer ({err.strerror or err})"
+            return backing()
+
+        return probe
+
+    def s3_location(self, alluxio_url: str) -> str:
+        """The inverse of location(): alluxio:///<mount>/<key> -> <s3_scheme>://<bucket>/<key>."""
+        path = alluxio_url.removeprefix("alluxio://")
+        if not alluxio_url.startswith("alluxio://") or not (path + "/").startswith(self.mount + "/"):
+            raise PerfkitError(f"{alluxio_url} is not under the Alluxio folder where the S3 bucket is mounted "
+                               f"(alluxio://{self.mount})")
+        key = path[len(self.mount):].strip("/")
+        return f"{self.profile.s3_scheme}://{self.profile.s3_bucket}" + (f"/{key}" if key else "")
+
+
+TIERS: dict[str, type[Tier]] = {"trino-cache": TrinoCache, "alluxio": Alluxio}
 
 
 def is_tier(storage: str) -> bool:

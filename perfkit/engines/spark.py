@@ -26,7 +26,9 @@ class SparkEngine(Engine):
             from perfkit.spark_settings import lab_spark_conf
 
             conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
-            conf["spark.jars"] = ",".join(str(j) for j in tools.s3a_jars())
+            from perfkit.lab.alluxio_dist import alluxio_client_jar
+
+            conf["spark.jars"] = ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()])
             conf["spark.driver.memory"] = "2g"
             # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 client cannot)
             from perfkit.lab.metastore import spark_metastore_conf

@@ -1,5 +1,5 @@
 """The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, a Hive metastore shared
-by real Hive (HiveServer2), the Spark Thrift Server and Trino, and HDFS mounted through FUSE.
+by real Hive (HiveServer2), the Spark Thrift Server and Trino, Alluxio in front of S3, and HDFS mounted through FUSE.
 
     from perfkit.lab import Lab
     Lab().up(); Lab().status(); Lab().down()
@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.lab import hive_jars, java, tools, trino_dist
+from perfkit.lab import alluxio_dist, hive_jars, java, tools, trino_dist
+from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hive import HiveServer2
@@ -47,7 +48,7 @@ class Lab:
         self.skipped: set[str] = set()  # services the last up() left down on purpose (no Java for them, ...)
         # start order: storage first, then what reads it
         self.services = [hdfs, *(kind(self.home, self.ports) for kind in (
-            S3Server, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
+            S3Server, AlluxioServer, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
 
     def select(self, names: list[str] | None = None) -> list:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
@@ -105,6 +106,8 @@ class Lab:
         hive_jars.metastore_home()
         hive_jars.hive_lib()
         trino_dist.trino_home()
+        alluxio_dist.alluxio_lib()
+        alluxio_dist.alluxio_client_jar()
 
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from perfkit.errors import ServiceError
-from perfkit.lab import tools
+from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, lab_credentials
 from perfkit.spark_settings import lab_spark_conf
@@ -85,6 +85,7 @@ class Hdfs:
                 "fs.defaultFS": f"hdfs://{HOST}:{p.namenode_rpc}",
                 "hadoop.tmp.dir": self.home / "tmp",
                 **s3a,  # the lab's own S3 for `hadoop fs` and DistCp
+                **alluxio.hadoop_conf(p),  # alluxio:///<bucket>/... (perfkit.hadoop_cli adds the client jar)
             }))
             core.chmod(0o600)  # it holds the lab's S3 keys
             (conf / "hdfs-site.xml").write_text(site_xml({

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfkit.lab import hive_jars, hs2, tools
+from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon
@@ -77,12 +77,12 @@ class HiveServer2:
         (self.conf_dir / "core-site.xml").write_text(site_xml({
             "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
             "dfs.replication": 1,  # the lab's one DataNode (HiveServer2 does not read the lab's hdfs-site.xml)
-            **s3a_settings(self.ports)}))
+            **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}))
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
             (self.conf_dir / name).write_text(LOG4J2)
 
     def argv(self) -> list[str]:
-        classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*"
+        classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:{alluxio_dist.alluxio_client_jar()}"
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
         return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j}",

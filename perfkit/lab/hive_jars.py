@@ -23,17 +23,21 @@ _HIVE_FOR_SPARK = re.compile(
 )
 
 
-def _copy_dependencies(template: str, target: Path, what: str, finish=None) -> Path:
-    """`mvn dependency:copy-dependencies` of a pom template into `target`, once: a staging folder is filled,
-    optionally reshaped by `finish(staging, work)`, marked `.complete`, then renamed into place."""
+def copy_dependencies(template: str, target: Path, what: str, finish=None, values: dict[str, str] | None = None) -> Path:
+    """`mvn dependency:copy-dependencies` of a pom template (its @NAME@ fields filled from `values`) into `target`,
+    once: a staging folder is filled, optionally reshaped by `finish(staging, work)`, marked `.complete`, then
+    renamed into place."""
     if (target / ".complete").exists():
         return target
     mvn = tools.maven(what)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text((_HERE / template).read_text().replace("@HIVE_VERSION@", versions.HIVE)
-                       .replace("@COMMONS_COLLECTIONS_VERSION@", versions.COMMONS_COLLECTIONS))
+        text = (_HERE / template).read_text()
+        for name, value in {"HIVE_VERSION": versions.HIVE, "COMMONS_COLLECTIONS_VERSION": versions.COMMONS_COLLECTIONS,
+                            **(values or {})}.items():
+            text = text.replace(f"@{name}@", value)
+        pom.write_text(text)
         staging = Path(work) / "out"
         print(f"lab: fetching {what} into {target} (once) ...", flush=True)
         run = subprocess.run([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
@@ -62,13 +66,13 @@ def _unpack_metastore(staging: Path, work: Path) -> Path:
 
 def metastore_home() -> Path:
     """The Hive standalone metastore distribution (its lib/ and the schema scripts MetastoreSchemaTool runs)."""
-    return _copy_dependencies("hive-metastore-pom.xml", tool_cache() / f"hive-metastore-{versions.HIVE}",
+    return copy_dependencies("hive-metastore-pom.xml", tool_cache() / f"hive-metastore-{versions.HIVE}",
                               f"the Hive standalone metastore {versions.HIVE}", _unpack_metastore)
 
 
 def hive_lib() -> Path:
     """Real Hive's jars (HiveServer2, MapReduce execution, JDBC) without Hadoop: the lab's own Hadoop runs it."""
-    return _copy_dependencies("hive-pom.xml", tool_cache() / f"hive-{versions.HIVE}" / "lib",
+    return copy_dependencies("hive-pom.xml", tool_cache() / f"hive-{versions.HIVE}" / "lib",
                               f"Hive {versions.HIVE} jars")
 
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from perfkit.errors import ServiceError
-from perfkit.lab import hive_jars, tools, versions
+from perfkit.lab import alluxio, alluxio_dist, hive_jars, tools, versions
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
@@ -110,12 +110,14 @@ class HiveMetastore:
         (self.conf_dir / "metastore-site.xml").write_text(site_xml(self.site()))
         (self.conf_dir / "core-site.xml").write_text(site_xml({
             "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
-            **s3a_settings(self.ports)}))
+            **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}))
         (self.conf_dir / "metastore-log4j2.properties").write_text(LOG4J2)
 
     def java(self, main_class: str, *args: str) -> list[str]:
         log4j = self.conf_dir / "metastore-log4j2.properties"
-        classpath = f"{self.conf_dir}:{hive_jars.metastore_home() / 'lib'}/*:{tools.hadoop_lib()}/*"
+        # the metastore checks and makes table locations: alluxio:// ones through Alluxio's client
+        classpath = (f"{self.conf_dir}:{hive_jars.metastore_home() / 'lib'}/*:{tools.hadoop_lib()}/*:"
+                     f"{alluxio_dist.alluxio_client_jar()}")
         return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j.as_uri()}", f"-Dderby.stream.error.file={self.root / 'derby.log'}",
                 "-cp", classpath, main_class, *args]

@@ -55,6 +55,10 @@ class LabPorts:
     spark_thrift: int = 10001  # the Spark Thrift Server (a HiveServer2 endpoint run by Spark), as on EMR
     trino: int = 8889  # Trino's HTTP port, as on EMR
     nfs: int = 12049  # unprivileged: the lab runs no portmapper
+    alluxio_master: int = 19998  # Alluxio's defaults: master RPC and web, worker RPC and web
+    alluxio_master_web: int = 19999
+    alluxio_worker: int = 29999
+    alluxio_worker_web: int = 30000
 
     @classmethod
     def from_env(cls) -> "LabPorts":

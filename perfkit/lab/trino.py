@@ -1,6 +1,7 @@
 """A real Trino: one coordinator that is also its own worker, on 127.0.0.1 only.
 
-Catalogs: `hive` (the lab's thrift metastore; HDFS through Hadoop's client, S3 through Trino's native client),
+Catalogs: `hive` (the lab's thrift metastore; HDFS through Hadoop's client, S3 through Trino's native client,
+alluxio:// through Alluxio's client),
 `tpch` (generated data to copy from) and `jmx` (the server's own counters, e.g. its file-system cache's).
 """
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.lab import java, trino_dist
+from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
 
@@ -65,6 +67,7 @@ class TrinoServer:
             "hive.non-managed-table-writes-enabled": "true",  # write workloads write to external tables
             "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
             "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
+            "fs.alluxio.enabled": "true",  # alluxio:///<bucket>/...: the lab's Alluxio (its address: jvm.config)
             "s3.endpoint": f"http://{HOST}:{p.s3}", "s3.region": "us-east-1", "s3.path-style-access": "true",
             "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
         }
@@ -103,7 +106,11 @@ class TrinoServer:
                 write_private(path, properties(values))  # it holds the S3 keys
             else:
                 path.write_text(properties(values))
-        (self.etc / "jvm.config").write_text("\n".join(JVM_OPTIONS) + "\n")
+        # Alluxio's client finds its master in alluxio-site.properties of this folder (no keys in it)
+        alluxio = AlluxioServer(self.home, self.ports)
+        alluxio.write_client_config()
+        alluxio_conf = f"-Dalluxio.conf.dir={alluxio.client_conf_dir}"
+        (self.etc / "jvm.config").write_text("\n".join([*JVM_OPTIONS, alluxio_conf]) + "\n")
 
     def argv(self) -> list[str]:
         """The launcher exec's java itself: the pid the lab records is the server's JVM."""

