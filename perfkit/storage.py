@@ -160,11 +160,14 @@ def hdfs_listing(client: InsecureClient, path: str) -> dict[str, int]:
 
 
 def s3_listing(client, bucket: str, prefix: str) -> dict[str, int]:
-    """{object name below the prefix: size}, through the paginator (any number of objects)."""
+    """{object name below the prefix: size}, through the paginator (any number of objects). Empty folder markers
+    ("name/", 0 bytes: what S3A's mkdir and Alluxio leave) are folders, not files: left out."""
     prefix = prefix.rstrip("/") + "/"
     found = {}
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
+            if obj["Key"].endswith("/") and obj["Size"] == 0:
+                continue
             found[obj["Key"][len(prefix):]] = obj["Size"]
     return found
 

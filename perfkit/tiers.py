@@ -146,7 +146,8 @@ class Alluxio(Tier):
         return "/" + self.profile.alluxio_s3_mount.strip("/")
 
     def location(self, s3_url: str) -> str:
-        """s3a://<bucket>/<key> -> alluxio:///<mount>/<key>: the same object through Alluxio."""
+        """s3a://<bucket>/<key> -> alluxio://<master>/<mount>/<key>: the same object through Alluxio. The master's
+        address stays in the URL: Hive and Spark store alluxio:///x as alluxio:/x, which Trino refuses."""
         scheme, _, rest = s3_url.partition("://")
         bucket, _, key = rest.partition("/")
         if scheme not in ("s3", "s3a", "s3n") or bucket != self.profile.s3_bucket:
@@ -154,14 +155,15 @@ class Alluxio(Tier):
             raise PerfkitError(f"{s3_url} is not on the S3 bucket the Alluxio tier mounts ({bucket_url} at "
                                f"alluxio://{self.mount}): give a location on that bucket, or mount its "
                                "bucket in Alluxio and name it in the profile (alluxio_s3_mount)")
-        return f"alluxio://{self.mount}/{key}".rstrip("/") if key else f"alluxio://{self.mount}"
+        base = f"alluxio://{self.profile.alluxio_master}{self.mount}"
+        return f"{base}/{key.strip('/')}" if key.strip("/") else base
 
     def empty(self) -> str:
         """`alluxio fs free` of the whole mount: every cached block of the bucket evicted (nothing deleted)."""
         from perfkit.alluxio import AlluxioClient
 
         AlluxioClient(self.profile).free(self.mount)
-        return f"Alluxio freed alluxio://{self.mount}"
+        return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:
         """The workers' own counters: bytes served from their cache, bytes read from S3 (None on a cluster)."""
@@ -186,11 +188,15 @@ class Alluxio(Tier):
         return probe
 
     def s3_location(self, alluxio_url: str) -> str:
-        """The inverse of location(): alluxio:///<mount>/<key> -> <s3_scheme>://<bucket>/<key>."""
-        path = alluxio_url.removeprefix("alluxio://")
-        if not alluxio_url.startswith("alluxio://") or not (path + "/").startswith(self.mount + "/"):
+        """The inverse of location(), for alluxio://<master>/..., alluxio:///... and alluxio:/... alike."""
+        path = None
+        if alluxio_url.startswith("alluxio://"):
+            path = "/" + alluxio_url.removeprefix("alluxio://").partition("/")[2]
+        elif alluxio_url.startswith("alluxio:/"):
+            path = alluxio_url.removeprefix("alluxio:")
+        if path is None or not (path.rstrip("/") + "/").startswith(self.mount + "/"):
             raise PerfkitError(f"{alluxio_url} is not under the Alluxio folder where the S3 bucket is mounted "
-                               f"(alluxio://{self.mount})")
+                               f"(alluxio://{self.profile.alluxio_master}{self.mount})")
         key = path[len(self.mount):].strip("/")
         return f"{self.profile.s3_scheme}://{self.profile.s3_bucket}" + (f"/{key}" if key else "")
 

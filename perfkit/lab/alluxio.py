@@ -96,7 +96,7 @@ class AlluxioServer:
 
     def addresses(self) -> dict[str, str]:
         return {"alluxio-master": f"alluxio://{HOST}:{self.ports.alluxio_master} (s3://{BUCKET} at "
-                                  f"alluxio://{self.mount_point})",
+                                  f"alluxio://{HOST}:{self.ports.alluxio_master}{self.mount_point})",
                 "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} in {self.store})"}
 
     def ports_needed(self) -> dict[str, int]:
@@ -128,6 +128,8 @@ class AlluxioServer:
             "alluxio.underfs.s3.endpoint.region": "us-east-1",
             "alluxio.underfs.s3.disable.dns.buckets": "true",
             "alluxio.underfs.s3.inherit.acl": "false",
+            # listing a prefix would otherwise write a folder marker object into it: the tier writes nothing to S3
+            "alluxio.underfs.object.store.breadcrumbs.enabled": "false",
             "s3a.accessKeyId": creds["access_key"], "s3a.secretKey": creds["secret_key"],
         }
 
