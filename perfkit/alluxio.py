@@ -63,6 +63,14 @@ class AlluxioClient:
         """Evict every cached block under `path` from the workers (the data stays on S3)."""
         self.fs("free", "-f", path)
 
+    def store(self) -> tuple[int, int] | None:
+        """(bytes cached, bytes the workers' stores can hold) from the lab's master; None on a cluster."""
+        server = self._lab_server()
+        info = server.master_info() if server is not None else None
+        if not info:
+            return None
+        return int(info["capacity"]["used"]), int(info["capacity"]["total"])
+
     def worker_counters(self) -> tuple[int, int] | None:
         """(bytes the workers served from their cache, bytes they read from under-filesystems); None on a cluster,
         where the counters are per worker (read them from each worker's web /metrics/json/)."""

@@ -96,6 +96,39 @@ def lab_status():
         sys.exit(1)
 
 
+@lab.command("sockets")
+@click.option("--seconds", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Keep sampling (every 0.2 s) this long, e.g. while a report runs; 0: one look.")
+def lab_sockets(seconds):
+    """Every TCP/UDP socket of the lab's processes and their peers; exit 1 if any talks to an address off this machine."""
+    import time
+
+    from perfkit.lab import Lab
+    from perfkit.lab.sockets import SocketWatch
+
+    roots = Lab().pids()
+    if not roots:
+        raise PerfkitError("lab: no lab process is running: `perfkit lab up` first")
+    watch = SocketWatch(roots)
+    watch.sample()
+    if seconds:
+        watch.start()
+        time.sleep(seconds)
+        watch.stop()
+    by_command: dict[str, set[str]] = {}
+    for command, remote in sorted(watch.peers):
+        by_command.setdefault(command, set()).add(remote.rsplit(":", 1)[0])
+    for command, addresses in sorted(by_command.items()):
+        click.echo(f"{command:<16} talks to {', '.join(sorted(addresses))}")
+    click.echo(f"lab: {len(roots)} daemons and their children, {watch.samples} samples")
+    if watch.foreign:
+        for conn in sorted(watch.foreign, key=str):
+            click.echo(f"OFF THE MACHINE: pid {conn.pid} ({conn.command}) {conn.protocol} {conn.local} -> "
+                       f"{conn.remote} {conn.state}")
+        sys.exit(1)
+    click.echo("lab: no socket to an address off this machine")
+
+
 @main.command("report")
 @click.argument("notebook", type=click.Path(dir_okay=False))
 @click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",

@@ -274,3 +274,23 @@ def cache_tries(table: pd.DataFrame):
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def copy_tries(table: pd.DataFrame):
+    """The microbenchmark: median seconds of each reader's cold, warm and hot copies, MB/s on each bar."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    readers = list(dict.fromkeys(table["reader"]))
+    tries = list(dict.fromkeys(table["try"]))
+    width = 0.8 / max(1, len(readers))
+    x = np.arange(len(tries))
+    for i, reader in enumerate(readers):
+        rows = table[table["reader"] == reader].set_index("try").reindex(tries)
+        bars = ax.bar(x + (i - (len(readers) - 1) / 2) * width, rows["seconds"].astype(float), width, label=reader)
+        ax.bar_label(bars, labels=[f"{v:.0f} MB/s" if v == v else "" for v in rows["MB/s"].astype(float)],
+                     fontsize=8)
+    ax.set_xticks(x, tries)
+    ax.set_ylabel("median seconds (tool start-up included)")
+    ax.set_title("Copying a prefix to local disk: S3 directly against Alluxio")
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -59,6 +59,14 @@ class Tier:
     def counters(self, engine=None) -> Counters:
         raise NotImplementedError
 
+    def cached_bytes(self) -> int | None:
+        """How much the tier holds now, where it can tell."""
+        return None
+
+    def size_note(self, data_bytes: int) -> str | None:
+        """A warning when the tier cannot hold `data_bytes`, or None."""
+        return None
+
 
 class TrinoCache(Tier):
     """Trino's file-system cache, over the same tables as the plain hive catalog."""
@@ -171,6 +179,23 @@ class Alluxio(Tier):
 
         found = AlluxioClient(self.profile).worker_counters()
         return None if found is None else Counters(*found)
+
+    def cached_bytes(self) -> int | None:
+        from perfkit.alluxio import AlluxioClient
+
+        store = AlluxioClient(self.profile).store()
+        return None if store is None else store[0]
+
+    def size_note(self, data_bytes: int) -> str | None:
+        """The workers' store smaller than the data: reads cannot all come from the cache (said, not failed)."""
+        from perfkit.alluxio import AlluxioClient
+
+        store = AlluxioClient(self.profile).store()
+        if store is None or store[1] >= data_bytes:
+            return None
+        return (f"the Alluxio workers' store holds {store[1] / 1e6:.1f} MB, less than the {data_bytes / 1e6:.1f} MB "
+                "of data read: warm and hot reads fetch the rest from S3 (see the counters). Fix: a larger store "
+                "(PERFKIT_LAB_ALLUXIO_STORE in the lab) or less data")
 
     def probe(self, backing):
         """S3 answers and so does the Alluxio master (a TCP connection to its RPC port)."""

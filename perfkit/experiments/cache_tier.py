@@ -50,6 +50,9 @@ class CacheTierComparison(QueryComparison):
         total = len(self.engines) * len(self.suite_queries) * self.runs * len(self.storages) * len(TRIES)
         with self._recording(progress) as (results, tableset), \
                 tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+            results.config["tier_notes"] = self.size_notes(tableset)
+            for note in results.config["tier_notes"].values():
+                tqdm.write(f"warning: {note}")
             for engine_name in self.engines:
                 with get_engine(engine_name, self.profile) as engine:
                     results.config["versions"].update(engine.versions())
@@ -86,10 +89,24 @@ class CacheTierComparison(QueryComparison):
             self.measure(results, engine, query, Step("measured", round_, where), tables)
             after = self.counters(engine, where)
             used = after - before if after and before else None
+            held = tier(where, self.profile).cached_bytes() if is_tier(where) else None
             for record in results.records[first:]:
                 record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
                 if used is not None:
                     record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
+                if held is not None:
+                    record.params["tier_holds_bytes"] = held
+
+    def size_notes(self, tableset) -> dict[str, str]:
+        """Tier -> why it cannot hold the data (only tiers that cannot)."""
+        data_bytes = sum(t.total_bytes for t in tableset.tables[BACKING].values())
+        notes = {where: tier(where, self.profile).size_note(data_bytes) for where in self.storages if is_tier(where)}
+        return {where: note for where, note in notes.items() if note}
+
+    def notes(self) -> pd.DataFrame:
+        """The warnings of the run (a tier smaller than the data), one row per tier."""
+        found = self._results().config.get("tier_notes", {})
+        return pd.DataFrame({"tier": list(found), "note": list(found.values())})
 
     def empty(self, where: str) -> str:
         """Before a cold try only: the tier emptied, and the page cache dropped where permitted."""
@@ -105,7 +122,7 @@ class CacheTierComparison(QueryComparison):
         frame = self._results().to_frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         params = pd.DataFrame(list(frame["params"]), index=frame.index)
-        for column in ("try", "cache_bytes", "s3_bytes", "emptied"):
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes"):
             frame[column] = params[column] if column in params else None
         return frame
 
@@ -136,7 +153,9 @@ class CacheTierComparison(QueryComparison):
             "engine": frame["subject"], "tier": frame["storage"], "query": frame["case"],
             "round": frame["iteration"] + 1, "try": frame["try"], "seconds": frame["wall_s"].round(3),
             "MB from cache": (frame["cache_bytes"].astype(float) / 1e6).round(2),
-            "MB from S3": (frame["s3_bytes"].astype(float) / 1e6).round(2), "emptied before": frame["emptied"]})
+            "MB from S3": (frame["s3_bytes"].astype(float) / 1e6).round(2),
+            "MB the tier holds after": (frame["tier_holds_bytes"].astype(float) / 1e6).round(2),
+            "emptied before": frame["emptied"]})
         table["check"] = [_hit_check(t, s3) for t, s3 in zip(table["try"], table["MB from S3"])]
         order = table["try"].map({t: i for i, t in enumerate(TRIES)})
         return table.assign(_order=order).sort_values(["engine", "tier", "query", "round", "_order"],

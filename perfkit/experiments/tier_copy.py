@@ -196,7 +196,7 @@ class TierCopy(Experiment):
         s3 = frame[frame["storage"] == "s3"]
         s3_seconds = s3["wall_s"].median()
         rows = [{"reader": "aws s3 cp (S3 directly)", "try": t, "seconds": g["wall_s"].median(),
-                 "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median()}
+                 "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(), "vs S3": "(reference)"}
                 for t, g in s3.groupby("try", sort=False)]
         tier = frame[frame["storage"] == "alluxio"]
         for t in TRIES:
