@@ -167,10 +167,18 @@ class Alluxio(Tier):
         return f"{base}/{key.strip('/')}" if key.strip("/") else base
 
     def empty(self) -> str:
-        """`alluxio fs free` of the whole mount: every cached block of the bucket evicted (nothing deleted)."""
+        """`alluxio fs free` of the whole mount: every cached block of the bucket evicted (nothing deleted). The
+        workers drop blocks at their next heartbeat: wait until the store is empty, and say so if it is not."""
         from perfkit.alluxio import AlluxioClient
 
-        AlluxioClient(self.profile).free(self.mount)
+        client = AlluxioClient(self.profile)
+        client.free(self.mount)
+        deadline = time.monotonic() + 15
+        while (store := client.store()) is not None and store[0] > 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if store is not None and store[0] > 0:
+            return (f"Alluxio freed {self.mount} (the bucket's mount), yet its workers still hold "
+                    f"{store[0] / 1e6:.1f} MB")
         return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:

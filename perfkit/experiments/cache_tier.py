@@ -99,7 +99,7 @@ class CacheTierComparison(QueryComparison):
 
     def size_notes(self, tableset) -> dict[str, str]:
         """Tier -> why it cannot hold the data (only tiers that cannot)."""
-        data_bytes = sum(t.total_bytes for t in tableset.tables[BACKING].values())
+        data_bytes = sum(t.bytes for t in tableset.tables[BACKING].values())
         notes = {where: tier(where, self.profile).size_note(data_bytes) for where in self.storages if is_tier(where)}
         return {where: note for where, note in notes.items() if note}
 

@@ -1,5 +1,6 @@
 """The study's microbenchmark: copy a prefix of N objects to local disk from S3 directly (`aws s3 cp --recursive`)
-and through Alluxio (`alluxio fs copyToLocal`), cold, warm and hot, every byte checked.
+and through Alluxio (`alluxio fs copyToLocal`), cold, warm and hot, every byte checked; and the same with boto3 in
+this process, from S3 directly and through Alluxio's S3 API (no tool start-up at all).
 
     bench = TierCopy(load_profile("lab"), objects=8, object_mb=16, rounds=2)
     bench.prepare(); bench.run(); bench.copy_table()
@@ -27,6 +28,8 @@ from tqdm import tqdm
 from perfkit import provenance, storage
 from perfkit.alluxio import AlluxioClient
 from perfkit.config import Profile
+from boto3.s3.transfer import TransferConfig
+
 from perfkit.datasets.digest import UPLOAD_CONFIG
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
@@ -37,7 +40,11 @@ from perfkit.tiers import Alluxio
 from perfkit.transfer import aws_env
 
 EXPERIMENT = "tier_copy"
-READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio"}  # reader -> the storage it reads
+READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
+           "boto3 via Alluxio's S3 API": "alluxio"}  # reader -> the storage it reads
+AGAINST = {"alluxio fs copyToLocal": "aws s3 cp", "boto3 via Alluxio's S3 API": "boto3"}  # its S3-direct twin
+# whole-object GETs: Alluxio caches a block only when it is read whole (its S3 API's ranged reads are not cached)
+WHOLE_OBJECTS = TransferConfig(multipart_threshold=1 << 40, max_concurrency=4)
 
 
 @dataclass
@@ -47,6 +54,7 @@ class TierCopy(Experiment):
     object_mb: float = 16
     rounds: int = 2
     seed: int = 7
+    readers: list[str] = field(default_factory=lambda: list(READERS))
     experiment = EXPERIMENT
     unit = "copies"
     expected: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # object name -> MD5
@@ -58,6 +66,9 @@ class TierCopy(Experiment):
                 raise PerfkitError(f"{name}={value!r}: give a whole number of at least 1")
         if isinstance(self.object_mb, bool) or not isinstance(self.object_mb, (int, float)) or not self.object_mb > 0:
             raise PerfkitError(f"object_mb={self.object_mb!r}: give the size of each object in MB, a number above 0")
+        unknown = [r for r in self.readers if r not in READERS]
+        if unknown or not self.readers:
+            raise PerfkitError(f"readers={self.readers!r}: choose from {', '.join(map(repr, READERS))}")
         self.tier = Alluxio(self.profile)
         reason = self.tier.unavailable()
         if reason:
@@ -103,22 +114,59 @@ class TierCopy(Experiment):
         s3_url = f"s3://{self.profile.s3_bucket}/{self.prefix}"
         if reader == "aws s3 cp":
             return self._aws("s3", "cp", "--recursive", s3_url, str(local))
-        return AlluxioClient(self.profile).command("copyToLocal", self.tier.location(s3_url).removeprefix(
-            "alluxio://"), str(local))
+        return AlluxioClient(self.profile).command("copyToLocal", self.tier.location(s3_url), str(local))
 
     def start_up(self, reader: str) -> float:
-        """Seconds the tool takes to start and do almost nothing (aws --version; alluxio fs ls of the mount)."""
+        """Seconds the tool takes to start and do almost nothing (aws --version; alluxio fs ls of the mount); 0 for
+        boto3, which runs in this process."""
+        if reader.startswith("boto3"):
+            return 0.0
         argv = self._aws("--version") if reader == "aws s3 cp" else AlluxioClient(self.profile).command(
             "ls", self.tier.mount)
         t0 = time.perf_counter()
         subprocess.run(argv, capture_output=True, env=aws_env(self.profile), timeout=600)
         return time.perf_counter() - t0
 
+    def s3_client(self, reader: str):
+        """boto3's client for S3 directly, or for Alluxio's S3 API (path-style; it names the user by the access key)."""
+        if reader == "boto3":
+            return storage.shared_s3_client(self.profile)
+        if not self.profile.alluxio_s3_endpoint:
+            raise PerfkitError("the profile names no Alluxio S3 API (alluxio_s3_endpoint): start Alluxio's proxy "
+                               "and name its address, e.g. http://master:39999/api/v1/s3")
+        import boto3
+        from botocore.config import Config
+
+        env = aws_env(self.profile)
+        return boto3.client("s3", endpoint_url=self.profile.alluxio_s3_endpoint, region_name=self.profile.s3_region,
+                            aws_access_key_id=env.get("AWS_ACCESS_KEY_ID"),
+                            aws_secret_access_key=env.get("AWS_SECRET_ACCESS_KEY"),
+                            config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"}))
+
+    def _boto3_copy(self, reader: str, local: Path) -> None:
+        client = self.s3_client(reader)
+        names = []
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.profile.s3_bucket,
+                                                                     Prefix=self.prefix + "/"):
+            names += [obj["Key"] for obj in page.get("Contents", []) if not obj["Key"].endswith("/")]
+        local.mkdir(parents=True)
+        for key in names:
+            client.download_file(self.profile.s3_bucket, key, str(local / key.rsplit("/", 1)[1]), Config=WHOLE_OBJECTS)
+
     def copy_once(self, reader: str) -> tuple[float, int]:
         """One timed copy into a fresh local folder; (seconds, bytes), the files' MD5s checked, the folder removed."""
         work = Path(tempfile.mkdtemp(prefix="perfkit-tier-copy-"))
         local = work / "copy"
         try:
+            if reader.startswith("boto3"):
+                t0 = time.perf_counter()
+                try:
+                    self._boto3_copy(reader, local)
+                except Exception as err:  # noqa: BLE001 - botocore's and the transfer's errors alike, in one line
+                    if isinstance(err, PerfkitError):
+                        raise
+                    raise PerfkitError(f"{reader} failed: {root_cause(err, 300)}") from None
+                return time.perf_counter() - t0, self._verify(local)
             t0 = time.perf_counter()
             run = subprocess.run(self.command(reader, local), capture_output=True, text=True,
                                  env=aws_env(self.profile, {"AWS_EC2_METADATA_DISABLED": "true"}), timeout=3600)
@@ -151,11 +199,12 @@ class TierCopy(Experiment):
         config = provenance.run_config(self.profile, self.parameters())
         config["versions"]["alluxio"] = client.version()
         results = self.results = ResultSet(EXPERIMENT, config)
-        readers = list(READERS)
+        readers = list(self.readers)
         with tqdm(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
                   disable=not progress) as bar:
             for round_ in range(self.rounds):
-                for reader in readers[round_ % 2:] + readers[:round_ % 2]:
+                shift = round_ % len(readers)
+                for reader in readers[shift:] + readers[:shift]:
                     where = READERS[reader]
                     emptied = "; ".join(([self.tier.empty()] if where == "alluxio" else []) + [drop_page_cache()])
                     start_up = self.start_up(reader)
@@ -188,32 +237,34 @@ class TierCopy(Experiment):
 
     # the published shape ------------------------------------------------------------------------------------------
     def copy_table(self) -> pd.DataFrame:
-        """S3 | cold | warm | hot: median seconds and MB/s per try, each try's ratio against S3 directly."""
+        """Per reader and try: median seconds, MB/s and the tool's start-up; a tier reader's try against the median of
+        its S3-direct twin (copyToLocal against aws s3 cp, boto3 through Alluxio against boto3)."""
         frame = self._frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         frame["try"] = [p.get("try") for p in frame["params"]]
         frame["start_up_s"] = [p.get("start_up_s") for p in frame["params"]]
-        s3 = frame[frame["storage"] == "s3"]
-        s3_seconds = s3["wall_s"].median()
-        rows = [{"reader": "aws s3 cp (S3 directly)", "try": t, "seconds": g["wall_s"].median(),
-                 "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(), "vs S3": "(reference)"}
-                for t, g in s3.groupby("try", sort=False)]
-        tier = frame[frame["storage"] == "alluxio"]
-        for t in TRIES:
-            g = tier[tier["try"] == t]
-            if len(g):
-                rows.append({"reader": "alluxio fs copyToLocal", "try": t, "seconds": g["wall_s"].median(),
+        rows = []
+        for reader in [r for r in READERS if (frame["subject"] == r).any()]:
+            mine = frame[frame["subject"] == reader]
+            twin = frame.loc[frame["subject"] == AGAINST.get(reader), "wall_s"]
+            for try_ in TRIES:
+                g = mine[mine["try"] == try_]
+                if not len(g):
+                    continue
+                seconds = g["wall_s"].median()
+                verdict = ("(reference)" if reader not in AGAINST else
+                           _verdict(twin.median() / seconds) if len(twin) else "no S3-direct twin measured")
+                rows.append({"reader": reader, "reads": READERS[reader], "try": try_, "seconds": seconds,
                              "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(),
-                             "vs S3": _verdict(s3_seconds / g["wall_s"].median())})
-        table = pd.DataFrame(rows)
-        return table.round({"seconds": 3, "MB/s": 1, "start-up (s)": 3})
+                             "vs S3": verdict})
+        return pd.DataFrame(rows).round({"seconds": 3, "MB/s": 1, "start-up (s)": 3})
 
     def counters_table(self) -> pd.DataFrame:
         """Each Alluxio copy with the MB its worker served from cache and read from S3."""
         frame = self._frame()
         frame = frame[(frame["storage"] == "alluxio") & frame["ok"].astype(bool)]
         return pd.DataFrame({
-            "round": frame["iteration"] + 1, "try": [p.get("try") for p in frame["params"]],
+            "reader": frame["subject"], "round": frame["iteration"] + 1, "try": [p.get("try") for p in frame["params"]],
             "seconds": frame["wall_s"].round(3),
             "MB from cache": [round(p.get("cache_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
             "MB from S3": [round(p.get("s3_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, write_
 
 HEAP = "-Xmx512m"
 MASTER_MAIN, WORKER_MAIN = "alluxio.master.AlluxioMaster", "alluxio.worker.AlluxioWorker"
+PROXY_MAIN = "alluxio.proxy.AlluxioProxy"  # Alluxio's S3 API: boto3 reads through the tier
 SHELL_MAIN, FORMAT_MAIN = "alluxio.cli.fs.FileSystemShell", "alluxio.cli.Format"
 STORE_SIZE = "1GB"
 # Java 17 closes these to Alluxio's gRPC/netty and its memory accounting
@@ -81,6 +83,7 @@ class AlluxioServer:
         self.conf_dir = self.root / "conf"  # the servers' configuration, with the S3 keys (0600)
         self.client_conf_dir = self.root / "client-conf"  # for engines and the shell: no keys
         self.store = self.root / "worker-store"
+        self.root_ufs = self.root / "underFSStorage"  # the namespace's root (local): S3 is mounted below it
         self.formatted = self.root / "journal-formatted"
         self.master = Daemon("alluxio-master", home, MASTER_MAIN,
                              ports={"alluxio_master": ports.alluxio_master,
@@ -88,7 +91,8 @@ class AlluxioServer:
         self.worker = Daemon("alluxio-worker", home, WORKER_MAIN,
                              ports={"alluxio_worker": ports.alluxio_worker,
                                     "alluxio_worker_web": ports.alluxio_worker_web})
-        self.daemons = [self.master, self.worker]
+        self.proxy = Daemon("alluxio-proxy", home, PROXY_MAIN, ports={"alluxio_proxy": ports.alluxio_proxy})
+        self.daemons = [self.master, self.worker, self.proxy]
 
     @property
     def mount_point(self) -> str:
@@ -97,10 +101,15 @@ class AlluxioServer:
     def addresses(self) -> dict[str, str]:
         return {"alluxio-master": f"alluxio://{HOST}:{self.ports.alluxio_master} (s3://{BUCKET} at "
                                   f"alluxio://{HOST}:{self.ports.alluxio_master}{self.mount_point})",
-                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} in {self.store})"}
+                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} in {self.store})",
+                "alluxio-proxy": f"{self.s3_endpoint} (S3 API; bucket {BUCKET})"}
+
+    @property
+    def s3_endpoint(self) -> str:
+        return f"http://{HOST}:{self.ports.alluxio_proxy}/api/v1/s3"
 
     def ports_needed(self) -> dict[str, int]:
-        return {**self.master.ports, **self.worker.ports}
+        return {**self.master.ports, **self.worker.ports, **self.proxy.ports}
 
     def site(self) -> dict[str, object]:
         p, creds = self.ports, lab_credentials(create=True, home=self.home)
@@ -109,16 +118,21 @@ class AlluxioServer:
             "alluxio.home": self.root, "alluxio.work.dir": self.root,
             # never probe the internet: the update check otherwise asks cloud metadata addresses off this machine
             "alluxio.master.update.check.enabled": "false",
+            # one user's lab: S3 objects load as root-owned 0700 inodes, which the S3 API's caller (named by its
+            # access key) could not list
+            "alluxio.security.authorization.permission.enabled": "false",
             "alluxio.master.daily.backup.enabled": "false",
             "alluxio.master.bind.host": HOST, "alluxio.master.web.bind.host": HOST,
             "alluxio.master.web.hostname": HOST,
             "alluxio.master.web.port": p.alluxio_master_web,
             "alluxio.master.journal.type": "UFS", "alluxio.master.journal.folder": self.root / "journal",
             "alluxio.master.metastore": "HEAP",
-            "alluxio.master.mount.table.root.ufs": self.root / "underFSStorage",
+            "alluxio.master.mount.table.root.ufs": self.root_ufs,
             "alluxio.worker.hostname": HOST, "alluxio.worker.bind.host": HOST,
             "alluxio.worker.web.bind.host": HOST, "alluxio.worker.web.hostname": HOST,
             "alluxio.worker.rpc.port": p.alluxio_worker, "alluxio.worker.web.port": p.alluxio_worker_web,
+            "alluxio.proxy.web.bind.host": HOST, "alluxio.proxy.web.hostname": HOST,
+            "alluxio.proxy.web.port": p.alluxio_proxy,
             "alluxio.worker.tieredstore.levels": 1,
             "alluxio.worker.tieredstore.level0.alias": "SSD",
             "alluxio.worker.tieredstore.level0.dirs.mediumtype": "SSD",
@@ -145,6 +159,7 @@ class AlluxioServer:
         (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
         write_private(self.conf_dir / "alluxio-site.properties", _properties(self.site()))
         self.store.mkdir(parents=True, exist_ok=True)
+        self.root_ufs.mkdir(parents=True, exist_ok=True)  # the S3 API keeps its metadata folder there
 
     def java(self, main: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         conf = conf_dir or self.conf_dir
@@ -182,9 +197,22 @@ class AlluxioServer:
         self.worker.wait_until(lambda: self._live_workers() >= 1, 240,
                                "read the log; `perfkit lab up alluxio` starts the missing worker")
         self.mount_bucket()
+        if self.proxy.pid() is None:
+            self.proxy.start(self.java(PROXY_MAIN), env=self.env(), cwd=self.root)
+        self.proxy.wait_until(self._proxy_answers, 240, "read the log; `perfkit lab up alluxio` starts it again")
 
     def stop(self) -> list[str]:
-        return [d.name for d in (self.worker, self.master) if d.stop()]
+        return [d.name for d in (self.proxy, self.worker, self.master) if d.stop()]
+
+    def _proxy_answers(self) -> bool:
+        """Any HTTP answer from the S3 API (an error status is still an answer)."""
+        try:
+            urllib.request.urlopen(f"{self.s3_endpoint}/", timeout=5).close()
+        except urllib.error.HTTPError:
+            return True
+        except Exception:  # noqa: BLE001 - not listening (yet)
+            return False
+        return True
 
     # --- the namespace --------------------------------------------------------------------------------------
 
@@ -248,6 +276,8 @@ class AlluxioServer:
         workers = self._live_workers()
         if workers < 1:
             return False, "no live worker"
+        if self.proxy.pid() is not None and not self._proxy_answers():
+            return False, "the S3 API does not answer"
         return True, f"{workers} worker{'s' if workers != 1 else ''}, store {store_size()}"
 
 

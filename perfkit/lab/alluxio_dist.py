@@ -1,6 +1,7 @@
 """Fetch Alluxio into the tool cache, once per version: the servers' jars and the shaded client engines load."""
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -15,8 +16,10 @@ CLIENT = f"org.alluxio:alluxio-shaded-client:{versions.ALLUXIO}"
 
 
 def alluxio_lib() -> Path:
-    """Master, worker, S3 and local under-filesystems, shell and Hadoop client (~280 jars, ~180 MB)."""
-    return copy_dependencies("alluxio-pom.xml", tool_cache() / f"alluxio-{versions.ALLUXIO}" / "lib",
+    """Master, worker, proxy, S3 and local under-filesystems, shell and Hadoop client (~290 jars, ~180 MB); the
+    folder is named by the pom's contents too, so a changed pom fetches again."""
+    pom = hashlib.sha256((Path(__file__).parent / "alluxio-pom.xml").read_bytes()).hexdigest()[:8]
+    return copy_dependencies("alluxio-pom.xml", tool_cache() / f"alluxio-{versions.ALLUXIO}" / f"lib-{pom}",
                              f"Alluxio {versions.ALLUXIO}", values={"ALLUXIO_VERSION": versions.ALLUXIO})
 
 

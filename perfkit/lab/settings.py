@@ -59,6 +59,7 @@ class LabPorts:
     alluxio_master_web: int = 19999
     alluxio_worker: int = 29999
     alluxio_worker_web: int = 30000
+    alluxio_proxy: int = 39999  # Alluxio's S3 API
 
     @classmethod
     def from_env(cls) -> "LabPorts":

@@ -124,3 +124,16 @@ def test_the_table_puts_each_try_against_s3s_median(lab, tmp_path, monkeypatch):
     assert list(tier["vs S3"]) == ["0.25x (slower)", "2.00x (faster)", "4.00x (faster)"]  # S3's median: 2 s
     assert list(tier["MB/s"]) == [2.0, 16.0, 32.0]
     assert list(bench.counters_table()["MB from S3"]) == [0.0, 0.0, 0.0]  # 7 bytes
+
+
+def test_each_reader_copies_the_prefix_named_for_its_tool(lab, tmp_path, monkeypatch):
+    from perfkit.lab import alluxio_dist
+
+    monkeypatch.setattr(alluxio_dist, "alluxio_lib", lambda: tmp_path / "lib")  # no fetch: only the command line
+    bench = _bench(lab, tmp_path, monkeypatch)
+    aws = bench.command("aws s3 cp", tmp_path / "out")
+    assert aws[-7:] == ["cp", "--recursive", f"s3://perfkit-lab/{bench.prefix}", str(tmp_path / "out"),
+                        "--endpoint-url", "http://127.0.0.1:7070", "--only-show-errors"]
+    shell = bench.command("alluxio fs copyToLocal", tmp_path / "out")
+    assert shell[-4:] == ["alluxio.cli.fs.FileSystemShell", "copyToLocal",
+                          f"alluxio://127.0.0.1:19998/perfkit-lab/{bench.prefix}", str(tmp_path / "out")]

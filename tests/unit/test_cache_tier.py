@@ -82,3 +82,20 @@ def test_the_plot_draws_s3_and_each_try_at_their_median_seconds(tmp_path):
     ax = plots.cache_tries(c.tries_table()).axes[0]
     assert [round(p.get_height(), 3) for p in ax.patches] == [2.0, 4.0, 1.0, 0.5]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S3 directly", "cold", "warm", "hot"]
+
+
+def test_a_tier_smaller_than_the_data_is_said_by_the_tier_sized_against_the_s3_tables(monkeypatch):
+    from perfkit.tiers import Alluxio
+
+    seen = []
+    monkeypatch.setattr(Alluxio, "size_note", lambda self, data_bytes: seen.append(data_bytes) or "too small")
+    monkeypatch.setattr(TrinoCache, "size_note", lambda self, data_bytes: None)
+    cmp = CacheTierComparison(load_profile("lab"), storages=["s3", "alluxio", "trino-cache"])
+    tables = {"s3": {"a": Table("s3a://b/p/a", "orc", [], 2, 300), "b": Table("s3a://b/p/b", "orc", [], 1, 200)}}
+    assert cmp.size_notes(TableSet("x", tables)) == {"alluxio": "too small"}
+    assert seen == [500]
+    with pytest.raises(PerfkitError, match="s3a://b/p/a is not on the S3 bucket the Alluxio tier mounts"):
+        with_tiers(TableSet("x", tables), ["s3", "alluxio"], load_profile("lab"))  # the user's table elsewhere
+    own = {"s3": {"a": Table("s3a://perfkit-lab/p/a", "orc", [], 2, 300)}}
+    tiered = with_tiers(TableSet("x", own), ["s3", "alluxio"], load_profile("lab"))
+    assert tiered.tables["alluxio"]["a"].location == "alluxio://127.0.0.1:19998/perfkit-lab/p/a"
