@@ -338,3 +338,63 @@ def emr_list(editor_id, cluster_id, status, days, limit, region):
         when = start.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if start else "-"
         click.echo(f"{e['NotebookExecutionId']}  {e.get('Status', '?'):<12} {when}  {took:>8}  "
                    f"{e.get('ExecutionEngineId') or '-'}  {e.get('EditorId') or '-'}  {e.get('NotebookExecutionName') or ''}")
+
+
+@main.group()
+def tier():
+    """Promote a table's newest partitions to the Alluxio tier and demote them back (metastore only, no copy)."""
+
+
+def _tier_context(profile: str):
+    from perfkit.config import load_profile
+    from perfkit.engines import get_engine
+    from perfkit.tiers import Alluxio
+
+    loaded = load_profile(profile)
+    return get_engine("hive", loaded), Alluxio(loaded)
+
+
+def _print_moves(moves, verb: str) -> None:
+    for move in moves:
+        click.echo(f"{verb} {move.partition}: {move.old} -> {move.new}")
+    click.echo(f"{len(moves)} partition{'s' if len(moves) != 1 else ''} {verb}; nothing copied, nothing deleted")
+
+
+@tier.command("partitions")
+@click.argument("table")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+def tier_partitions(table, profile):
+    """TABLE's partitions (database.table), oldest first, with where each one is read from."""
+    from perfkit.promote import partitions
+
+    engine, _ = _tier_context(profile)
+    with engine:
+        for partition in partitions(engine, table):
+            click.echo(f"{partition.name}  {partition.location}")
+
+
+@tier.command("promote")
+@click.argument("table")
+@click.option("--newest", required=True, type=int, help="How many of the newest partitions to read through the tier.")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+def tier_promote(table, newest, profile):
+    """Point the newest partitions of TABLE (database.table, on the tier's S3 bucket) at alluxio://."""
+    from perfkit.promote import promote
+
+    engine, alluxio = _tier_context(profile)
+    with engine:
+        _print_moves(promote(engine, table, newest, alluxio), "promoted")
+
+
+@tier.command("demote")
+@click.argument("table")
+@click.option("--partition", "names", multiple=True, metavar="KEY=VALUE/...",
+              help="A partition to demote, e.g. year=2026/month=11/day=2/hour=1; repeat for more (default: all).")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+def tier_demote(table, names, profile):
+    """Point promoted partitions of TABLE back at exactly the S3 location each had."""
+    from perfkit.promote import demote
+
+    engine, alluxio = _tier_context(profile)
+    with engine:
+        _print_moves(demote(engine, table, alluxio, list(names) or None), "demoted")

@@ -1,0 +1,152 @@
+"""Promote the newest partitions of a table on S3 to a cache tier, demote them back: the study's design, where a
+table stays on S3 and recent partitions are read through Alluxio by pointing their LOCATION at alluxio://.
+
+Only the metastore changes (ALTER TABLE ... PARTITION (...) SET LOCATION, through HiveServer2): nothing is copied,
+nothing deleted. Each promoted partition's original location is kept in a table property, so demoting restores it
+string for string.
+
+    with get_engine("hive", profile) as hive:
+        moves = promote(hive, "perfkit.pageviews", newest=2, tier=Alluxio(profile))
+        demote(hive, "perfkit.pageviews", tier=Alluxio(profile))
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from perfkit.errors import PerfkitError
+from perfkit.tiers import Alluxio
+
+ORIGINALS = "perfkit.promoted.originals"  # table property: {partition: its location before promotion}
+
+
+@dataclass(frozen=True)
+class Partition:
+    spec: tuple[tuple[str, str], ...]  # (("year", "2026"), ("month", "11"), ...) in the table's key order
+    location: str
+
+    @property
+    def name(self) -> str:
+        return "/".join(f"{k}={v}" for k, v in self.spec)
+
+    def sql(self) -> str:
+        """The PARTITION clause: numbers bare, anything else quoted."""
+        return ", ".join(f"`{k}`={v}" if re.fullmatch(r"-?\d+", v) else f"`{k}`='{v}'" for k, v in self.spec)
+
+    def order_key(self) -> tuple:
+        """Newest last: numeric values compare as numbers (hour=9 before hour=10), others as text."""
+        return tuple((0, int(v), "") if re.fullmatch(r"-?\d+", v) else (1, 0, v) for _, v in self.spec)
+
+
+@dataclass(frozen=True)
+class Move:
+    partition: str
+    old: str
+    new: str
+
+
+def parse_name(name: str) -> tuple[tuple[str, str], ...]:
+    """"year=2026/month=11" -> (("year", "2026"), ("month", "11"))."""
+    spec = []
+    for part in name.strip("/").split("/"):
+        key, eq, value = part.partition("=")
+        if not eq or not key or not value:
+            raise PerfkitError(f"partition {name!r}: give it as key=value/key=value, e.g. year=2026/month=11/day=22/"
+                               "hour=03")
+        spec.append((key, value))
+    return tuple(spec)
+
+
+def partitions(engine, table: str) -> list[Partition]:
+    """Every partition of `table` with its location, oldest first."""
+    _check_table(engine, table)
+    found = []
+    for (name,) in engine.execute(f"SHOW PARTITIONS {table}"):
+        partition = Partition(parse_name(str(name)), "")
+        found.append(Partition(partition.spec, _location(engine, table, partition)))
+    if not found:
+        raise PerfkitError(f"table {table} has no partitions: promote and demote move partitions; a table without "
+                           "any has nothing to move")
+    return sorted(found, key=Partition.order_key)
+
+
+def promote(engine, table: str, newest: int, tier: Alluxio) -> list[Move]:
+    """Point the newest `newest` partitions that are on S3 at the tier; the others stay as they are."""
+    if isinstance(newest, bool) or not isinstance(newest, int) or newest < 1:
+        raise PerfkitError(f"newest={newest!r}: give how many of the newest partitions to promote, a whole number "
+                           "of at least 1")
+    reason = tier.unavailable()
+    if reason:
+        raise PerfkitError(f"promote: {reason}")
+    every = partitions(engine, table)
+    chosen = every[-newest:]
+    moves = [Move(p.name, p.location, tier.location(p.location)) for p in chosen if not _on_tier(p.location)]
+    originals = _originals(engine, table)
+    originals.update({m.partition: m.old for m in moves})
+    _set_originals(engine, table, originals)  # first: an interrupted promotion can still be demoted exactly
+    for move, partition in zip(moves, [p for p in chosen if not _on_tier(p.location)]):
+        engine.execute(f"ALTER TABLE {table} PARTITION ({partition.sql()}) SET LOCATION '{move.new}'")
+    return moves
+
+
+def demote(engine, table: str, tier: Alluxio, names: list[str] | None = None) -> list[Move]:
+    """Point promoted partitions (all, or those named) back at S3, at exactly the location they had."""
+    every = {p.name: p for p in partitions(engine, table)}
+    if names:
+        wanted = ["/".join(f"{k}={v}" for k, v in parse_name(n)) for n in names]
+        missing = [n for n in wanted if n not in every]
+        if missing:
+            raise PerfkitError(f"table {table} has no partition {', '.join(missing)}: its partitions are "
+                               f"{_few(list(every))}")
+        chosen = [every[n] for n in wanted]
+    else:
+        chosen = list(every.values())
+    originals = _originals(engine, table)
+    moves = []
+    for partition in chosen:
+        if not _on_tier(partition.location):
+            continue  # already on S3
+        back = originals.get(partition.name) or tier.s3_location(partition.location)
+        engine.execute(f"ALTER TABLE {table} PARTITION ({partition.sql()}) SET LOCATION '{back}'")
+        moves.append(Move(partition.name, partition.location, back))
+    for move in moves:
+        originals.pop(move.partition, None)
+    _set_originals(engine, table, originals)
+    return moves
+
+
+def _on_tier(location: str) -> bool:
+    return location.startswith("alluxio:")
+
+
+def _check_table(engine, table: str) -> None:
+    database, _, name = table.rpartition(".")
+    rows = engine.execute(f"SHOW TABLES IN {database or 'default'} LIKE '{name}'")
+    if not any(str(r[-1]).lower() == name.lower() for r in rows):
+        raise PerfkitError(f"table {table} does not exist in the metastore: give database.table of a partitioned "
+                           "table (SHOW TABLES lists them)")
+
+
+def _location(engine, table: str, partition: Partition) -> str:
+    """The partition's LOCATION, from DESCRIBE FORMATTED (Hive prints it as a 'Location:' row)."""
+    for row in engine.execute(f"DESCRIBE FORMATTED {table} PARTITION ({partition.sql()})"):
+        if row and str(row[0]).strip().rstrip(":").lower() == "location":
+            return str(row[1]).strip()
+    raise PerfkitError(f"table {table} partition {partition.name}: the metastore gave no location")
+
+
+def _originals(engine, table: str) -> dict[str, str]:
+    for key, value, *_ in engine.execute(f"SHOW TBLPROPERTIES {table}"):
+        if str(key).strip() == ORIGINALS:
+            return json.loads(str(value))
+    return {}
+
+
+def _set_originals(engine, table: str, originals: dict[str, str]) -> None:
+    text = json.dumps(originals, sort_keys=True).replace("'", "\\'")
+    engine.execute(f"ALTER TABLE {table} SET TBLPROPERTIES ('{ORIGINALS}'='{text}')")
+
+
+def _few(names: list[str], limit: int = 6) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
