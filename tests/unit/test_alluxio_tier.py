@@ -21,12 +21,12 @@ def lab(tmp_path, monkeypatch):
 def test_an_s3_location_maps_to_the_mount_and_back_string_for_string(lab):
     alluxio = Alluxio(lab)
     url = "s3a://perfkit-lab/perfkit/datasets/taxi/orc"
-    assert alluxio.location(url) == "alluxio://127.0.0.1:19998/perfkit-lab/perfkit/datasets/taxi/orc"
+    assert alluxio.location(url) == f"alluxio://{lab.alluxio_master}/perfkit-lab/perfkit/datasets/taxi/orc"
     assert alluxio.s3_location(alluxio.location(url)) == url
     # as Hive and Spark store a location without a host, and with an empty one
     assert alluxio.s3_location("alluxio:/perfkit-lab/perfkit/datasets/taxi/orc") == url
     assert alluxio.s3_location("alluxio:///perfkit-lab/perfkit/datasets/taxi/orc") == url
-    assert alluxio.location("s3a://perfkit-lab") == "alluxio://127.0.0.1:19998/perfkit-lab"
+    assert alluxio.location("s3a://perfkit-lab") == f"alluxio://{lab.alluxio_master}/perfkit-lab"
 
 
 def test_a_location_off_the_mounted_bucket_is_refused_with_the_fix(lab):
@@ -133,7 +133,7 @@ def test_each_reader_copies_the_prefix_named_for_its_tool(lab, tmp_path, monkeyp
     bench = _bench(lab, tmp_path, monkeypatch)
     aws = bench.command("aws s3 cp", tmp_path / "out")
     assert aws[-7:] == ["cp", "--recursive", f"s3://perfkit-lab/{bench.prefix}", str(tmp_path / "out"),
-                        "--endpoint-url", "http://127.0.0.1:7070", "--only-show-errors"]
+                        "--endpoint-url", lab.s3_endpoint, "--only-show-errors"]
     shell = bench.command("alluxio fs copyToLocal", tmp_path / "out")
     assert shell[-4:] == ["alluxio.cli.fs.FileSystemShell", "copyToLocal",
-                          f"alluxio://127.0.0.1:19998/perfkit-lab/{bench.prefix}", str(tmp_path / "out")]
+                          f"alluxio://{lab.alluxio_master}/perfkit-lab/{bench.prefix}", str(tmp_path / "out")]

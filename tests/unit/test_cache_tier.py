@@ -98,4 +98,4 @@ def test_a_tier_smaller_than_the_data_is_said_by_the_tier_sized_against_the_s3_t
         with_tiers(TableSet("x", tables), ["s3", "alluxio"], load_profile("lab"))  # the user's table elsewhere
     own = {"s3": {"a": Table("s3a://perfkit-lab/p/a", "orc", [], 2, 300)}}
     tiered = with_tiers(TableSet("x", own), ["s3", "alluxio"], load_profile("lab"))
-    assert tiered.tables["alluxio"]["a"].location == "alluxio://127.0.0.1:19998/perfkit-lab/p/a"
+    assert tiered.tables["alluxio"]["a"].location == f"alluxio://{load_profile('lab').alluxio_master}/perfkit-lab/p/a"

@@ -59,7 +59,7 @@ def test_promote_then_demote_restores_every_location_string_for_string():
     original = dict(store.locations)
     moves = promote(store, "perfkit.views", newest=2, tier=Alluxio(lab))
     assert [m.partition for m in moves] == ["year=2026/month=11/day=2/hour=11", "year=2026/month=11/day=2/hour=12"]
-    assert store.locations["year=2026/month=11/day=2/hour=12"] == "alluxio://127.0.0.1:19998/perfkit-lab/other/scheme"
+    assert store.locations["year=2026/month=11/day=2/hour=12"] == f"alluxio://{lab.alluxio_master}/perfkit-lab/other/scheme"
     assert {k: v for k, v in store.locations.items() if k.endswith(("=9", "=10"))} == \
         {k: v for k, v in original.items() if k.endswith(("=9", "=10"))}
     assert json.loads(store.properties[ORIGINALS]) == {m.partition: m.old for m in moves}
