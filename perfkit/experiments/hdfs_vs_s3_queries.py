@@ -377,6 +377,32 @@ class QueryComparison(Experiment):
         """Every query whose results differ between storages: listed as a failure, never compared."""
         return result_mismatches(self._results().to_frame())
 
+    @property
+    def has_reference(self) -> bool:
+        """TPC-H at a scale small enough for the independent check (DuckDB over tpchgen-cli's data, on the driver)."""
+        from perfkit.datasets.tpch_reference import REFERENCE_MAX_SCALE
+
+        return self.source == "tpch" and float(self.scale) <= REFERENCE_MAX_SCALE
+
+    def reference_check(self, progress: bool = True) -> pd.DataFrame:
+        """Every engine's answer on every storage against an independent generator and engine, per read query.
+
+        Engines agreeing across storages shows they read the same files alike; this shows the answers are TPC-H's.
+        The verdicts are saved with the run's records."""
+        from perfkit.datasets import tpch_reference
+
+        if not self.has_reference:
+            raise PerfkitError(f"suite {self.suite} at scale {self.scale}: the independent check is for TPC-H up to "
+                               f"sf {tpch_reference.REFERENCE_MAX_SCALE:g}")
+        results = self._results()
+        scale = float(self.scale)
+        answers = tpch_reference.reference_answers([q for q in self.suite_queries if not q.writes], scale, progress)
+        table = reference_table(results.to_frame(), answers, tpch_reference.reference_by(scale))
+        results.config["reference"] = {"by": table.attrs["by"],
+                                       "verdicts": dict(zip(table["query"], table["verdict"]))}
+        results.save()
+        return table
+
 
 def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) -> TableSet:
     """The generated taxi files as the one table of the taxi suites."""
@@ -408,6 +434,38 @@ def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
             rows.append({"subject": subject, "storage": "all", "case": case, "phase": "measured",
                          "iteration": None, "error": f"not comparable: results differ ({seen})"})
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+
+
+def reference_table(frame: pd.DataFrame, answers: dict, by: str) -> pd.DataFrame:
+    """Per query: the reference answer's rows and hash, the successful runs compared with it, and a verdict.
+
+    `answers` maps query id -> ReferenceAnswer; `by` (who answered) is kept in the frame's attrs."""
+    ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()] if len(frame) else frame
+    rows = []
+    for query, answer in answers.items():
+        mine = ok[ok["case"] == query] if len(ok) else ok
+        if answer.error:
+            verdict = f"no reference: {answer.error}"
+        elif mine.empty:
+            verdict = "no run returned a result"
+        else:
+            differ = sorted({f"{r.subject}/{r.storage}" for r in mine.itertuples() if r.result_hash != answer.result_hash})
+            verdict = f"DIFFERS ({', '.join(differ)})" if differ else "agrees"
+        rows.append({"query": query, "reference rows": answer.rows, "reference hash": answer.result_hash,
+                     "runs compared": len(mine), "verdict": verdict})
+    table = pd.DataFrame(rows, columns=["query", "reference rows", "reference hash", "runs compared", "verdict"])
+    table.attrs["by"] = by
+    return table
+
+
+def raise_for_reference(table: pd.DataFrame) -> None:
+    """A batch run fails when any engine's answer differs from the independent reference."""
+    differ = table[table["verdict"].str.startswith("DIFFERS")]
+    if len(differ):
+        listed = "; ".join(f"{r.query} {r.verdict[len('DIFFERS '):]}" for r in differ.itertuples())
+        raise PerfkitError(f"TPC-H answers differ from the independent reference ({table.attrs.get('by', '?')}): "
+                           f"{listed}. An engine or the data is wrong there: compare that engine's rows with the "
+                           "reference's before trusting its times")
 
 
 def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",

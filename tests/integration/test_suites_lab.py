@@ -47,6 +47,15 @@ def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_
     assert (ranking["queries"] == 22).all()
 
 
+def test_tpch_results_agree_with_an_independent_generator_and_engine(tpch):
+    table = tpch.reference_check(progress=False)
+    assert list(table["query"]) == [f"q{n}" for n in range(1, 23)]
+    assert set(table["verdict"]) == {"agrees"}, table.to_string()
+    assert (table["runs compared"] == len(ENGINES) * 2).all()
+    assert table.attrs["by"].startswith("DuckDB ") and "tpchgen-cli" in table.attrs["by"]
+    assert tpch.results.config["reference"]["verdicts"]["q22"] == "agrees"
+
+
 def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_remade(profile, tpch):
     from perfkit.datasets.generate import Placement, generator_for, place_generated
 
