@@ -84,6 +84,17 @@ class AlluxioClient:
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
 
 
+    def caching_tasks(self) -> int | None:
+        """Cache requests the lab's worker is still working on (running or queued): a read through Alluxio asks
+        the worker to fetch the whole blocks it touched, in the background. None on a cluster."""
+        server = self._lab_server()
+        if server is None:
+            return None
+        metrics = server.metrics()
+        return int(metrics.get("Worker.CacheManagerThreadActiveCount", 0)
+                   + metrics.get("Worker.CacheManagerThreadQueueWaitingTaskCount", 0))
+
+
 def _quiet_env() -> dict:
     import os
 

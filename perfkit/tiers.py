@@ -18,6 +18,8 @@ from perfkit.config import Profile
 from perfkit.errors import PerfkitError
 
 BACKING = "s3"  # every tier caches the S3 copy of the data
+SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
+SETTLE_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,11 @@ class Tier:
 
     def cached_bytes(self) -> int | None:
         """How much the tier holds now, where it can tell."""
+        return None
+
+    def settle(self, timeout_s: float = SETTLE_TIMEOUT_S) -> str | None:
+        """Wait until the fill a read started in the background is done, so that the next try reads what the
+        tier holds rather than racing its own fill; say what was waited for (None: nothing to wait for)."""
         return None
 
     def size_note(self, data_bytes: int) -> str | None:
@@ -193,6 +200,25 @@ class Alluxio(Tier):
 
         store = AlluxioClient(self.profile).store()
         return None if store is None else store[0]
+
+    def settle(self, timeout_s: float = SETTLE_TIMEOUT_S) -> str | None:
+        """A read of part of a block makes the worker fetch the whole block from S3 in the background (Alluxio's
+        async caching). Wait until the worker has no cache request left and what it holds stopped growing."""
+        from perfkit.alluxio import AlluxioClient
+
+        client = AlluxioClient(self.profile)
+        if client.caching_tasks() is None:
+            return None  # a cluster: its workers' queues are not read here
+        started = time.monotonic()
+        last, quiet = None, 0
+        while time.monotonic() - started < timeout_s:
+            tasks, held = client.caching_tasks(), self.cached_bytes()
+            quiet = quiet + 1 if tasks == 0 and held == last else 0
+            if quiet >= 2:  # idle twice in a row with nothing added: the fill is done
+                return f"Alluxio's background caching done after {time.monotonic() - started:.1f} s"
+            last = held
+            time.sleep(SETTLE_POLL_S)
+        return f"Alluxio's background caching still busy after {timeout_s:g} s: the next try races it"
 
     def size_note(self, data_bytes: int) -> str | None:
         """The workers' store smaller than the data: reads cannot all come from the cache (said, not failed)."""

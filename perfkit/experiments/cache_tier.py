@@ -87,6 +87,8 @@ class CacheTierComparison(QueryComparison):
             before = self.counters(engine, where)
             first = len(results.records)
             self.measure(results, engine, query, Step("measured", round_, where), tables)
+            # the fill this read started belongs to this try's counters, and must not run into the next try
+            settled = tier(where, self.profile).settle() if is_tier(where) else None
             after = self.counters(engine, where)
             used = after - before if after and before else None
             held = tier(where, self.profile).cached_bytes() if is_tier(where) else None
@@ -96,6 +98,8 @@ class CacheTierComparison(QueryComparison):
                     record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
                 if held is not None:
                     record.params["tier_holds_bytes"] = held
+                if settled:
+                    record.params["settled"] = settled
 
     def size_notes(self, tableset) -> dict[str, str]:
         """Tier -> why it cannot hold the data (only tiers that cannot)."""
@@ -122,7 +126,7 @@ class CacheTierComparison(QueryComparison):
         frame = self._results().to_frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         params = pd.DataFrame(list(frame["params"]), index=frame.index)
-        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes"):
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled"):
             frame[column] = params[column] if column in params else None
         return frame
 
@@ -155,7 +159,8 @@ class CacheTierComparison(QueryComparison):
             "MB from cache": (frame["cache_bytes"].astype(float) / 1e6).round(2),
             "MB from S3": (frame["s3_bytes"].astype(float) / 1e6).round(2),
             "MB the tier holds after": (frame["tier_holds_bytes"].astype(float) / 1e6).round(2),
-            "emptied before": frame["emptied"]})
+            "emptied before": frame["emptied"],
+            "after the run": frame["settled"].fillna("nothing to wait for")})
         table["check"] = [_hit_check(t, s3) for t, s3 in zip(table["try"], table["MB from S3"])]
         order = table["try"].map({t: i for i, t in enumerate(TRIES)})
         return table.assign(_order=order).sort_values(["engine", "tier", "query", "round", "_order"],

@@ -25,6 +25,8 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
         assert by_try.loc["cold", "MB from S3"] > 0.5 * taxi_mb, case  # the emptied cache fetched from S3
         assert by_try.loc["hot", "MB from S3"] == 0 and by_try.loc["hot", "MB from cache"] > 0, case
         assert by_try.loc["cold", "emptied before"].startswith(emptied[where])
+        waited = "Alluxio's background caching done" if where == "alluxio" else "nothing to wait for"
+        assert all(after.startswith(waited) for after in by_try["after the run"]), list(by_try["after the run"])
     assert list(counters["check"]) == ["ok"] * len(counters)
     assert set(counters.loc[counters["tier"] == "alluxio", "MB the tier holds after"]) != {0.0}
     assert set(c.tries_table()["tier"]) == {"alluxio", "trino-cache"}

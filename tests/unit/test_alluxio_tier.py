@@ -137,3 +137,52 @@ def test_each_reader_copies_the_prefix_named_for_its_tool(lab, tmp_path, monkeyp
     shell = bench.command("alluxio fs copyToLocal", tmp_path / "out")
     assert shell[-4:] == ["alluxio.cli.fs.FileSystemShell", "copyToLocal",
                           f"alluxio://{lab.alluxio_master}/perfkit-lab/{bench.prefix}", str(tmp_path / "out")]
+
+
+class _FillingWorker:
+    """An Alluxio worker as its counters show it: `busy` polls with cache requests open, the store growing."""
+
+    def __init__(self, busy: int):
+        self.busy, self.polls, self.held = busy, 0, 0
+
+    def caching_tasks(self):
+        self.polls += 1
+        if self.polls <= self.busy:
+            self.held += 1_000_000
+            return 1
+        return 0
+
+    def store(self):
+        return self.held, 10**9
+
+
+def test_settle_waits_until_the_worker_is_idle_and_its_store_stopped_growing(lab, monkeypatch):
+    import perfkit.alluxio
+    import perfkit.tiers
+
+    worker = _FillingWorker(busy=3)
+    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: worker)
+    monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
+    said = Alluxio(lab).settle(timeout_s=5)
+    assert said.startswith("Alluxio's background caching done after ")
+    assert worker.held == 3_000_000 and worker.polls >= 3 + 2  # the idle state seen twice after the fill
+
+
+def test_settle_says_when_the_fill_outlasts_the_wait(lab, monkeypatch):
+    import perfkit.alluxio
+    import perfkit.tiers
+
+    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
+    monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
+    assert Alluxio(lab).settle(timeout_s=0.2) == "Alluxio's background caching still busy after 0.2 s: the next try races it"
+
+
+def test_settle_on_a_cluster_does_not_wait(lab, monkeypatch):
+    import perfkit.alluxio
+
+    class Cluster:
+        def caching_tasks(self):
+            return None
+
+    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: Cluster())
+    assert Alluxio(lab).settle() is None
