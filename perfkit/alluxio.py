@@ -83,7 +83,6 @@ class AlluxioClient:
         from_ufs = sum(v for k, v in metrics.items() if k.startswith("Worker.BytesReadPerUfs."))
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
 
-
     def caching_tasks(self) -> int | None:
         """Cache requests the lab's worker is still working on (running or queued): a read through Alluxio asks
         the worker to fetch the whole blocks it touched, in the background. None on a cluster."""

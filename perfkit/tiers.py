@@ -207,12 +207,13 @@ class Alluxio(Tier):
         from perfkit.alluxio import AlluxioClient
 
         client = AlluxioClient(self.profile)
-        if client.caching_tasks() is None:
-            return None  # a cluster: its workers' queues are not read here
         started = time.monotonic()
         last, quiet = None, 0
         while time.monotonic() - started < timeout_s:
-            tasks, held = client.caching_tasks(), self.cached_bytes()
+            tasks = client.caching_tasks()
+            if tasks is None:
+                return None  # a cluster: its workers' queues are not read here
+            held = client.store()[0]
             quiet = quiet + 1 if tasks == 0 and held == last else 0
             if quiet >= 2:  # idle twice in a row with nothing added: the fill is done
                 return f"Alluxio's background caching done after {time.monotonic() - started:.1f} s"

@@ -78,8 +78,9 @@ class CacheTierComparison(QueryComparison):
         if self.unavailable_reason(engine.name, where, query):
             self.measure(results, engine, query, Step("measured", round_, where), tables)  # records why, once
             return
+        cache = tier(where, self.profile) if is_tier(where) else None
         emptied = self.empty(where)
-        if is_tier(where) and tier(where, self.profile).restarts_engine and tables_s3 is not None:
+        if cache is not None and cache.restarts_engine and tables_s3 is not None:
             # the query once on S3 directly, unmeasured: the cold try then measures a cold cache, not a cold JVM
             engine.execute(query.for_tables(tables_s3, engine.name), timeout_s=self.query_timeout_s)
             emptied += "; the query ran once on S3 directly after the restart (unmeasured)"
@@ -88,10 +89,10 @@ class CacheTierComparison(QueryComparison):
             first = len(results.records)
             self.measure(results, engine, query, Step("measured", round_, where), tables)
             # the fill this read started belongs to this try's counters, and must not run into the next try
-            settled = tier(where, self.profile).settle() if is_tier(where) else None
+            settled = cache.settle() if cache is not None else None
             after = self.counters(engine, where)
             used = after - before if after and before else None
-            held = tier(where, self.profile).cached_bytes() if is_tier(where) else None
+            held = cache.cached_bytes() if cache is not None else None
             for record in results.records[first:]:
                 record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
                 if used is not None:

@@ -396,7 +396,7 @@ class QueryComparison(Experiment):
                                f"sf {tpch_reference.REFERENCE_MAX_SCALE:g}")
         results = self._results()
         scale = float(self.scale)
-        answers = tpch_reference.reference_answers([q for q in self.suite_queries if not q.writes], scale, progress)
+        answers = tpch_reference.reference_answers(self.suite_spec.reads, scale, progress)
         table = reference_table(results.to_frame(), answers, tpch_reference.reference_by(scale))
         results.config["reference"] = {"by": table.attrs["by"],
                                        "verdicts": dict(zip(table["query"], table["verdict"]))}
