@@ -89,13 +89,17 @@ class HiveServer2Engine(Engine):
         running = (TOperationState.INITIALIZED_STATE, TOperationState.PENDING_STATE, TOperationState.RUNNING_STATE)
         deadline = time.monotonic() + timeout_s
         cursor.execute(sql, async_=True)
-        while cursor.poll().operationState in running:
+        while (status := cursor.poll()).operationState in running:
             if time.monotonic() > deadline:
                 cursor.cancel()
                 raise QueryTimeout(timeout_s)
             time.sleep(POLL_S)
         if time.monotonic() > deadline:  # the server may answer only when done: past the limit all the same
             raise QueryTimeout(timeout_s)
+        if status.operationState != TOperationState.FINISHED_STATE:
+            # the status holds the failure's cause; fetching would only say "Expected states: [...], but found ERROR"
+            state = TOperationState._VALUES_TO_NAMES.get(status.operationState, "?").removesuffix("_STATE")
+            raise QueryError(root_cause(status.errorMessage or f"the statement ended in state {state}", 500))
 
     def register_table(self, table, location, file_format, columns) -> None:
         self.drop_own_table(table)

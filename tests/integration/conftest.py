@@ -1,13 +1,50 @@
+import re
+
 import pytest
 
 from perfkit.config import load_profile
 from perfkit.lab import Lab
+from perfkit.lab.settings import lab_home
+
+# a failed lab test shows the causes its daemons logged meanwhile: CI keeps no lab log, and a HiveServer2 answer
+# says only "return code 2 from MapRedTask" when a local job ran out of heap
+LOG_CAUSE = re.compile(r"^(Caused by: \S+|\S*(Error|Exception): )")
+CAUSES_SHOWN = 12
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.lab)
+
+
+def _log_sizes() -> dict:
+    return {log: log.stat().st_size for log in (lab_home() / "logs").glob("*.log")}
+
+
+def _causes_since(sizes: dict) -> str:
+    causes: list[str] = []
+    for log, size in _log_sizes().items():
+        with open(log, "rb") as f:
+            f.seek(sizes.get(log, 0) if sizes.get(log, 0) <= size else 0)
+            for line in f.read().decode("utf-8", "replace").splitlines():
+                if LOG_CAUSE.match(line.strip()) and (cause := f"{log.name}: {line.strip()[:300]}") not in causes:
+                    causes.append(cause)
+    return "\n".join(causes[-CAUSES_SHOWN:])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    item.lab_log_sizes = _log_sizes()  # before the module's fixtures run their work
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and hasattr(item, "lab_log_sizes") and (causes := _causes_since(item.lab_log_sizes)):
+        report.sections.append(("causes in the lab's logs during this test", causes))
 
 
 @pytest.fixture(scope="session")

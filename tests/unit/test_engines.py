@@ -132,3 +132,30 @@ def test_a_sum_whose_exact_value_ends_in_5_hashes_alike_from_either_side():
     assert result_hash([(-0.0,)]) == result_hash([(0.0,)])
     assert result_hash([(152546.444,)]) != result_hash([(152546.443,)])  # a real difference stays one
     assert stable_number(1234567891234.5) == "1.23456789e+12" and stable_number(float("nan")) == "nan"
+
+
+def test_a_hive_statement_that_fails_while_polled_raises_the_servers_cause_not_the_fetch_error():
+    from types import SimpleNamespace
+
+    from TCLIService.ttypes import TOperationState
+
+    from perfkit.engines.hive import HiveServer2Engine, QueryError
+
+    class FailingCursor:  # the states HiveServer2 reports for a statement whose MapReduce job failed
+        def __init__(self, states, message):
+            self.states, self.message = list(states), message
+
+        def execute(self, sql, async_=False):
+            assert async_
+
+        def poll(self):
+            return SimpleNamespace(operationState=self.states.pop(0), errorMessage=self.message)
+
+    cursor = FailingCursor([TOperationState.RUNNING_STATE, TOperationState.ERROR_STATE],
+                           "Error while processing statement: FAILED: Execution Error, return code 2 from "
+                           "org.apache.hadoop.hive.ql.exec.mr.MapRedTask")
+    with pytest.raises(QueryError, match=r"^Error while processing statement: FAILED: Execution Error, return code 2"):
+        HiveServer2Engine._wait(cursor, "SELECT 1", timeout_s=60)
+    silent = FailingCursor([TOperationState.CANCELED_STATE], None)
+    with pytest.raises(QueryError, match="^the statement ended in state CANCELED$"):
+        HiveServer2Engine._wait(silent, "SELECT 1", timeout_s=60)
