@@ -49,6 +49,7 @@ bench: install
 	$(BIN)/python bench/transfer.py
 	$(BIN)/python bench/cloudwatch_calls.py
 	$(BIN)/python bench/read.py
+	$(BIN)/python bench/datagen.py
 
 clean:
 	rm -rf $(VENV) data/generated
