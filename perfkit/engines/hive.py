@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from contextlib import contextmanager
 
 from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
+from perfkit.lab.settings import lab_home
 
+TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
 POLL_S = 0.01  # with a time limit the statement runs asynchronously and is polled this often
 
 
@@ -77,9 +80,15 @@ class HiveServer2Engine(Engine):
                 cursor.execute(sql)
             return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
         except OperationalError as err:
-            raise QueryError(_server_message(err)) from None
+            raise QueryError(self.with_task_logs(_server_message(err))) from None
+        except QueryError as err:
+            raise QueryError(self.with_task_logs(str(err))) from None
         finally:
             cursor.close()
+
+    def with_task_logs(self, message: str) -> str:
+        """The message, and where to read the cause when it is only a failed task's return code."""
+        return message
 
     @staticmethod
     def _wait(cursor, sql: str, timeout_s: float) -> None:
@@ -134,6 +143,14 @@ class HiveEngine(HiveServer2Engine):
 
     def settings(self) -> str:
         return "hive_host/hive_port"
+
+    def with_task_logs(self, message: str) -> str:
+        # "FAILED: Execution Error, return code 2 from ...MapRedTask": the task's own error is only in the logs
+        if not TASK_FAILED.search(message):
+            return message
+        if self.profile.uses_lab:
+            return f"{message} (the task's cause is in {lab_home() / 'logs' / 'hiveserver2.log'})"
+        return f"{message} (the task's cause is in the job's task logs: `yarn logs -applicationId ...` on the cluster)"
 
     def versions(self) -> dict[str, str]:
         # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)

@@ -159,3 +159,18 @@ def test_a_hive_statement_that_fails_while_polled_raises_the_servers_cause_not_t
     silent = FailingCursor([TOperationState.CANCELED_STATE], None)
     with pytest.raises(QueryError, match="^the statement ended in state CANCELED$"):
         HiveServer2Engine._wait(silent, "SELECT 1", timeout_s=60)
+
+
+def test_a_failed_hive_task_says_where_its_cause_is_logged():
+    from perfkit.lab.settings import lab_home
+
+    failed = ("Error while compiling statement: FAILED: Execution Error, return code 2 from "
+              "org.apache.hadoop.hive.ql.exec.mr.MapRedTask")
+    on_lab = engine_class("hive")(load_profile("lab"))
+    assert on_lab.with_task_logs(failed) == f"{failed} (the task's cause is in {lab_home() / 'logs' / 'hiveserver2.log'})"
+    on_emr = engine_class("hive")(load_profile("emr", bucket="b"))
+    assert on_emr.with_task_logs(failed).endswith("(the task's cause is in the job's task logs: "
+                                                  "`yarn logs -applicationId ...` on the cluster)")
+    refused = "Error while compiling statement: FAILED: SemanticException [Error 10011]: Invalid function count_if"
+    assert on_lab.with_task_logs(refused) == refused  # the message is the cause already
+    assert engine_class("spark-thrift")(load_profile("lab")).with_task_logs(failed) == failed
