@@ -5,11 +5,15 @@ In the lab the shell is Alluxio's own FileSystemShell class run on the lab's Jav
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import urllib.request
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
+
+MASTER_WEB_PORT = 19999  # Alluxio's default (alluxio.master.web.port)
 
 
 class AlluxioClient:
@@ -49,49 +53,69 @@ class AlluxioClient:
         return run.stdout
 
     def version(self) -> str:
-        """The version the Alluxio master reports (lab), or `alluxio version` (cluster)."""
-        server = self._lab_server()
-        if server is not None:
-            info = server.master_info()
-            if not info:
-                raise PerfkitError("the lab's Alluxio master does not answer: `perfkit lab up alluxio`")
-            return str(info["version"])
-        run = subprocess.run([self.command()[0], "version"], capture_output=True, text=True, timeout=120)
-        return run.stdout.strip().splitlines()[-1] if run.returncode == 0 and run.stdout.strip() else "unknown"
+        """The version the Alluxio master reports."""
+        return str(self.master_info()["version"])
 
     def free(self, path: str) -> None:
         """Evict every cached block under `path` from the workers (the data stays on S3)."""
         self.fs("free", "-f", path)
 
-    def store(self) -> tuple[int, int] | None:
-        """(bytes cached, bytes the workers' stores can hold) from the lab's master; None on a cluster."""
-        server = self._lab_server()
-        info = server.master_info() if server is not None else None
-        if not info:
-            return None
-        return int(info["capacity"]["used"]), int(info["capacity"]["total"])
+    def master_web(self) -> str:
+        """host:port of the master's web server (its REST API): the profile's, or Alluxio's default port 19999."""
+        host = self.profile.alluxio_master.rpartition(":")[0] or self.profile.alluxio_master
+        return self.profile.alluxio_master_web or f"{host}:{MASTER_WEB_PORT}"
 
-    def worker_counters(self) -> tuple[int, int] | None:
-        """(bytes the workers served from their cache, bytes they read from under-filesystems); None on a cluster,
-        where the counters are per worker (read them from each worker's web /metrics/json/)."""
-        server = self._lab_server()
-        if server is None:
-            return None
-        metrics = server.metrics()
-        if not metrics:
-            raise PerfkitError("the lab's Alluxio worker gives no metrics: is it running? (`perfkit lab status`)")
+    def master_info(self) -> dict:
+        """The master's /api/v1/master/info: capacity, and the workers with their addresses."""
+        info = _get_json(f"http://{self.master_web()}/api/v1/master/info?QUERY_RAW_CONFIGURATION=false")
+        if info is None or "capacity" not in info:
+            fix = ("start it with `perfkit lab up alluxio`" if self.profile.uses_lab
+                   else "check that it runs, or set alluxio_master_web (host:port) in the profile")
+            raise PerfkitError(f"the Alluxio master's web server at {self.master_web()} does not answer. Fix: {fix}")
+        return info
+
+    def store(self) -> tuple[int, int]:
+        """(bytes the workers' stores hold, bytes they can hold), as the master sums them."""
+        capacity = self.master_info()["capacity"]
+        return int(capacity["used"]), int(capacity["total"])
+
+    def worker_metrics(self) -> dict[str, float]:
+        """Every live worker's own counters and gauges (/metrics/json/ on its web port), summed by name. A worker
+        that does not answer is an error: its share would be missing from every count."""
+        totals: dict[str, float] = {}
+        for worker in self.master_info().get("workers") or []:
+            where = f"{worker['address']['host']}:{worker['address']['webPort']}"
+            data = _get_json(f"http://{where}/metrics/json/")
+            if data is None:
+                raise PerfkitError(f"the Alluxio worker at {where} gives no metrics: its counters cannot be summed. "
+                                   "Fix: check that worker (the master lists it as live)")
+            for kind in ("counters", "gauges"):
+                for name, entry in (data.get(kind) or {}).items():
+                    value = entry.get("count", entry.get("value"))
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        totals[name] = totals.get(name, 0) + value
+        return totals
+
+    def worker_counters(self) -> tuple[int, int]:
+        """(bytes the workers served from their cache, bytes they read from under-filesystems), over all workers."""
+        metrics = self.worker_metrics()
         from_ufs = sum(v for k, v in metrics.items() if k.startswith("Worker.BytesReadPerUfs."))
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
 
-    def caching_tasks(self) -> int | None:
-        """Cache requests the lab's worker is still working on (running or queued): a read through Alluxio asks
-        the worker to fetch the whole blocks it touched, in the background. None on a cluster."""
-        server = self._lab_server()
-        if server is None:
-            return None
-        metrics = server.metrics()
+    def caching_tasks(self) -> int:
+        """Cache requests the workers are still working on (running or queued): a read through Alluxio asks
+        the worker to fetch the whole blocks it touched, in the background."""
+        metrics = self.worker_metrics()
         return int(metrics.get("Worker.CacheManagerThreadActiveCount", 0)
                    + metrics.get("Worker.CacheManagerThreadQueueWaitingTaskCount", 0))
+
+
+def _get_json(url: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return json.load(response)
+    except (OSError, ValueError):  # refused, timed out, an HTTP error, not JSON
+        return None
 
 
 def _quiet_env() -> dict:

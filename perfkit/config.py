@@ -49,6 +49,7 @@ class Profile:
     trino_user: str = "perfkit"
     trino_cache_catalog: str = ""  # a Trino catalog over the same metastore with the file-system cache on (trino-cache)
     alluxio_master: str = ""  # host:port of an Alluxio master whose namespace mounts the S3 bucket (alluxio tier)
+    alluxio_master_web: str = ""  # host:port of its web server (REST API, workers' list); default: master's host:19999
     alluxio_s3_mount: str = ""  # the Alluxio folder where s3_bucket is mounted, e.g. /s3/my-bucket
     alluxio_s3_endpoint: str = ""  # Alluxio's S3 API (its proxy), e.g. http://master:39999/api/v1/s3
     metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
@@ -112,6 +113,7 @@ def lab_profile() -> Profile:
         trino_port=ports.trino,
         trino_cache_catalog="hive_cache",  # perfkit.lab.trino.CACHE_CATALOG
         alluxio_master=f"{HOST}:{ports.alluxio_master}",
+        alluxio_master_web=f"{HOST}:{ports.alluxio_master_web}",
         alluxio_s3_mount=f"/{BUCKET}",  # perfkit.lab.alluxio mounts the lab's bucket there
         alluxio_s3_endpoint=f"http://{HOST}:{ports.alluxio_proxy}/api/v1/s3",
         metastore_uri=f"thrift://{HOST}:{ports.metastore}",

@@ -181,29 +181,27 @@ class Alluxio(Tier):
         client = AlluxioClient(self.profile)
         client.free(self.mount)
         deadline = time.monotonic() + 15
-        while (store := client.store()) is not None and store[0] > 0 and time.monotonic() < deadline:
+        while (store := client.store())[0] > 0 and time.monotonic() < deadline:
             time.sleep(0.5)
-        if store is not None and store[0] > 0:
+        if store[0] > 0:
             return (f"Alluxio freed {self.mount} (the bucket's mount), yet its workers still hold "
                     f"{store[0] / 1e6:.1f} MB")
         return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:
-        """The workers' own counters: bytes served from their cache, bytes read from S3 (None on a cluster)."""
+        """The workers' own counters, summed over the workers: bytes served from their cache, bytes read from S3."""
         from perfkit.alluxio import AlluxioClient
 
-        found = AlluxioClient(self.profile).worker_counters()
-        return None if found is None else Counters(*found)
+        return Counters(*AlluxioClient(self.profile).worker_counters())
 
     def cached_bytes(self) -> int | None:
         from perfkit.alluxio import AlluxioClient
 
-        store = AlluxioClient(self.profile).store()
-        return None if store is None else store[0]
+        return AlluxioClient(self.profile).store()[0]
 
     def settle(self, timeout_s: float = SETTLE_TIMEOUT_S) -> str | None:
         """A read of part of a block makes the worker fetch the whole block from S3 in the background (Alluxio's
-        async caching). Wait until the worker has no cache request left and what it holds stopped growing."""
+        async caching). Wait until the workers have no cache request left and what they hold stopped growing."""
         from perfkit.alluxio import AlluxioClient
 
         client = AlluxioClient(self.profile)
@@ -211,8 +209,6 @@ class Alluxio(Tier):
         last, quiet = None, 0
         while time.monotonic() - started < timeout_s:
             tasks = client.caching_tasks()
-            if tasks is None:
-                return None  # a cluster: its workers' queues are not read here
             held = client.store()[0]
             quiet = quiet + 1 if tasks == 0 and held == last else 0
             if quiet >= 2:  # idle twice in a row with nothing added: the fill is done
@@ -226,7 +222,7 @@ class Alluxio(Tier):
         from perfkit.alluxio import AlluxioClient
 
         store = AlluxioClient(self.profile).store()
-        if store is None or store[1] >= data_bytes:
+        if store[1] >= data_bytes:
             return None
         return (f"the Alluxio workers' store holds {store[1] / 1e6:.1f} MB, less than the {data_bytes / 1e6:.1f} MB "
                 "of data read: warm and hot reads fetch the rest from S3 (see the counters). Fix: a larger store "

@@ -258,17 +258,6 @@ class AlluxioServer:
         info = self._get(self.ports.alluxio_master_web, "/api/v1/master/info?QUERY_RAW_CONFIGURATION=false") or {}
         return len(info.get("workers") or [])
 
-    def metrics(self) -> dict[str, float]:
-        """The worker's own counters (Worker.BytesReadUfsAll, Worker.BytesReadRemote, ...), by name."""
-        data = self._get(self.ports.alluxio_worker_web, "/metrics/json/") or {}
-        values = {}
-        for kind in ("counters", "gauges"):
-            for name, entry in (data.get(kind) or {}).items():
-                value = entry.get("count", entry.get("value"))
-                if isinstance(value, (int, float)):
-                    values[name] = value
-        return values
-
     def health(self) -> tuple[bool, str]:
         info = self.master_info()
         if info is None:

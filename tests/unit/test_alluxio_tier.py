@@ -175,14 +175,3 @@ def test_settle_says_when_the_fill_outlasts_the_wait(lab, monkeypatch):
     monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
     monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
     assert Alluxio(lab).settle(timeout_s=0.2) == "Alluxio's background caching still busy after 0.2 s: the next try races it"
-
-
-def test_settle_on_a_cluster_does_not_wait(lab, monkeypatch):
-    import perfkit.alluxio
-
-    class Cluster:
-        def caching_tasks(self):
-            return None
-
-    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: Cluster())
-    assert Alluxio(lab).settle() is None
