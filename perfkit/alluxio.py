@@ -1,7 +1,8 @@
 """Talk to an Alluxio cluster as a client: its shell (`alluxio fs ...`) and its byte counters.
 
 In the lab the shell is Alluxio's own FileSystemShell class run on the lab's Java with a client configuration
-(the master's address, no keys); on a cluster it is the `alluxio` command on PATH.
+(the master's address, no keys); on a cluster it is the `alluxio` command on PATH. The counters come the same way
+everywhere: the master's REST API lists the live workers, and each worker's web port serves its own metrics.
 """
 from __future__ import annotations
 
