@@ -6,6 +6,7 @@ everywhere: the master's REST API lists the live workers, and each worker's web 
 """
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 import subprocess
@@ -68,25 +69,26 @@ class AlluxioClient:
 
     def master_info(self) -> dict:
         """The master's /api/v1/master/info: capacity, and the workers with their addresses."""
-        info = _get_json(f"http://{self.master_web()}/api/v1/master/info?QUERY_RAW_CONFIGURATION=false")
+        info = get_json(f"http://{self.master_web()}/api/v1/master/info?QUERY_RAW_CONFIGURATION=false")
         if info is None or "capacity" not in info:
             fix = ("start it with `perfkit lab up alluxio`" if self.profile.uses_lab
                    else "check that it runs, or set alluxio_master_web (host:port) in the profile")
             raise PerfkitError(f"the Alluxio master's web server at {self.master_web()} does not answer. Fix: {fix}")
         return info
 
-    def store(self) -> tuple[int, int]:
-        """(bytes the workers' stores hold, bytes they can hold), as the master sums them."""
-        capacity = self.master_info()["capacity"]
+    def store(self, info: dict | None = None) -> tuple[int, int]:
+        """(bytes the workers' stores hold, bytes they can hold), as the master sums them (in `info` if given)."""
+        capacity = (info or self.master_info())["capacity"]
         return int(capacity["used"]), int(capacity["total"])
 
-    def worker_metrics(self) -> dict[str, float]:
-        """Every live worker's own counters and gauges (/metrics/json/ on its web port), summed by name. A worker
-        that does not answer is an error: its share would be missing from every count."""
+    def worker_metrics(self, info: dict | None = None) -> dict[str, float]:
+        """Every live worker's own counters and gauges (/metrics/json/ on its web port), summed by name; the workers
+        are those the master lists (in `info` if given). A worker that does not answer is an error: its share would
+        be missing from every count."""
         totals: dict[str, float] = {}
-        for worker in self.master_info().get("workers") or []:
+        for worker in (info or self.master_info()).get("workers") or []:
             where = f"{worker['address']['host']}:{worker['address']['webPort']}"
-            data = _get_json(f"http://{where}/metrics/json/")
+            data = get_json(f"http://{where}/metrics/json/")
             if data is None:
                 raise PerfkitError(f"the Alluxio worker at {where} gives no metrics: its counters cannot be summed. "
                                    "Fix: check that worker (the master lists it as live)")
@@ -103,19 +105,20 @@ class AlluxioClient:
         from_ufs = sum(v for k, v in metrics.items() if k.startswith("Worker.BytesReadPerUfs."))
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
 
-    def caching_tasks(self) -> int:
+    def caching_tasks(self, info: dict | None = None) -> int:
         """Cache requests the workers are still working on (running or queued): a read through Alluxio asks
         the worker to fetch the whole blocks it touched, in the background."""
-        metrics = self.worker_metrics()
+        metrics = self.worker_metrics(info)
         return int(metrics.get("Worker.CacheManagerThreadActiveCount", 0)
                    + metrics.get("Worker.CacheManagerThreadQueueWaitingTaskCount", 0))
 
 
-def _get_json(url: str) -> dict | None:
+def get_json(url: str, timeout: float = 10) -> dict | None:
+    """An Alluxio web server's JSON answer, or None when it does not give one."""
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             return json.load(response)
-    except (OSError, ValueError):  # refused, timed out, an HTTP error, not JSON
+    except (OSError, http.client.HTTPException, ValueError):  # refused, timed out, cut off, an HTTP error, not JSON
         return None
 
 

@@ -208,8 +208,8 @@ class Alluxio(Tier):
         started = time.monotonic()
         last, quiet = None, 0
         while time.monotonic() - started < timeout_s:
-            tasks = client.caching_tasks()
-            held = client.store()[0]
+            info = client.master_info()  # one look at the master for both
+            tasks, held = client.caching_tasks(info), client.store(info)[0]
             quiet = quiet + 1 if tasks == 0 and held == last else 0
             if quiet >= 2:  # idle twice in a row with nothing added: the fill is done
                 return f"Alluxio's background caching done after {time.monotonic() - started:.1f} s"

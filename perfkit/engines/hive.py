@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
-from perfkit.lab.settings import lab_home
+from perfkit.paths import lab_home
 
 TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
 POLL_S = 0.01  # with a time limit the statement runs asynchronously and is polled this often

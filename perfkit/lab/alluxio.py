@@ -6,7 +6,6 @@ live only in the servers' private site file; engines get a client configuration 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -14,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from perfkit.alluxio import get_json
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use
@@ -243,11 +243,7 @@ class AlluxioServer:
     # --- health ---------------------------------------------------------------------------------------------
 
     def _get(self, port: int, path: str) -> dict | None:
-        try:
-            with urllib.request.urlopen(f"http://{HOST}:{port}{path}", timeout=5) as response:
-                return json.load(response)
-        except Exception:  # noqa: BLE001 - not answering (yet)
-            return None
+        return get_json(f"http://{HOST}:{port}{path}", timeout=5)  # None while not answering (yet)
 
     def master_info(self) -> dict | None:
         if not port_in_use(HOST, self.ports.alluxio_master):

@@ -4,7 +4,7 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.lab import Lab
-from perfkit.lab.settings import lab_home
+from perfkit.paths import lab_home
 
 # a failed lab test shows the causes its daemons logged meanwhile: CI keeps no lab log, and a HiveServer2 answer
 # says only "return code 2 from MapRedTask" when a local job ran out of heap
@@ -25,8 +25,9 @@ def _log_sizes() -> dict:
 def _causes_since(sizes: dict) -> str:
     causes: list[str] = []
     for log, size in _log_sizes().items():
+        start = sizes.get(log, 0)
         with open(log, "rb") as f:
-            f.seek(sizes.get(log, 0) if sizes.get(log, 0) <= size else 0)
+            f.seek(start if start <= size else 0)  # a log started anew since: all of it
             for line in f.read().decode("utf-8", "replace").splitlines():
                 if LOG_CAUSE.match(line.strip()) and (cause := f"{log.name}: {line.strip()[:300]}") not in causes:
                     causes.append(cause)

@@ -145,14 +145,17 @@ class _FillingWorker:
     def __init__(self, busy: int):
         self.busy, self.polls, self.held = busy, 0, 0
 
-    def caching_tasks(self):
+    def master_info(self):
+        return {}
+
+    def caching_tasks(self, info=None):
         self.polls += 1
         if self.polls <= self.busy:
             self.held += 1_000_000
             return 1
         return 0
 
-    def store(self):
+    def store(self, info=None):
         return self.held, 10**9
 
 
