@@ -1,14 +1,13 @@
 """Talk to an Alluxio cluster as a client: its shell (`alluxio fs ...`) and its byte counters.
 
-In the lab the shell is Alluxio's own FileSystemShell class run on the lab's Java with a client configuration
-(the master's address, no keys); on a cluster it is the `alluxio` command on PATH. The counters come the same way
+The shell comes from the profile's provider: the `alluxio` command on a cluster's PATH, or in the lab Alluxio's
+own FileSystemShell class run on the lab's Java with a client configuration (the master's address, no keys). The counters come the same way
 everywhere: the master's REST API lists the live workers, and each worker's web port serves its own metrics.
 """
 from __future__ import annotations
 
 import http.client
 import json
-import shutil
 import subprocess
 import urllib.request
 
@@ -22,26 +21,8 @@ class AlluxioClient:
     def __init__(self, profile: Profile):
         self.profile = profile
 
-    def _lab_server(self):
-        if not self.profile.uses_lab:
-            return None
-        from perfkit.lab.alluxio import AlluxioServer
-        from perfkit.lab.settings import LabPorts
-        from perfkit.paths import lab_home
-
-        return AlluxioServer(lab_home(), LabPorts.from_env())
-
     def command(self, *args: str) -> list[str]:
-        server = self._lab_server()
-        if server is not None:
-            from perfkit.lab.alluxio import SHELL_MAIN
-
-            return server.java(SHELL_MAIN, *args, conf_dir=server.client_conf_dir)
-        alluxio = shutil.which("alluxio")
-        if not alluxio:
-            raise PerfkitError("the `alluxio` command is not on PATH: run on a node of the Alluxio cluster, "
-                               "or use the lab profile")
-        return [alluxio, "fs", *args]
+        return self.profile.provider.alluxio_shell(*args)
 
     def fs(self, *args: str, timeout: float = 600) -> str:
         """`alluxio fs ARGS`; its output, or PerfkitError with the shell's own reason in one line."""
@@ -71,8 +52,8 @@ class AlluxioClient:
         """The master's /api/v1/master/info: capacity, and the workers with their addresses."""
         info = get_json(f"http://{self.master_web()}/api/v1/master/info?QUERY_RAW_CONFIGURATION=false")
         if info is None or "capacity" not in info:
-            fix = ("start it with `perfkit lab up alluxio`" if self.profile.uses_lab
-                   else "check that it runs, or set alluxio_master_web (host:port) in the profile")
+            fix = self.profile.provider.fix("alluxio", "check that it runs, or set alluxio_master_web (host:port) "
+                                            "in the profile")
             raise PerfkitError(f"the Alluxio master's web server at {self.master_web()} does not answer. Fix: {fix}")
         return info
 

@@ -5,16 +5,20 @@ A notebook takes one `profile` parameter; nothing else changes between the lab a
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 import socket
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
 
 from perfkit.errors import PerfkitError
+from perfkit.providers import Provider
 
 BUILTIN = ("lab", "emr")
+# profiles built by a package of their own, by name (as fsspec's known_implementations): module:function
+PROVIDERS = {"lab": "perfkit.lab.provider:lab_profile"}
 # a name that says its value is a credential (a report parameter, fs.s3a.secret.key, ...): never shown
 SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api[_.]?key|access[_.]?key|session[_.]?key", re.I)
 HIDDEN = "***"
@@ -53,11 +57,12 @@ class Profile:
     alluxio_s3_mount: str = ""  # the Alluxio folder where s3_bucket is mounted, e.g. /s3/my-bucket
     alluxio_s3_endpoint: str = ""  # Alluxio's S3 API (its proxy), e.g. http://master:39999/api/v1/s3
     metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
-    uses_lab: bool = False  # credentials and S3A jars come from the embedded lab
     spark_conf: dict = field(default_factory=dict)
     nfs_mount: str = ""  # where the NFS export is mounted (posix reads); none in the lab: no kernel NFS client
     nfs_url: str = ""  # the export for libnfs, nfs://server/export[?options]
     fuse_hdfs_mount: str = ""  # where HDFS is mounted through FUSE
+    # where the services run (a cluster, or the embedded lab): tools, credentials, fixes; never shown in a report
+    provider: Provider = field(default_factory=Provider, repr=False, compare=False)
 
     def nfs_file_url(self, path: str) -> str:
         """libnfs URL of a path inside the export: the export's options stay at the end."""
@@ -84,43 +89,16 @@ class Profile:
 
     def describe(self) -> dict:
         """What a report may show: addresses and settings, never credentials (spark_conf may hold S3A keys)."""
-        shown = asdict(self)
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "provider"}
         shown["spark_conf"] = {k: HIDDEN if SECRET_NAME.search(k) else v for k, v in self.spark_conf.items()}
+        shown["provider"] = self.provider.name
         return shown
 
 
 def lab_profile() -> Profile:
-    from perfkit.lab.settings import BUCKET, HOST, LabPorts
-    from perfkit.paths import lab_home
-
-    ports = LabPorts.from_env()
-    return Profile(
-        name="lab",
-        hdfs_uri=f"hdfs://{HOST}:{ports.namenode_rpc}",
-        webhdfs_url=f"http://{HOST}:{ports.namenode_http}",
-        hdfs_user="perfkit",
-        s3_bucket=BUCKET,
-        s3_scheme="s3a",
-        s3_endpoint=f"http://{HOST}:{ports.s3}",
-        s3_region="us-east-1",
-        prefix="perfkit",
-        spark_master="local[2]",
-        hive_host=HOST,
-        hive_port=ports.hiveserver2,
-        spark_thrift_host=HOST,
-        spark_thrift_port=ports.spark_thrift,
-        trino_host=HOST,
-        trino_port=ports.trino,
-        trino_cache_catalog="hive_cache",  # perfkit.lab.trino.CACHE_CATALOG
-        alluxio_master=f"{HOST}:{ports.alluxio_master}",
-        alluxio_master_web=f"{HOST}:{ports.alluxio_master_web}",
-        alluxio_s3_mount=f"/{BUCKET}",  # perfkit.lab.alluxio mounts the lab's bucket there
-        alluxio_s3_endpoint=f"http://{HOST}:{ports.alluxio_proxy}/api/v1/s3",
-        metastore_uri=f"thrift://{HOST}:{ports.metastore}",
-        uses_lab=True,
-        nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",
-        fuse_hdfs_mount=str(lab_home() / "mnt" / "hdfs"),
-    )
+    """The embedded lab's profile, built by the lab package (looked up by name: the lab builds on this module)."""
+    module, _, function = PROVIDERS["lab"].partition(":")
+    return getattr(importlib.import_module(module), function)()
 
 
 def emr_profile(bucket: str = "", master: str = "", region: str = "us-east-1") -> Profile:
@@ -172,8 +150,8 @@ def load_profile(name: str = "lab", **options) -> Profile:
 
 
 EMR_OPTIONS = ("bucket", "master", "region")
-_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "uses_lab": bool, "spark_conf": dict}  # every other setting is text
-_KIND_NAMES = {int: "a whole number", bool: "true or false", dict: "a mapping of `key: value` lines", str: "text"}
+_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict}  # every other setting is text
+_KIND_NAMES = {int: "a whole number", dict: "a mapping of `key: value` lines", str: "text"}
 
 
 def _builtin(base: str, options: dict, where: str) -> Profile:
@@ -215,7 +193,7 @@ def _read_yaml(path: Path) -> dict:
 
 def _check_settings(options: dict, extra: tuple[str, ...], where: str) -> None:
     """Unknown names get the closest known one; values get their type checked before anything runs."""
-    known = sorted(set(Profile.__dataclass_fields__) | set(extra))
+    known = sorted((set(Profile.__dataclass_fields__) - {"provider"}) | set(extra))
     for key in sorted(options, key=str):
         if key not in known:
             close = difflib.get_close_matches(str(key), known, n=1)

@@ -1,8 +1,7 @@
-"""The Hadoop command line (`hadoop fs`, `hadoop distcp`, `hadoop jar`): the cluster's own, or the lab's jars."""
+"""The Hadoop command line (`hadoop fs`, `hadoop distcp`, `hadoop jar`), as the profile's provider runs it."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 from perfkit.config import Profile
@@ -32,31 +31,13 @@ def run_tool(argv: list[str], env: dict | None = None, what: str = "",
         raise PerfkitError(f"{what or argv[0]} failed (exit {done.returncode}): {why}")
     return done
 
-# what `hadoop <sub>` runs, for the lab where there is no `hadoop` script, only jars
-MAIN_CLASSES = {"fs": "org.apache.hadoop.fs.FsShell", "distcp": "org.apache.hadoop.tools.DistCp",
-                "jar": "org.apache.hadoop.util.RunJar",
-                "testdfsio": "org.apache.hadoop.fs.TestDFSIO"}  # in the jobclient tests jar
-
-
 class HadoopCli:
     def __init__(self, profile: Profile):
         self.profile = profile
 
     def command(self, sub: str, *args: str) -> list[str]:
-        if self.profile.uses_lab:
-            from perfkit.lab import tools
-            from perfkit.paths import lab_home
-
-            java = tools.java_home() / "bin" / "java"
-            from perfkit.lab.alluxio_dist import alluxio_client_jar
-
-            classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*:{alluxio_client_jar()}"
-            return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
-                    MAIN_CLASSES[sub], *args]
-        hadoop = shutil.which("hadoop")
-        if not hadoop:
-            raise PerfkitError("the `hadoop` command is not on PATH: run on a cluster node, or use the lab profile")
-        return [hadoop, sub, *args]
+        """`hadoop SUB ARGS` as the profile's provider runs it (the cluster's script, or the lab's jars)."""
+        return self.profile.provider.hadoop_command(sub, *args)
 
     def run(self, sub: str, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
         """Run; when it fails, raise PerfkitError with one line: e.g. `hadoop fs -put failed (exit 1): <cause>`."""
@@ -64,17 +45,8 @@ class HadoopCli:
         return run_tool(self.command(sub, *args), what=what, timeout=timeout)
 
 def gohdfs(profile: Profile) -> tuple[str, dict]:
-    """The gohdfs binary and its environment: HADOOP_NAMENODE for the lab, the cluster's config otherwise."""
-    env = {"HADOOP_USER_NAME": profile.hdfs_user}
-    if profile.uses_lab:
-        from perfkit.lab import tools
-
-        return str(tools.gohdfs()), {**env, "HADOOP_NAMENODE": profile.hdfs_uri.split("://", 1)[1]}
-    found = shutil.which("gohdfs")
-    if not found:
-        raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
-                           "and put it on PATH as gohdfs")
-    return found, env
+    """The gohdfs binary and its environment, from the profile's provider."""
+    return profile.provider.gohdfs(profile)
 
 
 def gohdfs_unavailable(profile: Profile) -> str | None:

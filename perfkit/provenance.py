@@ -12,17 +12,15 @@ PACKAGES = ("perfkit", "pyspark", "pandas", "pyarrow", "pyhive", "trino", "boto3
 CLIENT_NAMES = {"trino": "trino (python client)"}
 
 
-def versions() -> dict[str, str]:
+def versions(profile=None) -> dict[str, str]:
+    """perfkit's, its clients' and (given a profile) its provider's versions, e.g. the lab's Hadoop."""
     found = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             found[CLIENT_NAMES.get(name, name)] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    from perfkit.lab import versions as lab
-
-    found["hadoop (lab)"] = lab.HADOOP
-    return found
+    return {**found, **(profile.provider.versions() if profile is not None else {})}
 
 
 def host() -> dict[str, str]:
@@ -32,14 +30,14 @@ def host() -> dict[str, str]:
 
 def run_config(profile, parameters: dict, **extra) -> dict:
     """The configuration every record of a run carries: versions, host, profile, parameters (+ extra)."""
-    return {"versions": versions(), "host": host(), "profile": profile.describe(), "parameters": parameters, **extra}
+    return {"versions": versions(profile), "host": host(), "profile": profile.describe(), "parameters": parameters, **extra}
 
 
 def environment_table(profile, parameters: dict):
     """Versions, host, profile and parameters as one two-column table (no credentials)."""
     import pandas as pd
 
-    sections = {"version": versions(), "host": host(), "profile": profile.describe(), "parameter": parameters}
+    sections = {"version": versions(profile), "host": host(), "profile": profile.describe(), "parameter": parameters}
     return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
                          for key, value in values.items()], columns=["setting", "value"])
 

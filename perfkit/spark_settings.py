@@ -1,16 +1,12 @@
-"""Spark settings shared by the lab's Thrift server and perfkit's own Spark sessions."""
+"""Spark settings any Spark perfkit starts shares: the driver's log file, properties files."""
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from perfkit.errors import PerfkitError
 from perfkit.paths import log_dir
-
-if TYPE_CHECKING:
-    from perfkit.lab.settings import LabPorts
 
 DRIVER_LOG4J2 = """# written by perfkit: the Spark driver logs to a file; the terminal and reports show perfkit's lines
 status = error
@@ -22,32 +18,6 @@ appender.file.layout.pattern = %d{{ISO8601}} %p %c{{1}}: %m%n%ex
 rootLogger.level = warn
 rootLogger.appenderRef.file.ref = file
 """
-
-
-def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
-    """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing)."""
-    # imported here: perfkit.lab imports this module, and a cluster's Spark session needs no lab
-    from perfkit.lab.alluxio import hadoop_conf
-    from perfkit.lab.settings import HOST
-
-    return {
-        "spark.driver.host": HOST,
-        "spark.driver.bindAddress": HOST,
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",  # small lab data; the default 200 tasks would dominate
-        # Spark does not read the lab's hdfs-site.xml: one DataNode means one replica
-        "spark.hadoop.dfs.replication": "1",
-        "spark.hadoop.fs.s3a.endpoint": f"http://{HOST}:{ports.s3}",
-        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
-        "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.access.key": creds["access_key"],
-        "spark.hadoop.fs.s3a.secret.key": creds["secret_key"],
-        "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-        # alluxio:///<bucket>/...: the lab's Alluxio (the client jar: perfkit.lab.alluxio_dist)
-        **{f"spark.hadoop.{k}": v for k, v in hadoop_conf(ports).items()},
-    }
 
 
 def spark_properties(conf: dict[str, str]) -> str:

@@ -16,7 +16,6 @@ from perfkit.config import Profile
 from perfkit.errors import ServiceError
 
 RETRIES = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5)
-LAB_FIX = "start the lab with `perfkit lab up`"
 # S3's bucket naming rules; s3a:// URLs carry the bucket as a host name, so legacy names (capitals, _) fail there too
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _BUCKET_RULES = ("S3 bucket names are 3 to 63 lowercase letters, digits, dots and hyphens, start and end with a "
@@ -25,14 +24,12 @@ _REGION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$")  # what
 
 
 def s3_client(profile: Profile, config: Config | None = None):
-    """boto3 S3 client: the lab's server and keys for the lab profile, the AWS chain otherwise."""
+    """boto3 S3 client: the keys the profile's provider gives (the lab's), else the standard AWS chain."""
     kwargs = {"region_name": profile.s3_region, "config": RETRIES.merge(config) if config else RETRIES}
     if profile.s3_endpoint:
         kwargs["endpoint_url"] = profile.s3_endpoint
-    if profile.uses_lab:
-        from perfkit.lab.settings import lab_credentials
-
-        creds = lab_credentials()
+    creds = profile.provider.s3_credentials()
+    if creds:
         kwargs.update(aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"])
     return boto3.session.Session().client("s3", **kwargs)  # a fresh session: the credential chain as it is now
 
@@ -44,28 +41,20 @@ _SHARED_S3_LOCK = threading.Lock()
 def shared_s3_client(profile: Profile):
     """One S3 client per endpoint, region and keys, for many small requests (listings, footers, markers): making a
     client costs 0.1-0.3 s, and boto3's clients are safe to share between threads."""
-    key = (profile.s3_endpoint, profile.s3_region, profile.uses_lab,
-           profile.uses_lab and tuple(sorted(_lab_keys().items())))
+    creds = profile.provider.s3_credentials()
+    key = (profile.s3_endpoint, profile.s3_region, tuple(sorted(creds.items())) if creds else None)
     with _SHARED_S3_LOCK:
         if key not in _SHARED_S3:
             _SHARED_S3[key] = s3_client(profile, Config(max_pool_connections=32))
         return _SHARED_S3[key]
 
 
-def _lab_keys() -> dict:
-    from perfkit.lab.settings import lab_credentials
-
-    return lab_credentials()
-
-
 def webhdfs_client(profile: Profile) -> InsecureClient:
     return InsecureClient(profile.webhdfs_url, user=profile.hdfs_user, timeout=30)
 
 
-def _fix(profile: Profile, setting: str, service: str = "") -> str:
-    if profile.uses_lab:
-        return f"start it with `perfkit lab up {service}`" if service else LAB_FIX
-    return f"check the profile's {setting} and that the service runs"
+def _fix(profile: Profile, setting: str, service: str) -> str:
+    return profile.provider.fix(service, f"check the profile's {setting} and that the service runs")
 
 
 def _is_http_url(url: str | None) -> bool:
@@ -115,10 +104,8 @@ def check_s3(profile: Profile) -> None:
                            "environment or instance profile)") from None
     except ClientError as err:
         code = err.response.get("Error", {}).get("Code", "")
-        if (impostor := _foreign_lab_s3(profile)) is not None:
-            raise ServiceError(where, f"the lab's S3 server is not running, and another program answers on its port "
-                               f"({impostor})", "stop that program, or move the lab with PERFKIT_LAB_PORT_S3=<free port>;"
-                               " then run `perfkit lab up`") from None
+        if (impostor := profile.provider.s3_impostor(profile)) is not None:
+            raise ServiceError(where, *impostor) from None
         if code in ("404", "NoSuchBucket"):
             raise ServiceError(where, "the bucket does not exist",
                                "create it, or pass the name of an existing bucket (profile setting s3_bucket / bucket=)") from None
@@ -128,25 +115,6 @@ def check_s3(profile: Profile) -> None:
                            "check the profile's s3_bucket and s3_region") from None
     except BotoCoreError as err:
         raise ServiceError(where, f"not reachable ({type(err).__name__})", _fix(profile, "s3_endpoint", "s3")) from None
-
-
-def _foreign_lab_s3(profile: Profile) -> str | None:
-    """Who answers on the lab's S3 port while the lab's own S3 server is not running (else None)."""
-    if not profile.uses_lab:
-        return None
-    from perfkit.lab.process import port_in_use, port_owner
-    from perfkit.lab.s3 import S3Server
-    from perfkit.lab.settings import LabPorts
-    from perfkit.paths import lab_home
-
-    parts = urlsplit(profile.s3_endpoint or "")
-    if parts.hostname is None or parts.port is None or S3Server(lab_home(), LabPorts.from_env()).daemon.pid():
-        return None
-    if not port_in_use(parts.hostname, parts.port):
-        return None
-    owner = port_owner(parts.hostname, parts.port)
-    return f"port {parts.port}, pid {owner[0]}: {owner[1][:120] or 'command line not readable'}" if owner else \
-        f"port {parts.port}, by a program this user cannot see"
 
 
 def hdfs_listing(client: InsecureClient, path: str) -> dict[str, int]:

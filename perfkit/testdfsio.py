@@ -5,7 +5,6 @@ In the lab it runs in local MapReduce mode from the jobclient tests jar; on a cl
 """
 from __future__ import annotations
 
-import glob
 import re
 import time
 from dataclasses import dataclass
@@ -13,9 +12,7 @@ from pathlib import Path
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
-from perfkit.hadoop_cli import HadoopCli
 
-CLUSTER_JARS = "/usr/lib/hadoop-mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar"  # EMR's layout
 FIELDS = {
     "Number of files": ("files", int),
     "Total MBytes processed": ("total_mb", float),
@@ -77,16 +74,11 @@ class TestDfsio:
 
     def command(self, operation: str, result_file: Path) -> list[str]:
         options = [f"-Dtest.build.data={self.base}"]
-        if self.profile.uses_lab:  # local MapReduce: let the maps run side by side on the lab's cores
+        if self.profile.provider.local_mapreduce:  # let the maps run side by side (on the lab's two cores)
             options.append("-Dmapreduce.local.map.tasks.maximum=2")
         args = [*options, f"-{operation}", "-nrFiles", str(self.files), "-size", f"{self.size_mb}MB",
                 "-resFile", str(result_file)]
-        if self.profile.uses_lab:
-            return HadoopCli(self.profile).command("testdfsio", *args)
-        jars = sorted(glob.glob(CLUSTER_JARS))
-        if not jars:
-            raise PerfkitError(f"no TestDFSIO jar matches {CLUSTER_JARS}: run on an EMR node, or set the path")
-        return HadoopCli(self.profile).command("jar", jars[-1], "TestDFSIO", *args)
+        return self.profile.provider.testdfsio_command(*args)
 
     def run(self, operation: str) -> tuple[DfsioResult, float, float]:
         """Run one operation; return its result with the wall-clock start and end (epoch seconds)."""

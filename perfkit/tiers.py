@@ -10,7 +10,6 @@ cache and bytes fetched from S3, so a "hot" read that did not hit the cache show
 """
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 
@@ -97,28 +96,10 @@ class TrinoCache(Tier):
         """The S3 table `registered` (database.table) read through the cache catalog."""
         return f"{self.catalog}.{registered}"
 
-    def _lab_server(self):
-        """The lab's Trino server; None on a cluster, whose cache folders lie on every worker."""
-        if not self.profile.uses_lab:
-            return None
-        from perfkit.lab.settings import LabPorts, lab_home
-        from perfkit.lab.trino import TrinoServer
-
-        return TrinoServer(lab_home(), LabPorts.from_env())
-
     def empty(self) -> str:
-        """Trino restarted with an empty cache folder. Its cache manager keeps the list of cached pages in memory:
-        pages deleted under a running Trino are neither read nor cached again (measured: hot reads then still
-        fetched half their bytes from S3), so emptying takes a restart (15-30 s here)."""
-        server = self._lab_server()
-        if server is None:
-            return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"
-        server.stop()
-        pages = sum(f.stat().st_size for f in server.cache_dir.rglob("*") if f.is_file())
-        shutil.rmtree(server.cache_dir, ignore_errors=True)
-        server.start()  # waits until the node is active
-        _wait_for_catalog_nodes(server)
-        return f"Trino restarted with its cache folder emptied ({pages / 1e6:.1f} MB of pages)"
+        """Trino's cache emptied by the profile's provider: in the lab by a restart with an empty cache folder (pages
+        deleted under a running Trino are neither read nor cached again); on a cluster it says it cannot."""
+        return self.profile.provider.empty_trino_cache()
 
     def counters(self, engine=None) -> Counters:
         """Trino's own cache counters, summed over its nodes (JMX, through the jmx catalog)."""
@@ -127,21 +108,6 @@ class TrinoCache(Tier):
         table = 'jmx.current."' + self.STATS.format(c=self.catalog) + '"'
         row = engine.execute(f'SELECT sum("cachereads.alltime.total"), sum("externalreads.alltime.total") FROM {table}')[0]
         return Counters(int(row[0] or 0), int(row[1] or 0))
-
-
-def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
-    """A restarted Trino lists its node as active seconds before the node manager maps the node to the catalogs;
-    a query in that window fails with NO_NODES_AVAILABLE. A split of the tpch catalog runs only once it is mapped."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            server.query("SELECT count(*) FROM tpch.tiny.region")
-            return
-        except Exception as err:  # noqa: BLE001 - not mapped yet; anything else shows when the deadline passes
-            if time.monotonic() > deadline:
-                raise PerfkitError(f"Trino restarted but runs no query ({str(err)[:200]}). Fix: read its log "
-                                   "under the lab home, then `perfkit lab up trino`") from None
-            time.sleep(1)
 
 
 class Alluxio(Tier):

@@ -77,10 +77,9 @@ def place_fileset(fileset: FileSet, profile: Profile, progress: bool = True) -> 
     have = storage.s3_listing(s3, profile.s3_bucket, prefix)
     sizes = fileset.sizes()
     todo = [i for i in range(fileset.files) if have.get(fileset.file_name(i)) != sizes[i]]
-    if profile.uses_lab:  # the lab's S3 keeps its objects under the lab's folder, on this machine's disk
-        from perfkit.paths import lab_home
-
-        fileset.check_room(lab_home(), todo)
+    disk = profile.provider.local_disk()
+    if disk is not None:  # the storage keeps its objects on this machine's disk (the lab)
+        fileset.check_room(disk, todo)
     for i in tqdm(todo, desc=f"placing {fileset.name} on S3", unit="file", disable=not progress or not todo):
         s3.upload_fileobj(io.BytesIO(fileset.content(i)), profile.s3_bucket, f"{prefix}/{fileset.file_name(i)}")
     return prefix

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
-from perfkit.paths import lab_home
 
 TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
 POLL_S = 0.01  # with a time limit the statement runs asynchronously and is polled this often
@@ -63,8 +62,7 @@ class HiveServer2Engine(Engine):
             with _quiet(THRIFT_LOGGER):
                 self.conn = hive.connect(host, port=port, username=self.profile.hive_user, auth="NONE")
         except Exception as err:  # noqa: BLE001 - thrift raises transport errors of several types
-            fix = (f"start it with `perfkit lab up {self.service}`" if self.profile.uses_lab
-                   else f"check {self.settings()} in the profile")
+            fix = self.profile.provider.fix(self.service, f"check {self.settings()} in the profile")
             why = getattr(err, "inner", None) or err  # thrift keeps the socket error (refused, unknown host) inside
             raise ServiceError(f"{self.endpoint_name} at {host}:{port}",
                                f"not reachable ({type(err).__name__}: {root_cause(why)})", fix) from None
@@ -148,9 +146,7 @@ class HiveEngine(HiveServer2Engine):
         # "FAILED: Execution Error, return code 2 from ...MapRedTask": the task's own error is only in the logs
         if not TASK_FAILED.search(message):
             return message
-        if self.profile.uses_lab:
-            return f"{message} (the task's cause is in {lab_home() / 'logs' / 'hiveserver2.log'})"
-        return f"{message} (the task's cause is in the job's task logs: `yarn logs -applicationId ...` on the cluster)"
+        return f"{message} (the task's cause is in {self.profile.provider.task_logs()})"
 
     def versions(self) -> dict[str, str]:
         # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)

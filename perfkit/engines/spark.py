@@ -20,23 +20,7 @@ class SparkEngine(Engine):
 
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}
-        if self.profile.uses_lab:
-            from perfkit.lab import tools
-            from perfkit.lab.settings import LabPorts, lab_credentials
-            from perfkit.spark_settings import lab_spark_conf
-
-            conf.update(lab_spark_conf(LabPorts.from_env(), lab_credentials()))
-            from perfkit.lab.alluxio_dist import alluxio_client_jar
-
-            conf["spark.jars"] = ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()])
-            conf["spark.driver.memory"] = "2g"
-            # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 client cannot)
-            from perfkit.lab.metastore import spark_metastore_conf
-
-            conf.update(spark_metastore_conf(LabPorts.from_env()))
-        elif self.profile.metastore_uri:
-            conf["spark.sql.catalogImplementation"] = "hive"
-            conf["spark.hadoop.hive.metastore.uris"] = self.profile.metastore_uri
+        conf.update(self.profile.provider.spark_conf(self.profile))  # jars, keys and metastore of where it runs
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
         conf = {**conf, **driver_log_conf(), **self.profile.spark_conf}
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
@@ -57,8 +41,8 @@ class SparkEngine(Engine):
 
         from pyspark.sql import SparkSession
 
-        if self.profile.uses_lab:
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, and no warning about it
+        for name, value in self.profile.provider.spark_environment().items():
+            os.environ.setdefault(name, value)
 
         builder = SparkSession.builder
         for key, value in self.conf().items():

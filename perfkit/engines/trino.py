@@ -42,8 +42,7 @@ class TrinoEngine(Engine):
                                                   "WHERE coordinator")[0][0])
         except Exception as err:  # noqa: BLE001 - refused, unknown host, no node yet: all mean "not usable"
             self.close()
-            fix = (f"start it with `perfkit lab up {self.service}`" if p.uses_lab
-                   else "check trino_host/trino_port in the profile")
+            fix = p.provider.fix(self.service, "check trino_host/trino_port in the profile")
             raise ServiceError(f"Trino at {p.trino_host}:{p.trino_port}", f"not usable ({_reason(err)})", fix) from None
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:

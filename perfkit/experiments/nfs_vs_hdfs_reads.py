@@ -71,10 +71,9 @@ class ReadComparison(Experiment):
         return f"{self.profile.prefix}/filesets/{fileset.name}"
 
     def nfs_root(self) -> Path:
-        if self.profile.uses_lab:
-            from perfkit.paths import lab_home
-
-            return lab_home() / "nfs"  # the folder the lab's NFS server exports
+        export = self.profile.provider.nfs_export()
+        if export is not None:  # the NFS server runs on this machine (the lab)
+            return export
         if not self.profile.nfs_mount:
             raise PerfkitError("to place files on NFS, set the profile's nfs_mount (where the export is mounted)")
         return Path(self.profile.nfs_mount)
@@ -84,8 +83,7 @@ class ReadComparison(Experiment):
         storage.check_hdfs(self.profile)
         live = self.datanodes()
         if 0 <= live < self.replicas:  # HDFS would keep every block under-replicated, and the table would lie
-            more = (f"start {self.replicas} with PERFKIT_LAB_DATANODES={self.replicas} perfkit lab up, or "
-                    if self.profile.uses_lab else "")
+            more = self.profile.provider.more_datanodes(self.replicas)
             raise PerfkitError(f"replicas={self.replicas} but HDFS has {live} live DataNode{'s' * (live != 1)}: "
                                f"{more}give replicas={max(live, 1)}")
         hdfs = storage.webhdfs_client(self.profile)
@@ -124,13 +122,14 @@ class ReadComparison(Experiment):
         """Before writing anything: the files still missing on NFS, and on the lab their HDFS replicas too (the
         lab's DataNodes keep them on this disk), must fit in the NFS folder's free space."""
         needed, root = 0, self.nfs_root()
+        hdfs_here = self.profile.provider.local_disk() is not None
         for fileset in (self.fileset, self.large):
             rel = self.folder(fileset)
-            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel) if self.profile.uses_lab else {}
+            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel) if hdfs_here else {}
             for i, size in enumerate(fileset.sizes()):
                 path = root / rel / fileset.file_name(i)
                 needed += size if not path.is_file() or path.stat().st_size != size else 0
-                if self.profile.uses_lab and on_hdfs.get(fileset.file_name(i)) != size:
+                if hdfs_here and on_hdfs.get(fileset.file_name(i)) != size:
                     needed += size * self.replicas
         check_free_space("the read file sets", needed, root,
                          "free space there, or lower files, mean_mb or large_file_mb")

@@ -96,11 +96,11 @@ class St1Study(Experiment):
         results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         results = self.results = ResultSet(EXPERIMENT, provenance.run_config(self.profile, self.parameters()))
         if self.run_testdfsio:
-            if self.source == "lab":
+            blocks = self.profile.provider.hdfs_blocks()
+            if self.source == "lab" and blocks is not None:  # the DataNodes' disk is this machine's
                 from perfkit.metrics.diskstats import DiskStatsSampler
-                from perfkit.paths import lab_home
 
-                with DiskStatsSampler(lab_home() / "hdfs", period=min(self.period, 1)) as sampler:
+                with DiskStatsSampler(blocks, period=min(self.period, 1)) as sampler:
                     self._testdfsio(results)
                 self._metrics = with_throughput(sampler.frame(), sampler.period)
             else:

@@ -11,7 +11,7 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, lab_credentials
-from perfkit.spark_settings import lab_spark_conf
+from perfkit.lab.spark_conf import lab_spark_conf
 
 HEAP = "-Xmx512m"
 

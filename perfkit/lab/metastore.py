@@ -11,7 +11,7 @@ from perfkit.lab import alluxio, alluxio_dist, hive_jars, tools, versions
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
-from perfkit.spark_settings import lab_spark_conf
+from perfkit.lab.spark_conf import lab_spark_conf
 
 HEAP = "-Xmx512m"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"

@@ -10,7 +10,8 @@ from perfkit.lab import hs2
 from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
-from perfkit.spark_settings import lab_spark_conf, spark_properties
+from perfkit.lab.spark_conf import lab_spark_conf
+from perfkit.spark_settings import spark_properties
 
 
 class SparkThriftServer:

@@ -50,8 +50,8 @@ class Posix(PathReader):
 
     def unavailable(self):
         if not self.profile.nfs_mount:
-            why = " (this machine's kernel has no NFS client; libnfs reads the lab's NFS server)" \
-                if self.profile.uses_lab else ""
+            known = self.profile.provider.no_nfs_mount()
+            why = f" ({known})" if known else ""
             return f"no NFS mount: the profile's nfs_mount is empty{why}"
         if not os.path.isdir(self.profile.nfs_mount):
             return f"nfs_mount {self.profile.nfs_mount} is not a folder"

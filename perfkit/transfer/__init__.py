@@ -71,12 +71,10 @@ class TransferMethod(ABC):
 
 
 def aws_env(profile: Profile, extra: dict | None = None) -> dict[str, str]:
-    """Environment for the aws CLI: the lab's keys for the lab, the caller's AWS chain otherwise."""
+    """Environment for the aws CLI: the keys the profile's provider gives (the lab's), else the caller's AWS chain."""
     env = dict(os.environ)
-    if profile.uses_lab:
-        from perfkit.lab.settings import lab_credentials
-
-        creds = lab_credentials()
+    creds = profile.provider.s3_credentials()
+    if creds:
         env.update(AWS_ACCESS_KEY_ID=creds["access_key"], AWS_SECRET_ACCESS_KEY=creds["secret_key"],
                    AWS_DEFAULT_REGION=profile.s3_region)
     return {**env, **(extra or {})}

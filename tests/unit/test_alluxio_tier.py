@@ -68,7 +68,7 @@ def test_servers_listen_on_loopback_and_keys_stay_out_of_the_client_configuratio
 
 
 def test_every_lab_spark_session_can_read_alluxio(tmp_path):
-    from perfkit.spark_settings import lab_spark_conf
+    from perfkit.lab.spark_conf import lab_spark_conf
 
     conf = lab_spark_conf(LabPorts(), {"access_key": "a", "secret_key": "b"})
     assert conf["spark.hadoop.fs.alluxio.impl"] == "alluxio.hadoop.FileSystem"

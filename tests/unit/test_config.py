@@ -35,7 +35,8 @@ def test_emr_profile_needs_a_bucket_and_uses_the_cluster():
     p = load_profile("emr", bucket="s3://my-bucket/", master="10.0.0.5")
     assert p.s3_url("d") == "s3://my-bucket/perfkit/d" and p.s3_endpoint is None
     assert p.spark_master == "yarn" and p.hive_host == "10.0.0.5" and p.hdfs_url("d") == "hdfs:///perfkit/d"
-    assert not p.uses_lab
+    assert p.provider.name == "cluster" and p.provider.s3_credentials() is None  # the standard AWS chain
+    assert load_profile("lab").provider.name == "lab" and p.describe()["provider"] == "cluster"
 
 
 def test_yaml_profile_overrides_a_base(tmp_path):

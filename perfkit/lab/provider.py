@@ -1,0 +1,175 @@
+"""The embedded lab as a provider: its jars and Java for the tools, its S3 keys, its Spark settings, its fixes.
+
+`lab_profile()` builds the lab's Profile with this provider; perfkit.config looks it up by name, and nothing
+outside perfkit/lab/ imports it.
+Everything is looked up when asked (ports and the lab home from the environment, keys from the lab home), as the
+lab may be moved or brought up after the profile was resolved.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+from perfkit.lab import tools, versions
+from perfkit.config import Profile
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_home
+from perfkit.providers import Provider
+
+# what `hadoop <sub>` runs, for the lab where there is no `hadoop` script, only jars
+MAIN_CLASSES = {"fs": "org.apache.hadoop.fs.FsShell", "distcp": "org.apache.hadoop.tools.DistCp",
+                "jar": "org.apache.hadoop.util.RunJar",
+                "testdfsio": "org.apache.hadoop.fs.TestDFSIO"}  # in the jobclient tests jar
+
+
+class LabProvider(Provider):
+    name = "lab"
+    local_mapreduce = True  # DistCp and TestDFSIO run in local MapReduce mode inside the tool's JVM
+
+    def s3_credentials(self) -> dict[str, str]:
+        return lab_credentials()
+
+    def secrets(self) -> list[str]:
+        try:
+            return [lab_credentials()["secret_key"]]
+        except (PerfkitError, OSError, ValueError, KeyError):  # no lab yet (or a damaged key file): nothing to hide
+            return []
+
+    def hadoop_command(self, sub: str, *args: str) -> list[str]:
+        from perfkit.lab.alluxio_dist import alluxio_client_jar
+
+        java = tools.java_home() / "bin" / "java"
+        classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*:{alluxio_client_jar()}"
+        return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath, MAIN_CLASSES[sub], *args]
+
+    def testdfsio_command(self, *args: str) -> list[str]:
+        return self.hadoop_command("testdfsio", *args)
+
+    def gohdfs(self, profile) -> tuple[str, dict[str, str]]:
+        return str(tools.gohdfs()), {"HADOOP_USER_NAME": profile.hdfs_user,
+                                     "HADOOP_NAMENODE": profile.hdfs_uri.split("://", 1)[1]}
+
+    def alluxio_shell(self, *args: str) -> list[str]:
+        from perfkit.lab.alluxio import SHELL_MAIN, AlluxioServer
+
+        server = AlluxioServer(lab_home(), LabPorts.from_env())
+        return server.java(SHELL_MAIN, *args, conf_dir=server.client_conf_dir)
+
+    def spark_conf(self, profile) -> dict[str, str]:
+        from perfkit.lab.alluxio_dist import alluxio_client_jar
+        from perfkit.lab.metastore import spark_metastore_conf
+        from perfkit.lab.spark_conf import lab_spark_conf
+
+        ports = LabPorts.from_env()
+        return {**lab_spark_conf(ports, lab_credentials()),
+                "spark.jars": ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()]),
+                "spark.driver.memory": "2g",
+                # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 cannot)
+                **spark_metastore_conf(ports)}
+
+    def spark_environment(self) -> dict[str, str]:
+        return {"SPARK_LOCAL_IP": HOST}  # loopback only, and no warning about it
+
+    def empty_trino_cache(self) -> str:
+        """Trino restarted with an empty cache folder. Its cache manager keeps the list of cached pages in memory:
+        pages deleted under a running Trino are neither read nor cached again (measured: hot reads then still
+        fetched half their bytes from S3), so emptying takes a restart (15-30 s here)."""
+        from perfkit.lab.trino import TrinoServer
+
+        server = TrinoServer(lab_home(), LabPorts.from_env())
+        server.stop()
+        pages = sum(f.stat().st_size for f in server.cache_dir.rglob("*") if f.is_file())
+        shutil.rmtree(server.cache_dir, ignore_errors=True)
+        server.start()  # waits until the node is active
+        _wait_for_catalog_nodes(server)
+        return f"Trino restarted with its cache folder emptied ({pages / 1e6:.1f} MB of pages)"
+
+    def fix(self, service: str, on_cluster: str) -> str:
+        return f"start it with `perfkit lab up {service}`" if service else "start the lab with `perfkit lab up`"
+
+    def task_logs(self) -> str:
+        return str(lab_home() / "logs" / "hiveserver2.log")
+
+    def more_datanodes(self, count: int) -> str:
+        return f"start {count} with PERFKIT_LAB_DATANODES={count} perfkit lab up, or "
+
+    def no_nfs_mount(self) -> str:
+        return "this machine's kernel has no NFS client; libnfs reads the lab's NFS server"
+
+    def s3_impostor(self, profile) -> tuple[str, str] | None:
+        """Who answers on the lab's S3 port while the lab's own S3 server is not running (else None)."""
+        from urllib.parse import urlsplit
+
+        from perfkit.lab.process import port_in_use, port_owner
+        from perfkit.lab.s3 import S3Server
+
+        parts = urlsplit(profile.s3_endpoint or "")
+        if parts.hostname is None or parts.port is None or S3Server(lab_home(), LabPorts.from_env()).daemon.pid():
+            return None
+        if not port_in_use(parts.hostname, parts.port):
+            return None
+        owner = port_owner(parts.hostname, parts.port)
+        who = f"port {parts.port}, pid {owner[0]}: {owner[1][:120] or 'command line not readable'}" if owner else \
+            f"port {parts.port}, by a program this user cannot see"
+        return (f"the lab's S3 server is not running, and another program answers on its port ({who})",
+                "stop that program, or move the lab with PERFKIT_LAB_PORT_S3=<free port>; then run `perfkit lab up`")
+
+    def nfs_export(self) -> Path:
+        return lab_home() / "nfs"  # the folder the lab's NFS server exports
+
+    def local_disk(self) -> Path:
+        return lab_home()  # the lab's S3 objects and HDFS blocks all live in the lab home
+
+    def hdfs_blocks(self) -> Path:
+        return lab_home() / "hdfs"
+
+    def versions(self) -> dict[str, str]:
+        return {"hadoop (lab)": versions.HADOOP}
+
+
+def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
+    """A restarted Trino lists its node as active seconds before the node manager maps the node to the catalogs;
+    a query in that window fails with NO_NODES_AVAILABLE. A split of the tpch catalog runs only once it is mapped."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            server.query("SELECT count(*) FROM tpch.tiny.region")
+            return
+        except Exception as err:  # noqa: BLE001 - not mapped yet; anything else shows when the deadline passes
+            if time.monotonic() > deadline:
+                raise PerfkitError(f"Trino restarted but runs no query ({str(err)[:200]}). Fix: read its log "
+                                   "under the lab home, then `perfkit lab up trino`") from None
+            time.sleep(1)
+
+
+def lab_profile() -> Profile:
+    """The lab's addresses (ports from the environment) and this provider: what `load_profile("lab")` resolves to."""
+    ports = LabPorts.from_env()
+    return Profile(
+        name="lab",
+        hdfs_uri=f"hdfs://{HOST}:{ports.namenode_rpc}",
+        webhdfs_url=f"http://{HOST}:{ports.namenode_http}",
+        hdfs_user="perfkit",
+        s3_bucket=BUCKET,
+        s3_scheme="s3a",
+        s3_endpoint=f"http://{HOST}:{ports.s3}",
+        s3_region="us-east-1",
+        prefix="perfkit",
+        spark_master="local[2]",
+        hive_host=HOST,
+        hive_port=ports.hiveserver2,
+        spark_thrift_host=HOST,
+        spark_thrift_port=ports.spark_thrift,
+        trino_host=HOST,
+        trino_port=ports.trino,
+        trino_cache_catalog="hive_cache",  # perfkit.lab.trino.CACHE_CATALOG
+        alluxio_master=f"{HOST}:{ports.alluxio_master}",
+        alluxio_master_web=f"{HOST}:{ports.alluxio_master_web}",
+        alluxio_s3_mount=f"/{BUCKET}",  # perfkit.lab.alluxio mounts the lab's bucket there
+        alluxio_s3_endpoint=f"http://{HOST}:{ports.alluxio_proxy}/api/v1/s3",
+        metastore_uri=f"thrift://{HOST}:{ports.metastore}",
+        provider=LabProvider(),
+        nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",
+        fuse_hdfs_mount=str(lab_home() / "mnt" / "hdfs"),
+    )

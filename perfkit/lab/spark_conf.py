@@ -1,0 +1,27 @@
+"""Spark settings of the lab: its Thrift server, its metastore's Spark client and perfkit's own sessions share them."""
+from __future__ import annotations
+
+from perfkit.lab.alluxio import hadoop_conf
+from perfkit.lab.settings import HOST, LabPorts
+
+
+def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
+    """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing)."""
+    return {
+        "spark.driver.host": HOST,
+        "spark.driver.bindAddress": HOST,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",  # small lab data; the default 200 tasks would dominate
+        # Spark does not read the lab's hdfs-site.xml: one DataNode means one replica
+        "spark.hadoop.dfs.replication": "1",
+        "spark.hadoop.fs.s3a.endpoint": f"http://{HOST}:{ports.s3}",
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.access.key": creds["access_key"],
+        "spark.hadoop.fs.s3a.secret.key": creds["secret_key"],
+        "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        # alluxio:///<bucket>/...: the lab's Alluxio (the client jar: perfkit.lab.alluxio_dist)
+        **{f"spark.hadoop.{k}": v for k, v in hadoop_conf(ports).items()},
+    }

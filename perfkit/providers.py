@@ -1,0 +1,119 @@
+"""Where a profile's services run: everything that differs between a cluster and the embedded lab.
+
+Resolving a profile picks the provider (perfkit.config); measurement code asks the provider and never whether it
+runs in the lab (PerfKitBenchmarker's providers/ play this part for clouds). This module is the cluster's provider:
+the `hadoop`, `gohdfs` and `alluxio` commands on PATH, credentials from the standard AWS chain, the cluster's own
+configuration. The lab's provider (perfkit.lab.provider) answers the same questions with its own jars and keys.
+"""
+from __future__ import annotations
+
+import glob
+import shutil
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+
+CLUSTER_TESTS_JARS = "/usr/lib/hadoop-mapreduce/hadoop-mapreduce-client-jobclient-*-tests.jar"  # EMR's layout
+
+
+class Provider:
+    """A cluster the profile's addresses point at; subclassed by the lab."""
+
+    name = "cluster"
+    # MapReduce jobs (DistCp, TestDFSIO) run inside the tool's own JVM: maps then run one at a time unless told
+    local_mapreduce = False
+
+    # -- credentials and what a report must never show -----------------------------------------------------------
+    def s3_credentials(self) -> dict[str, str] | None:
+        """{'access_key', 'secret_key'} for S3, or None: the standard AWS chain (environment, files, instance role)."""
+        return None
+
+    def secrets(self) -> list[str]:
+        """Values a rendered report must redact wherever they appear."""
+        return []
+
+    # -- tools ---------------------------------------------------------------------------------------------------
+    def hadoop_command(self, sub: str, *args: str) -> list[str]:
+        """`hadoop SUB ARGS...` (fs, distcp, jar, testdfsio)."""
+        hadoop = shutil.which("hadoop")
+        if not hadoop:
+            raise PerfkitError("the `hadoop` command is not on PATH: run on a cluster node, or use the lab profile")
+        return [hadoop, sub, *args]
+
+    def testdfsio_command(self, *args: str) -> list[str]:
+        """Hadoop's TestDFSIO benchmark with these arguments (it ships in the jobclient tests jar)."""
+        jars = sorted(glob.glob(CLUSTER_TESTS_JARS))
+        if not jars:
+            raise PerfkitError(f"no TestDFSIO jar matches {CLUSTER_TESTS_JARS}: run on an EMR node, or set the path")
+        return self.hadoop_command("jar", jars[-1], "TestDFSIO", *args)
+
+    def gohdfs(self, profile) -> tuple[str, dict[str, str]]:
+        """The gohdfs binary and its environment (the cluster's Hadoop configuration names the NameNode)."""
+        found = shutil.which("gohdfs")
+        if not found:
+            raise PerfkitError("gohdfs is not on PATH: go install github.com/colinmarc/hdfs/v2/cmd/hdfs@v2.4.0 "
+                               "and put it on PATH as gohdfs")
+        return found, {"HADOOP_USER_NAME": profile.hdfs_user}
+
+    def alluxio_shell(self, *args: str) -> list[str]:
+        """`alluxio fs ARGS...`."""
+        alluxio = shutil.which("alluxio")
+        if not alluxio:
+            raise PerfkitError("the `alluxio` command is not on PATH: run on a node of the Alluxio cluster, "
+                               "or use the lab profile")
+        return [alluxio, "fs", *args]
+
+    # -- engines -------------------------------------------------------------------------------------------------
+    def spark_conf(self, profile) -> dict[str, str]:
+        """What perfkit's own Spark session needs beyond the profile's spark_conf to reach the storages."""
+        if profile.metastore_uri:  # the metastore the other engines share; empty: the cluster's own configuration
+            return {"spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": profile.metastore_uri}
+        return {}
+
+    def spark_environment(self) -> dict[str, str]:
+        """Environment variables set (if unset) before perfkit's Spark session starts."""
+        return {}
+
+    def empty_trino_cache(self) -> str:
+        """Empty Trino's file-system cache; what was done, in words."""
+        return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"
+
+    # -- what to tell the user -----------------------------------------------------------------------------------
+    def fix(self, service: str, on_cluster: str) -> str:
+        """The fix to print when `service` does not answer: on a cluster, `on_cluster` (which profile settings to
+        check); the lab says how to start it."""
+        return on_cluster
+
+    def task_logs(self) -> str:
+        """Where a failed Hive task's own error is logged."""
+        return "the job's task logs: `yarn logs -applicationId ...` on the cluster"
+
+    def more_datanodes(self, count: int) -> str:
+        """How to get `count` live DataNodes, as the start of a sentence ending in another fix; '' if not ours."""
+        return ""
+
+    def no_nfs_mount(self) -> str:
+        """Why there is no NFS mount, beyond the empty profile setting ('' when nothing more is known)."""
+        return ""
+
+    def s3_impostor(self, profile) -> tuple[str, str] | None:
+        """When S3 refuses: (problem, fix) if another program answers where the provider's own S3 server should."""
+        return None
+
+    # -- where the data lands on this machine --------------------------------------------------------------------
+    def nfs_export(self) -> Path | None:
+        """The folder the NFS server exports, when it is on this machine (else the profile's nfs_mount is used)."""
+        return None
+
+    def local_disk(self) -> Path | None:
+        """The folder on this machine's disk where the storages keep their bytes (S3's objects, HDFS's blocks);
+        None when the storages are elsewhere. Room is checked there before writing."""
+        return None
+
+    def hdfs_blocks(self) -> Path | None:
+        """The folder where the DataNodes keep their blocks, when they run on this machine (its disk is sampled)."""
+        return None
+
+    def versions(self) -> dict[str, str]:
+        """Versions of what the provider runs that no engine reports (the lab's Hadoop)."""
+        return {}
