@@ -11,10 +11,14 @@ cache and bytes fetched from S3, so a "hot" read that did not hit the cache show
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from perfkit.config import Profile
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, ServiceError
+from perfkit import storages
+from perfkit.storages import Location, Storage, get_storage
+from perfkit.storages.base import refuse_write
 
 BACKING = "s3"  # every tier caches the S3 copy of the data
 SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
@@ -30,17 +34,60 @@ class Counters:
         return Counters(self.cache_bytes - before.cache_bytes, self.s3_bytes - before.s3_bytes)
 
 
-class Tier:
+class Tier(Storage):
+    """A storage that reads the backing storage's copy through a cache: listed, read and checked as that copy,
+    never written through; engines read its url()."""
+
     name = "?"
+    backing = BACKING
     engines: tuple[str, ...] | None = None  # the engines that can read through it; None: every engine
     restarts_engine = False  # emptying it restarts the engine that reads through it
+    service = "?"  # what serves it (the lab service of that name)
 
-    def __init__(self, profile: Profile):
-        self.profile = profile
+    @property
+    def copy(self) -> Storage:
+        return get_storage(self.backing, self.profile)
 
-    def unavailable(self) -> str | None:
-        """Why this tier cannot be used with this profile, or None."""
-        return None
+    def folder(self, *parts: str) -> Location:
+        return self.copy.folder(*parts)
+
+    def url(self, loc: Location) -> str:
+        return self.location(self.copy.url(loc))
+
+    def list_files(self, loc: Location) -> dict[str, int] | None:
+        return self.copy.list_files(loc)
+
+    def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
+        return self.copy.read_range(loc, name, offset, length)
+
+    def read_text(self, loc: Location, name: str) -> str | None:
+        return self.copy.read_text(loc, name)
+
+    def checksum_matches(self, loc: Location, local: Path, digest) -> bool:
+        return self.copy.checksum_matches(loc, local, digest)
+
+    def upload(self, loc: Location, local: Path) -> None:
+        raise refuse_write(self)
+
+    def write_text(self, loc: Location, name: str, text: str) -> None:
+        raise refuse_write(self)
+
+    def delete_tree(self, loc: Location) -> None:
+        raise refuse_write(self)
+
+    def check(self) -> None:
+        """The backing storage answers, the tier is configured, and its own service answers."""
+        self.copy.check()
+        why = self.unavailable() or self.probe(lambda: None)()
+        if why:
+            raise ServiceError(f"cache tier {self.name}", why, self.profile.provider.fix(
+                self.service, "check the tier's settings in the profile and that its service runs"))
+
+    def snapshot(self, engine=None) -> dict[str, float]:
+        if self.engines and getattr(engine, "name", None) not in self.engines:
+            return {}  # its counters are read through an engine that reads through it
+        found = self.counters(engine)
+        return asdict(found) if found is not None else {}
 
     def reads_through(self, engine: str) -> bool:
         return self.engines is None or engine in self.engines
@@ -78,6 +125,7 @@ class TrinoCache(Tier):
     """Trino's file-system cache, over the same tables as the plain hive catalog."""
 
     name = "trino-cache"
+    service = "trino"
     engines = ("trino",)
     restarts_engine = True  # emptying restarts Trino: its first query after that is a cold JVM's
     STATS = "io.trino.filesystem.alluxio:type=alluxiocachestats,name={c},catalog={c}"
@@ -115,6 +163,7 @@ class Alluxio(Tier):
     read by every engine (the path has no host: each client is configured with the master's address)."""
 
     name = "alluxio"
+    service = "alluxio"
 
     def unavailable(self) -> str | None:
         if not (self.profile.alluxio_master and self.profile.alluxio_s3_mount):
@@ -223,12 +272,10 @@ class Alluxio(Tier):
         return f"{self.profile.s3_scheme}://{self.profile.s3_bucket}" + (f"/{key}" if key else "")
 
 
-TIERS: dict[str, type[Tier]] = {"trino-cache": TrinoCache, "alluxio": Alluxio}
-
-
 def is_tier(storage: str) -> bool:
-    return storage in TIERS
+    """A registered storage that reads another's copy through a cache (perfkit.storages.REGISTRY names them)."""
+    return storage in storages.REGISTRY and storages.storage_class(storage).backing is not None
 
 
 def tier(storage: str, profile: Profile) -> Tier:
-    return TIERS[storage](profile)
+    return storages.get_storage(storage, profile)

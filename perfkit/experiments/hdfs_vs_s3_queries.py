@@ -34,11 +34,12 @@ from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
-from perfkit.tiers import BACKING, TIERS, is_tier, tier
+from perfkit.storages import placed, tiers
+from perfkit.tiers import BACKING, is_tier, tier
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-PLACED = ["hdfs", "s3"]  # the storages a dataset is placed on
-STORAGES = PLACED + list(TIERS)  # and the cache tiers in front of S3, which read the S3 copy
+PLACED = placed()  # the storages a dataset is placed on
+STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
 
 
 @dataclass

@@ -8,7 +8,8 @@ import pytest
 
 from perfkit.cli import _tables
 from perfkit.config import load_profile
-from perfkit.datasets.locations import Location, _RangeReader, parse_location
+from perfkit.datasets.locations import Location, parse_location
+from perfkit.storages.base import _RangeReader
 from perfkit.datasets.schema import read_schema
 from perfkit.datasets.tpch import scale_factor
 from perfkit.datasets.user_tables import normalize, read_tables_file

@@ -1,0 +1,147 @@
+"""One storage, one class: where a folder is, how it is listed and read, the checksum it keeps, how perfkit puts
+files in, whether it answers, and its own counters. Engines read it through `url()`; perfkit itself through the rest.
+
+A storage either holds the data (hdfs, s3: datasets are placed on it) or reads another storage's copy through a
+cache (a tier: alluxio, trino-cache; `backing` names the storage it caches).
+"""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError
+
+HIDDEN = re.compile(r"^[._]")  # _SUCCESS, .crc, _committed_...: not data, as Hive and Spark skip them
+
+
+@dataclass(frozen=True)
+class Location:
+    """A folder on one storage: an absolute path (HDFS, a mount) or a key prefix without trailing slash (S3)."""
+
+    storage: str  # the registry name of the storage
+    path: str
+    bucket: str = ""
+
+    def url(self, profile: Profile) -> str:
+        """The URL every engine reads (the profile's HDFS URI, its S3 scheme: s3a in the lab, s3 on EMR)."""
+        from perfkit.storages import get_storage
+
+        return get_storage(self.storage, profile).url(self)
+
+    def __str__(self) -> str:
+        return f"{self.storage}://{self.bucket}/{self.path}" if self.bucket else f"{self.storage}://{self.path}"
+
+
+class Storage:
+    """The interface; `perfkit.storages.REGISTRY` names every implementation, the conformance checks run them all."""
+
+    name = "?"
+    schemes: tuple[str, ...] = ()  # URL schemes that name it; the first is the one perfkit writes
+    backing: str | None = None  # a cache tier: the storage whose copy it reads; None: it holds the data
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+
+    # -- where ---------------------------------------------------------------------------------------------------
+    def folder(self, *parts: str) -> Location:
+        """A folder under the profile's prefix: where perfkit puts what it generates."""
+        raise NotImplementedError
+
+    @classmethod
+    def parse(cls, parts) -> Location | None:
+        """The Location of a URL of one of its schemes, split by urllib (parts.netloc, parts.path); None when the
+        URL names no folder."""
+        return Location(cls.name, "/" + parts.path.strip("/")) if parts.path.strip("/") else None
+
+    def url(self, loc: Location) -> str:
+        raise NotImplementedError
+
+    # -- reading -------------------------------------------------------------------------------------------------
+    def list_files(self, loc: Location) -> dict[str, int] | None:
+        """{name: bytes} of the data files directly in the folder (hidden ones left out); None if it does not exist."""
+        raise NotImplementedError
+
+    def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def open_file(self, loc: Location, name: str, size: int) -> io.BufferedReader:
+        """A seekable reader of one file that fetches only the ranges read (a footer is a few KB of a large file)."""
+        return io.BufferedReader(_RangeReader(f"{loc}/{name}", size, lambda offset, length: self.read_range(
+            loc, name, offset, length)), buffer_size=256 * 1024)
+
+    def read_text(self, loc: Location, name: str) -> str | None:
+        """A small file of perfkit's (a dataset marker), or None when it is not there."""
+        raise NotImplementedError
+
+    def checksum_matches(self, loc: Location, local: Path, digest) -> bool:
+        """Whether the stored file `local.name` has the content of `local`, by the checksum the storage keeps
+        (`digest`: perfkit.datasets.digest.FileDigest of the local file), with no data read back."""
+        raise NotImplementedError
+
+    # -- writing (only under perfkit's own folders) ----------------------------------------------------------------
+    def upload(self, loc: Location, local: Path) -> None:
+        """Copy a local file into the folder under its own name (replacing one there)."""
+        raise NotImplementedError
+
+    def write_text(self, loc: Location, name: str, text: str) -> None:
+        raise NotImplementedError
+
+    def make_folder(self, loc: Location) -> None:
+        """An empty folder for an engine to write into (a storage without folders needs none)."""
+
+    def delete_tree(self, loc: Location) -> None:
+        """Delete a folder perfkit made (its callers check perfkit's marker there first)."""
+        raise NotImplementedError
+
+    # -- health and counters -------------------------------------------------------------------------------------
+    def check(self) -> None:
+        """Raise ServiceError naming the storage, why, and the fix, unless it answers."""
+        raise NotImplementedError
+
+    def unavailable(self) -> str | None:
+        """Why this storage cannot be used with this profile, or None."""
+        return None
+
+    def snapshot(self, engine=None) -> dict[str, float]:
+        """The storage's own counters now (requests, bytes; some read through the `engine` that queries it), for
+        a difference before and after a run; {} when it keeps none that perfkit reads."""
+        return {}
+
+
+class _RangeReader(io.RawIOBase):
+    def __init__(self, name: str, size: int, read):
+        self.name, self.size, self._read, self.pos = name, size, read, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.pos = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.size}[whence] + offset
+        return self.pos
+
+    def readinto(self, buffer) -> int:
+        length = min(len(buffer), self.size - self.pos)
+        if length <= 0:
+            return 0
+        data = self._read(self.pos, length)
+        buffer[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+
+def visible(found: dict[str, int]) -> dict[str, int]:
+    return {name: size for name, size in found.items() if name and not HIDDEN.match(name)}
+
+
+def refuse_write(storage: Storage) -> PerfkitError:
+    return PerfkitError(f"storage {storage.name!r} reads the {storage.backing} copy through a cache: "
+                        f"perfkit writes to {storage.backing}, never through the tier")

@@ -1,0 +1,94 @@
+"""README's "Extending perfkit", followed once: a storage added as one class and one registry line passes the same
+conformance checks as the lab's storages, and perfkit then finds it by name and by URL."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perfkit import storages
+from perfkit.config import load_profile
+from perfkit.datasets import locations
+from perfkit.errors import ServiceError
+from perfkit.storages import Location, Storage
+from perfkit.storages.conformance import check_storage
+from perfkit.storages.base import visible
+
+
+class LocalFolder(Storage):
+    """Files in a local folder (file:// URLs), e.g. a mounted file system."""
+
+    name = "local-folder"
+    schemes = ("file",)
+    root = Path("/nonexistent")  # set by the test; a real one would take it from the profile
+
+    def folder(self, *parts: str) -> Location:
+        return Location(self.name, str(self.root.joinpath(self.profile.prefix, *parts)))
+
+    def url(self, loc: Location) -> str:
+        return Path(loc.path).as_uri()
+
+    def list_files(self, loc):
+        path = Path(loc.path)
+        return visible({p.name: p.stat().st_size for p in path.iterdir() if p.is_file()}) if path.is_dir() else None
+
+    def read_range(self, loc, name, offset, length):
+        with open(Path(loc.path, name), "rb") as f:
+            f.seek(offset)
+            return f.read(length)
+
+    def read_text(self, loc, name):
+        path = Path(loc.path, name)
+        return path.read_text() if path.exists() else None
+
+    def checksum_matches(self, loc, local, digest):
+        return hashlib.md5(Path(loc.path, local.name).read_bytes()).hexdigest() == digest.md5
+
+    def upload(self, loc, local):
+        Path(loc.path).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, Path(loc.path, local.name))
+
+    def write_text(self, loc, name, text):
+        Path(loc.path).mkdir(parents=True, exist_ok=True)
+        Path(loc.path, name).write_text(text)
+
+    def delete_tree(self, loc):
+        shutil.rmtree(loc.path)
+
+    def check(self):
+        if not self.root.is_dir():
+            raise ServiceError(f"local folder {self.root}", "not a folder", "create it")
+
+
+@pytest.fixture
+def local_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(LocalFolder, "root", tmp_path / "store")
+    monkeypatch.setitem(storages.REGISTRY, "local-folder", LocalFolder)  # the one registry line, undone after
+    return storages.get_storage("local-folder", load_profile("emr", bucket="b"))
+
+
+def test_a_new_storage_passes_the_conformance_checks(local_folder, tmp_path):
+    LocalFolder.root.mkdir()
+    (tmp_path / "scratch").mkdir()
+    done = check_storage(local_folder, tmp_path / "scratch")
+    assert "keeps a checksum that tells the file from a one-bit change" in done and len(done) == 8
+    assert list(LocalFolder.root.joinpath("perfkit", "conformance").iterdir()) == []  # it deleted what it made
+
+
+def test_a_new_storage_is_found_by_name_by_url_and_as_a_place_for_data(local_folder, tmp_path):
+    assert "local-folder" in storages.placed() and "local-folder" not in storages.tiers()
+    loc = locations.parse_location((tmp_path / "t").as_uri(), "tables.local-folder")
+    assert loc == Location("local-folder", str(tmp_path / "t"))
+    assert locations.list_files(load_profile("emr", bucket="b"), loc) is None
+
+
+def test_the_conformance_checks_catch_a_storage_that_lists_hidden_files(local_folder, tmp_path, monkeypatch):
+    LocalFolder.root.mkdir()
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.setattr(LocalFolder, "list_files", lambda self, loc: {p.name: p.stat().st_size
+                                                                       for p in Path(loc.path).iterdir()}
+                        if Path(loc.path).is_dir() else None)
+    with pytest.raises(AssertionError, match="not the one uploaded file"):
+        check_storage(local_folder, tmp_path / "scratch")
