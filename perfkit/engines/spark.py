@@ -16,7 +16,7 @@ class SparkEngine(Engine):
         self.hadoop_secrets: dict[str, str] = {}
 
     def conf(self) -> dict[str, str]:
-        from perfkit.spark_settings import driver_log_conf
+        from perfkit.engines.spark_settings import driver_log_conf
 
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}

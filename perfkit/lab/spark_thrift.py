@@ -11,7 +11,7 @@ from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
 from perfkit.lab.spark_conf import lab_spark_conf
-from perfkit.spark_settings import spark_properties
+from perfkit.engines.spark_settings import spark_properties
 
 
 class SparkThriftServer:

@@ -4,7 +4,7 @@ import pytest
 from perfkit.errors import PerfkitError
 from perfkit.lab import Lab
 from perfkit.lab.settings import LabPorts, datanode_count, lab_credentials
-from perfkit.spark_settings import driver_log_conf
+from perfkit.engines.spark_settings import driver_log_conf
 
 
 @pytest.fixture(autouse=True)
