@@ -164,12 +164,12 @@ def test_a_reused_pid_is_not_ours(tmp_path):
 
 
 def test_a_daemon_caught_inside_exec_is_still_ours(tmp_path, monkeypatch):
-    """While a process exec()s (a bash wrapper becoming java), /proc/PID/cmdline reads empty for an instant."""
+    """While a process exec()s (a bash wrapper becoming java), its command line reads empty for an instant."""
     daemon = Daemon("wrapper", tmp_path, "perfkit-wrapped")
     pid = daemon.start(["bash", "-c", "exec -a perfkit-wrapped sleep 60"])
     try:
         reads = iter(["", "perfkit-wrapped 60"])
-        monkeypatch.setattr(process, "_cmdline", lambda _pid: next(reads))
+        monkeypatch.setattr(process, "command_line", lambda _pid: next(reads))
         assert daemon.pid() == pid and daemon.pid_file.exists()
     finally:
         os.kill(pid, 9)
