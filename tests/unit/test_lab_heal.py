@@ -12,6 +12,7 @@ from perfkit.cli import _print_status
 from perfkit.errors import PerfkitError
 from perfkit.lab import Lab, process, tools
 from perfkit.lab.process import Daemon, port_owner
+from perfkit.lab.service import Service
 from perfkit.lab.settings import LabPorts
 
 
@@ -21,29 +22,27 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-class FakeService:
+class FakeService(Service):
     """A service of two daemons (a 'namenode' and a 'datanode'): sleepers that carry a marker."""
 
     name = "toyfs"
 
     def __init__(self, home, ports: dict[str, dict[str, int]]):
+        super().__init__(home, LabPorts())
         self.daemons = [Daemon(n, home, f"perfkit-fake-{n}", ports=ports.get(n, {})) for n in ("namenode", "datanode")]
         self.started: list[str] = []
 
     def addresses(self):
         return {d.name: f"127.0.0.1:{next(iter(d.ports.values()), 0)}" for d in self.daemons}
 
-    def ports_needed(self):
-        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+    def argv(self, daemon=None):
+        return ["bash", "-c", f"exec -a perfkit-fake-{(daemon or self.daemon).name} sleep 60"]
 
     def start(self):
         for daemon in self.daemons:
             if daemon.pid() is None:
-                daemon.start(["bash", "-c", f"exec -a perfkit-fake-{daemon.name} sleep 60"])
+                daemon.start(self.argv(daemon))
                 self.started.append(daemon.name)
-
-    def stop(self):
-        return [d.name for d in self.daemons if d.stop()]
 
     def health(self):
         return (True, "all answer") if all(d.pid() for d in self.daemons) else (False, "web endpoint does not answer")
@@ -129,7 +128,7 @@ def test_the_port_message_names_the_log_once_it_exists_and_the_offset_of_later_d
     daemon = Daemon("datanode2", tmp_path, "x", ports={"datanode_http": base + 20})
     text = lab._port_taken(lab.services[0], daemon, "datanode_http", base + 20)
     assert "log" not in text and "datanode2 (hdfs) cannot start" in text
-    assert f"PERFKIT_LAB_PORT_DATANODE_HTTP=<free port> (datanode2 listens on that port + 20)" in text
+    assert "PERFKIT_LAB_PORT_DATANODE_HTTP=<free port> (datanode2 listens on that port + 20)" in text
     daemon.log.parent.mkdir(parents=True)
     daemon.log.write_text("old run\n")
     assert f"(last log of datanode2: {daemon.log})" in lab._port_taken(lab.services[0], daemon, "datanode_http", base)
@@ -196,12 +195,13 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
         lab.select(["presto"])
 
 
-class _NoJavaService:
+class _NoJavaService(Service):
     """A service whose start finds no Java new enough (as Trino without Java 24+)."""
 
     name, needs = "javaless", ()
 
     def __init__(self, home):
+        super().__init__(home, LabPorts())
         self.daemons = [Daemon("javaless", home, "perfkit-fake-javaless")]
 
     def addresses(self):
@@ -212,14 +212,12 @@ class _NoJavaService:
 
         raise MissingJava("trino: needs Java 24.0.1+ and found none. Fix: install a JDK 24.0.1+")
 
-    def stop(self):
-        return []
-
 
 class _NeedsIt(_NoJavaService):
     name, needs = "dependent", ("javaless",)
 
     def __init__(self, home):
+        Service.__init__(self, home, LabPorts())
         self.daemons = [Daemon("dependent", home, "perfkit-fake-dependent")]
         self.started = False
 
