@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
+from perfkit.waiting import WaitTimeout, poll_until
 
 BACKING = "s3"  # every tier caches the S3 copy of the data
 SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
@@ -132,16 +133,21 @@ class TrinoCache(Tier):
 def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
     """A restarted Trino lists its node as active seconds before the node manager maps the node to the catalogs;
     a query in that window fails with NO_NODES_AVAILABLE. A split of the tpch catalog runs only once it is mapped."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    failures = []
+
+    def runs_a_query() -> bool:
         try:
             server.query("SELECT count(*) FROM tpch.tiny.region")
-            return
+            return True
         except Exception as err:  # noqa: BLE001 - not mapped yet; anything else shows when the deadline passes
-            if time.monotonic() > deadline:
-                raise PerfkitError(f"Trino restarted but runs no query ({str(err)[:200]}). Fix: read its log "
-                                   "under the lab home, then `perfkit lab up trino`") from None
-            time.sleep(1)
+            failures.append(err)
+            return False
+
+    try:
+        poll_until(runs_a_query, timeout_s, 1, what="Trino's catalogs to run a query")
+    except WaitTimeout:
+        raise PerfkitError(f"Trino restarted but runs no query ({str(failures[-1])[:200]}). Fix: read its log "
+                           "under the lab home, then `perfkit lab up trino`") from None
 
 
 class Alluxio(Tier):
@@ -180,12 +186,13 @@ class Alluxio(Tier):
 
         client = AlluxioClient(self.profile)
         client.free(self.mount)
-        deadline = time.monotonic() + 15
-        while (store := client.store())[0] > 0 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        if store[0] > 0:
+        held = []  # bytes the workers hold, at each look
+        try:
+            poll_until(lambda: held.append(client.store()[0]) or held[-1] <= 0, 15, 0.5,
+                       what="Alluxio's workers to drop the freed blocks")
+        except WaitTimeout:
             return (f"Alluxio freed {self.mount} (the bucket's mount), yet its workers still hold "
-                    f"{store[0] / 1e6:.1f} MB")
+                    f"{held[-1] / 1e6:.1f} MB")
         return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:

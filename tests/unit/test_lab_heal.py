@@ -4,7 +4,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from perfkit.lab import Lab, process, tools
 from perfkit.lab.process import Daemon, port_owner
 from perfkit.lab.service import Service
 from perfkit.lab.settings import LabPorts
+from perfkit.waiting import poll_until
 
 
 def _free_port() -> int:
@@ -175,10 +175,7 @@ def test_a_daemon_caught_inside_exec_is_still_ours(tmp_path, monkeypatch):
 
 
 def _wait_dead(daemon: Daemon, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while daemon.pid() is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert daemon.pid() is None
+    poll_until(lambda: daemon.pid() is None, timeout, 0.05, what=f"{daemon.name} to die")
 
 
 def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
