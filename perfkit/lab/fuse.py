@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
+
 from perfkit.errors import ServiceError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
@@ -15,8 +17,7 @@ from perfkit.lab.settings import HOST, LabPorts
 
 def is_mounted(path: Path) -> bool:
     """From the mount table, not stat(): a dead FUSE mount fails stat() but is still mounted."""
-    target = str(path)
-    return any(line.split()[1] == target for line in Path("/proc/self/mounts").read_text().splitlines())
+    return any(part.mountpoint == str(path) for part in psutil.disk_partitions(all=True))
 
 
 class HdfsFuseMount(Service):
