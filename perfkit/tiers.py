@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from perfkit.config import Profile
-from perfkit.errors import PerfkitError, ServiceError
 from perfkit import storages
+from perfkit.errors import PerfkitError, ServiceError
 from perfkit.storages import Location, Storage, get_storage
 from perfkit.storages.base import refuse_write
+from perfkit.waiting import WaitTimeout, poll_until
 
 BACKING = "s3"  # every tier caches the S3 copy of the data
 SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
@@ -195,12 +196,13 @@ class Alluxio(Tier):
 
         client = AlluxioClient(self.profile)
         client.free(self.mount)
-        deadline = time.monotonic() + 15
-        while (store := client.store())[0] > 0 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        if store[0] > 0:
+        held = []  # bytes the workers hold, at each look
+        try:
+            poll_until(lambda: held.append(client.store()[0]) or held[-1] <= 0, 15, 0.5,
+                       what="Alluxio's workers to drop the freed blocks")
+        except WaitTimeout:
             return (f"Alluxio freed {self.mount} (the bucket's mount), yet its workers still hold "
-                    f"{store[0] / 1e6:.1f} MB")
+                    f"{held[-1] / 1e6:.1f} MB")
         return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:

@@ -19,6 +19,7 @@ from perfkit.lab.metastore import HiveMetastore
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
+from perfkit.lab.service import Service, start_order
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
 from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials
@@ -46,14 +47,15 @@ class Lab:
         hdfs = Hdfs(self.home, self.ports)
         self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
         self.skipped: set[str] = set()  # services the last up() left down on purpose (no Java for them, ...)
-        # start order: storage first, then what reads it
-        self.services = [hdfs, *(kind(self.home, self.ports) for kind in (
+        # listed storage first, then what reads it; select() and down() follow each service's `needs` all the same
+        self.services: list[Service] = [hdfs, *(kind(self.home, self.ports) for kind in (
             S3Server, AlluxioServer, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
 
-    def select(self, names: list[str] | None = None) -> list:
+    def select(self, names: list[str] | None = None) -> list[Service]:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
+        ordered = start_order(self.services)
         if not names:
-            return list(self.services)
+            return ordered
         by_name = {service.name: service for service in self.services}
         by_name.update({d.name: service for service in self.services for d in service.daemons})
         unknown = [n for n in names if n not in by_name]
@@ -65,8 +67,8 @@ class Lab:
             name = todo.pop()
             if name not in wanted:
                 wanted.add(name)
-                todo += list(getattr(by_name[name], "needs", ()))
-        return [service for service in self.services if service.name in wanted]
+                todo += by_name[name].needs
+        return [service for service in ordered if service.name in wanted]
 
     def up(self, names: list[str] | None = None) -> list[ServiceStatus]:
         """Start what is not running (only the daemons that are missing) of the named services and what they
@@ -81,11 +83,11 @@ class Lab:
             self._check_ports(service)
         skipped = self.skipped = set()
         for service in services:
-            if skipped & set(getattr(service, "needs", ())):
+            if skipped & set(service.needs):
                 print(f"lab: {service.name} not started: it needs {', '.join(skipped & set(service.needs))}", flush=True)
                 skipped.add(service.name)
                 continue
-            missing = [d.name for d in service.daemons if d.pid() is None]
+            missing = [name for name, pid in service.pids().items() if pid is None]
             if missing:
                 which = "" if missing == [service.name] else f" ({', '.join(missing)})"
                 print(f"lab: starting {service.name}{which} ...", flush=True)
@@ -116,7 +118,7 @@ class Lab:
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""
         stopped = []
-        for service in reversed(self.services):
+        for service in reversed(start_order(self.services)):
             stopped += service.stop()
         return stopped
 
@@ -125,7 +127,7 @@ class Lab:
         service is degraded."""
         rows = []
         for service in self.select(names):
-            pids = {d.name: d.pid() for d in service.daemons}
+            pids = service.pids()
             dead = [name for name, pid in pids.items() if pid is None]
             if len(dead) == len(pids):
                 healthy, detail = False, "not running"
@@ -146,9 +148,9 @@ class Lab:
         return all(row.healthy for row in self.status())
 
     def pids(self) -> list[int]:
-        return [pid for s in self.services for d in s.daemons if (pid := d.pid())]
+        return [pid for s in self.services for pid in s.pids().values() if pid]
 
-    def _check_ports(self, service) -> None:
+    def _check_ports(self, service: Service) -> None:
         """Every port of every daemon that must be started is free (a live daemon of ours keeps its own)."""
         for daemon in service.daemons:
             if daemon.pid() is not None:
@@ -157,7 +159,7 @@ class Lab:
                 if port_in_use(HOST, port):
                     raise PerfkitError(self._port_taken(service, daemon, field, port))
 
-    def _port_taken(self, service, daemon, field: str, port: int) -> str:
+    def _port_taken(self, service: Service, daemon, field: str, port: int) -> str:
         who = daemon.name if daemon.name == service.name else f"{daemon.name} ({service.name})"
         owner = port_owner(HOST, port)
         by = f"pid {owner[0]} ({_short(owner[1]) or 'command line not readable'})" if owner else "another program"

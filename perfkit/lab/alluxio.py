@@ -17,6 +17,7 @@ from perfkit.alluxio import get_json
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.service import Service
 from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, write_private
 
 HEAP = "-Xmx512m"
@@ -73,12 +74,12 @@ def hadoop_conf(ports: LabPorts) -> dict[str, str]:
             **{k: str(v) for k, v in client_properties(ports).items()}}
 
 
-class AlluxioServer:
+class AlluxioServer(Service):
     name = "alluxio"
-    needs: tuple[str, ...] = ("s3",)  # the under-filesystem
+    needs = ("s3",)  # the under-filesystem
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.root = home / "alluxio"
         self.conf_dir = self.root / "conf"  # the servers' configuration, with the S3 keys (0600)
         self.client_conf_dir = self.root / "client-conf"  # for engines and the shell: no keys
@@ -107,9 +108,6 @@ class AlluxioServer:
     @property
     def s3_endpoint(self) -> str:
         return f"http://{HOST}:{self.ports.alluxio_proxy}/api/v1/s3"
-
-    def ports_needed(self) -> dict[str, int]:
-        return {**self.master.ports, **self.worker.ports, **self.proxy.ports}
 
     def site(self) -> dict[str, object]:
         p, creds = self.ports, lab_credentials(create=True, home=self.home)
@@ -168,6 +166,9 @@ class AlluxioServer:
                 f"-Dlog4j2.configurationFile={(conf / 'log4j2.properties').as_uri()}", "-Duser.timezone=UTC",
                 "-cp", f"{conf}:{alluxio_dist.alluxio_lib()}/*", main, *args]
 
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
+        return self.java((daemon or self.master).marker)  # each daemon's marker is its main class
+
     def env(self) -> dict[str, str]:
         return {"AWS_EC2_METADATA_DISABLED": "true"}  # the SDK never asks the cloud's metadata service
 
@@ -189,20 +190,17 @@ class AlluxioServer:
         self.write_config()
         if self.master.pid() is None:
             self.format_journal()
-            self.master.start(self.java(MASTER_MAIN), env=self.env(), cwd=self.root)
+            self.master.start(self.argv(self.master), env=self.env(), cwd=self.root)
         self.master.wait_until(lambda: self.master_info() is not None, 240,
                                "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
         if self.worker.pid() is None:
-            self.worker.start(self.java(WORKER_MAIN), env=self.env(), cwd=self.root)
+            self.worker.start(self.argv(self.worker), env=self.env(), cwd=self.root)
         self.worker.wait_until(lambda: self._live_workers() >= 1, 240,
                                "read the log; `perfkit lab up alluxio` starts the missing worker")
         self.mount_bucket()
         if self.proxy.pid() is None:
-            self.proxy.start(self.java(PROXY_MAIN), env=self.env(), cwd=self.root)
+            self.proxy.start(self.argv(self.proxy), env=self.env(), cwd=self.root)
         self.proxy.wait_until(self._proxy_answers, 240, "read the log; `perfkit lab up alluxio` starts it again")
-
-    def stop(self) -> list[str]:
-        return [d.name for d in (self.proxy, self.worker, self.master) if d.stop()]
 
     def _proxy_answers(self) -> bool:
         """Any HTTP answer from the S3 API (an error status is still an answer)."""

@@ -6,33 +6,31 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
+
 from perfkit.errors import ServiceError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts
 
 
 def is_mounted(path: Path) -> bool:
     """From the mount table, not stat(): a dead FUSE mount fails stat() but is still mounted."""
-    target = str(path)
-    return any(line.split()[1] == target for line in Path("/proc/self/mounts").read_text().splitlines())
+    return any(part.mountpoint == str(path) for part in psutil.disk_partitions(all=True))
 
 
-class HdfsFuseMount:
+class HdfsFuseMount(Service):
     name = "fuse-hdfs"
-    needs: tuple[str, ...] = ("hdfs",)  # it mounts HDFS
+    needs = ("hdfs",)  # it mounts HDFS
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.mountpoint = home / "mnt" / "hdfs"
-        self.daemon = Daemon("fuse-hdfs", home, " mount :hdfs:")
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon("fuse-hdfs", home, " mount :hdfs:")]  # no port of its own
 
     def addresses(self) -> dict[str, str]:
         return {"fuse-hdfs": f"{self.mountpoint} (HDFS /, read-only)"}
-
-    def ports_needed(self) -> dict[str, int]:
-        return {}
 
     def start(self) -> None:
         if not Path("/dev/fuse").exists() or shutil.which("fusermount3") is None:
@@ -41,13 +39,16 @@ class HdfsFuseMount:
         if self.daemon.pid() is None:
             self._unmount_stale()
             self.mountpoint.mkdir(parents=True, exist_ok=True)
-            self.daemon.start([str(tools.rclone()), "mount", ":hdfs:/", str(self.mountpoint),
-                               "--hdfs-namenode", f"{HOST}:{self.ports.namenode_rpc}", "--hdfs-username", "perfkit",
-                               "--read-only", "--vfs-cache-mode", "off", "--dir-cache-time", "2s"])
-        self.daemon.wait_until(lambda: self.health()[0], 30, "read the log; is FUSE usable here?")
+            self.daemon.start(self.argv())
+        self.wait_healthy(self.daemon, 30, "read the log; is FUSE usable here?")
+
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
+        return [str(tools.rclone()), "mount", ":hdfs:/", str(self.mountpoint),
+                "--hdfs-namenode", f"{HOST}:{self.ports.namenode_rpc}", "--hdfs-username", "perfkit",
+                "--read-only", "--vfs-cache-mode", "off", "--dir-cache-time", "2s"]
 
     def stop(self) -> list[str]:
-        stopped = [self.daemon.name] if self.daemon.stop() else []
+        stopped = super().stop()
         self._unmount_stale()
         return stopped
 

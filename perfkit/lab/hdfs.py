@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape
 from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
+from perfkit.lab.service import Service
 from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
@@ -35,19 +36,22 @@ log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab's own file
 
 
-class Hdfs:
+NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+
+
+class Hdfs(Service):
     name = "hdfs"
-    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts, datanodes: int | None = None):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.conf_dir = home / "hadoop-conf"
         self.datanode_count = datanodes or datanode_count()
-        self.namenode = Daemon("namenode", home, "org.apache.hadoop.hdfs.server.namenode.NameNode",
+        self.namenode = Daemon("namenode", home, NAMENODE_MAIN,
                                ports={"namenode_rpc": ports.namenode_rpc, "namenode_http": ports.namenode_http})
         # the first DataNode keeps its historical name; the others are numbered
-        self.datanodes = [Daemon("datanode" if i == 0 else f"datanode{i}", home,
-                                 "org.apache.hadoop.hdfs.server.datanode.DataNode", ports=self.datanode_ports(i))
+        self.datanodes = [Daemon("datanode" if i == 0 else f"datanode{i}", home, DATANODE_MAIN,
+                                 ports=self.datanode_ports(i))
                           for i in range(self.datanode_count)]
         self.daemons = [self.namenode, *self.datanodes]
 
@@ -67,6 +71,7 @@ class Hdfs:
         return found
 
     def ports_needed(self) -> dict[str, int]:
+        # every DataNode has the same fields: the daemon's name keeps them apart
         return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
 
     def datanode_conf_dir(self, i: int) -> Path:
@@ -111,23 +116,27 @@ class Hdfs:
         classpath = f"{conf_dir or self.conf_dir}:{tools.hadoop_lib()}/*"
         return [str(java), HEAP, f"-Dhadoop.log.dir={self.home / 'logs'}", "-cp", classpath, main_class, *args]
 
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
+        if daemon is None or daemon is self.namenode:
+            return self.java(NAMENODE_MAIN)
+        return self.java(DATANODE_MAIN, conf_dir=self.datanode_conf_dir(self.datanodes.index(daemon)))
+
     def start(self) -> None:
         self.write_config()
         if not (self.home / "hdfs" / "name" / "current" / "VERSION").exists():
             run = subprocess.run(
-                self.java("org.apache.hadoop.hdfs.server.namenode.NameNode", "-format", "-nonInteractive", "-force"),
+                self.java(NAMENODE_MAIN, "-format", "-nonInteractive", "-force"),
                 capture_output=True, text=True,
             )
             if run.returncode != 0:
                 raise ServiceError("namenode", f"format failed:\n{run.stderr[-1500:]}", "remove the lab home and retry")
         fix = "read the log; `perfkit lab up` restarts only what died (`perfkit lab down` first for a clean start)"
         if self.namenode.pid() is None:
-            self.namenode.start(self.java("org.apache.hadoop.hdfs.server.namenode.NameNode"))
+            self.namenode.start(self.argv(self.namenode))
         self.namenode.wait_until(lambda: self._namenode_state() is not None, 90, fix)
-        for i, daemon in enumerate(self.datanodes):
+        for daemon in self.datanodes:
             if daemon.pid() is None:
-                daemon.start(self.java("org.apache.hadoop.hdfs.server.datanode.DataNode",
-                                       conf_dir=self.datanode_conf_dir(i)))
+                daemon.start(self.argv(daemon))
         # healthy, and a write and a read through a DataNode work: after a NameNode restart a surviving
         # DataNode's first call to it can fail (EOFException on its stale connection)
         self.datanodes[-1].wait_until(lambda: self.health()[0] and self._round_trip(), 90, fix)
@@ -146,8 +155,7 @@ class Hdfs:
 
     def stop(self) -> list[str]:
         """Every DataNode this lab home ever started (even beyond today's count), then the NameNode."""
-        extra = [Daemon(p.stem, self.home, self.namenode.marker.replace("namenode.NameNode", "datanode.DataNode"))
-                 for p in sorted((self.home / "pids").glob("datanode*.pid"))]
+        extra = [Daemon(p.stem, self.home, DATANODE_MAIN) for p in sorted((self.home / "pids").glob("datanode*.pid"))]
         return [d.name for d in (*extra, self.namenode) if d.stop()]
 
     def _jmx(self, http: str, query: str) -> dict | None:

@@ -12,6 +12,7 @@ from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
@@ -21,22 +22,18 @@ OPENS = ["java.lang", "java.util", "java.util.concurrent", "java.util.concurrent
          "java.net", "java.io", "java.lang.reflect", "java.lang.invoke", "java.text", "java.time", "java.math"]
 
 
-class HiveServer2:
+class HiveServer2(Service):
     name = "hiveserver2"
-    needs: tuple[str, ...] = ("hive-metastore",)  # its tables, and through them HDFS and S3
+    needs = ("hive-metastore",)  # its tables, and through them HDFS and S3
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.root = home / "hive"
         self.conf_dir = self.root / "conf"
-        self.daemon = Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2})
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2})]
 
     def addresses(self) -> dict[str, str]:
         return {self.name: f"{HOST}:{self.ports.hiveserver2}"}
-
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
 
     def site(self) -> dict[str, object]:
         p, root = self.ports, self.root
@@ -86,7 +83,7 @@ class HiveServer2:
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
             (self.conf_dir / name).write_text(LOG4J2)
 
-    def argv(self) -> list[str]:
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
         classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:{alluxio_dist.alluxio_client_jar()}"
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
         return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
@@ -103,11 +100,8 @@ class HiveServer2:
             self.write_config()
             self.daemon.start(self.argv(), env=self.env(), cwd=self.root)
         # 8-11 s when idle; a busy 2-core machine (Trino, Spark beside it) can take minutes
-        self.daemon.wait_until(lambda: self.health()[0], 300, "read the log; HiveServer2 (1.5 GiB of heap) needs that "
-                               "much free memory and can take minutes on a busy machine: run `perfkit lab up` again")
-
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+        self.wait_healthy(self.daemon, 300, "read the log; HiveServer2 (1.5 GiB of heap) needs that "
+                          "much free memory and can take minutes on a busy machine: run `perfkit lab up` again")
 
     def health(self) -> tuple[bool, str]:
         return hs2.select_one(self.ports.hiveserver2, 30)

@@ -10,6 +10,7 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, tools, versions
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
@@ -54,18 +55,17 @@ def warehouse(ports: LabPorts) -> str:
     return f"hdfs://{HOST}:{ports.namenode_rpc}/warehouse"
 
 
-class HiveMetastore:
+class HiveMetastore(Service):
     name = "hive-metastore"
-    needs: tuple[str, ...] = ("hdfs", "s3")  # table locations live there: the metastore checks and creates them
+    needs = ("hdfs", "s3")  # table locations live there: the metastore checks and creates them
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.root = home / "metastore"
         self.conf_dir = self.root / "conf"
         self.database = self.root / "metastore_db"
         self.schema_done = self.root / "schema-initialised"  # written only after -initSchema succeeded
-        self.daemon = Daemon(self.name, home, MAIN, ports={"metastore": ports.metastore})
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon(self.name, home, MAIN, ports={"metastore": ports.metastore})]
 
     @property
     def uri(self) -> str:
@@ -73,9 +73,6 @@ class HiveMetastore:
 
     def addresses(self) -> dict[str, str]:
         return {self.name: self.uri}
-
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
 
     def site(self) -> dict[str, object]:
         return {
@@ -122,7 +119,7 @@ class HiveMetastore:
                 f"-Dlog4j2.configurationFile={log4j.as_uri()}", f"-Dderby.stream.error.file={self.root / 'derby.log'}",
                 "-cp", classpath, main_class, *args]
 
-    def argv(self) -> list[str]:
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
         return self.java(MAIN)
 
     def env(self) -> dict[str, str]:
@@ -154,11 +151,8 @@ class HiveMetastore:
             self.init_schema()
             self.daemon.start(self.argv(), env=self.env(), cwd=self.root)
         # ~8 s when idle; minutes on a busy 2-core machine (JIT, DataNucleus enhancing its classes)
-        self.daemon.wait_until(lambda: self.health()[0], 240, "read the log; a busy or short-of-memory machine "
-                               "needs more time: run `perfkit lab up` again")
-
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+        self.wait_healthy(self.daemon, 240, "read the log; a busy or short-of-memory machine "
+                         "needs more time: run `perfkit lab up` again")
 
     def health(self) -> tuple[bool, str]:
         """A real thrift call (get_all_databases): a port that merely accepts is not a metastore."""

@@ -9,34 +9,30 @@ from pathlib import Path
 
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts
 
 
-class NfsServer:
+class NfsServer(Service):
     name = "nfs"
-    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.export = home / "nfs"
-        self.daemon = Daemon("nfs", home, "serve nfs", ports={"nfs": ports.nfs})
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon("nfs", home, "serve nfs", ports={"nfs": ports.nfs})]
 
     def addresses(self) -> dict[str, str]:
         return {"nfs": f"nfs://{HOST}/ port {self.ports.nfs} (exports {self.export})"}
 
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
-
     def start(self) -> None:
         self.export.mkdir(parents=True, exist_ok=True)
         if self.daemon.pid() is None:
-            self.daemon.start([str(tools.rclone()), "serve", "nfs", str(self.export), "--addr",
-                               f"{HOST}:{self.ports.nfs}", "--read-only", "--vfs-cache-mode", "off", "--dir-cache-time", "2s"])
-        self.daemon.wait_until(lambda: self.health()[0], 30, "read the log; is another NFS server on that port?")
+            self.daemon.start(self.argv())
+        self.wait_healthy(self.daemon, 30, "read the log; is another NFS server on that port?")
 
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
+        return [str(tools.rclone()), "serve", "nfs", str(self.export), "--addr", f"{HOST}:{self.ports.nfs}",
+                "--read-only", "--vfs-cache-mode", "off", "--dir-cache-time", "2s"]
 
     def health(self) -> tuple[bool, str]:
         return (True, "answering") if port_in_use(HOST, self.ports.nfs) else (False, "port not open")

@@ -1,18 +1,21 @@
 """Start, find and stop the lab's daemons by the pid files the lab itself wrote."""
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
+import psutil
+
 from perfkit.errors import STACK_FRAME, ServiceError, root_cause
 from perfkit.lab.settings import HOST
+from perfkit.waiting import WaitTimeout, poll_until
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -21,94 +24,45 @@ def port_in_use(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's "st" column
-
-
-def _proc_net_address(hex_addr: str) -> str:
-    """/proc/net/tcp{,6} writes an address as 32-bit words in host (little-endian) order."""
-    raw = bytes.fromhex(hex_addr)
-    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    if len(raw) == 4:
-        return socket.inet_ntop(socket.AF_INET, raw)
-    if raw[:12] == b"\0" * 10 + b"\xff\xff":  # an IPv4-mapped IPv6 address
-        return socket.inet_ntop(socket.AF_INET, raw[12:])
-    return socket.inet_ntop(socket.AF_INET6, raw)
-
-
-def _listeners():
-    """(address, port, socket inode) of every listening TCP socket on the machine, from /proc/net/tcp{,6}."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) >= 10 and fields[3] == _LISTEN:
-                addr, _, hex_port = fields[1].partition(":")
-                yield _proc_net_address(addr), int(hex_port, 16), fields[9]
-
-
-def _listening_inodes(host: str, port: int) -> set[str]:
-    """Socket inodes listening where a connection to host:port would land (that address or a wildcard)."""
-    wanted = {host, "0.0.0.0", "::"}
-    return {inode for address, listen_port, inode in _listeners() if listen_port == port and address in wanted}
+def plain_ip(ip: str) -> str:
+    """An IPv4-mapped IPv6 address (a Java server on a tcp6 socket) as the IPv4 address it stands for."""
+    try:
+        mapped = getattr(ipaddress.ip_address(ip.split("%")[0]), "ipv4_mapped", None)
+    except ValueError:
+        return ip
+    return str(mapped) if mapped else ip
 
 
 def listening_addresses(pid: int | None) -> list[tuple[str, int]]:
-    """(address, port) of every TCP socket process `pid` listens on, read from /proc: where it can be reached."""
+    """(address, port) of every TCP socket process `pid` listens on: where it can be reached."""
     if pid is None:
         return []
-    owned = set()
     try:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                owned.add(os.readlink(fd))
-            except OSError:  # closed while we looked
-                continue
-    except OSError:
+        sockets = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:  # gone, or not ours to look at
         return []
-    found = [(address, port) for address, port, inode in _listeners() if f"socket:[{inode}]" in owned]
-    return sorted(set(found))
+    return sorted({(plain_ip(s.laddr.ip), s.laddr.port) for s in sockets if s.status == psutil.CONN_LISTEN})
 
 
-def _cmdline(pid: int) -> str:
+def command_line(pid: int) -> str:
+    """The process's arguments joined by spaces; empty if it is gone, unreadable or inside exec()."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
+        return " ".join(psutil.Process(pid).cmdline()).strip()
+    except psutil.Error:
         return ""
-
-
-def _owner_from_proc(inodes: set[str]) -> int | None:
-    targets = {f"socket:[{inode}]" for inode in inodes}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            for fd in (proc / "fd").iterdir():
-                if os.readlink(fd) in targets:
-                    return int(proc.name)
-        except OSError:  # gone, or not ours to look at
-            continue
-    return None
-
-
-def _owner_from_ss(port: int) -> int | None:
-    if shutil.which("ss") is None:
-        return None
-    try:
-        out = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True, timeout=5).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r"pid=(\d+)", out)
-    return int(match.group(1)) if match else None
 
 
 def port_owner(host: str, port: int) -> tuple[int, str] | None:
     """(pid, command line) of the process listening on host:port, when this machine lets us see it."""
-    inodes = _listening_inodes(host, port)
-    pid = (_owner_from_proc(inodes) if inodes else None) or _owner_from_ss(port)
-    return (pid, _cmdline(pid)) if pid else None
+    wanted = {host, "0.0.0.0", "::"}  # that address, or a wildcard a connection to it would land on
+    try:
+        sockets = psutil.net_connections(kind="tcp")
+    except psutil.Error:
+        return None
+    for s in sockets:
+        if s.status == psutil.CONN_LISTEN and s.laddr.port == port and s.pid and plain_ip(s.laddr.ip) in wanted:
+            return s.pid, command_line(s.pid)
+    return None
 
 
 _START_MARK = "=== perfkit lab: starting"
@@ -162,9 +116,9 @@ class Daemon:
             return None
         started = record.get("started")
         for _ in range(5):
-            if _is_zombie(pid) or (started is not None and _start_time(pid) != started):
+            if _gone(pid) or (started is not None and start_ticks(pid) != started):
                 break  # gone, or the pid now names another process
-            cmdline = _cmdline(pid)
+            cmdline = command_line(pid)
             if self.marker in cmdline:
                 return pid
             if cmdline:
@@ -184,21 +138,18 @@ class Daemon:
                 env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True,
             )
         tmp = self.pid_file.with_suffix(".tmp")  # never a half-written pid file for a concurrent reader
-        tmp.write_text(json.dumps({"pid": proc.pid, "argv": argv[:3], "started": _start_time(proc.pid)}))
+        tmp.write_text(json.dumps({"pid": proc.pid, "argv": argv[:3], "started": start_ticks(proc.pid)}))
         tmp.replace(self.pid_file)
         self._wait_for_exec(proc)
         return proc.pid
 
     def _wait_for_exec(self, proc: subprocess.Popen, timeout: float = 5.0) -> None:
         """Until the forked child has exec'd, its command line is ours, not the daemon's."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if self.marker.encode() in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
-                    return
-            except FileNotFoundError:
-                return
-            time.sleep(0.02)
+        try:
+            poll_until(lambda: proc.poll() is not None or _gone(proc.pid) or self.marker in command_line(proc.pid),
+                       timeout, 0.02, what=f"{self.name} to exec")
+        except WaitTimeout:
+            pass  # still not exec'd: pid() looks again later
 
     def stop(self, timeout: float = 20.0) -> bool:
         """Stop the process group the lab started; True if something was stopped."""
@@ -206,10 +157,9 @@ class Daemon:
         if pid is None:
             return False
         _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _alive(pid):
-            time.sleep(0.2)
-        if _alive(pid):
+        try:
+            poll_until(lambda: _gone(pid), timeout, 0.2, what=f"{self.name} to exit")
+        except WaitTimeout:
             _signal_group(pid, signal.SIGKILL)
             time.sleep(0.5)
         self.pid_file.unlink(missing_ok=True)
@@ -217,25 +167,32 @@ class Daemon:
 
     def wait_until(self, healthy, timeout: float, fix: str) -> None:
         """Poll `healthy()` until it is true; fail fast with the log's root cause if the process dies."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def alive_and_healthy() -> bool:
             if self.pid() is None:
-                cause = start_failure(self.log)
-                if self.ports and BIND_FAILED.search(cause):  # the usual cause, and the generic fix would not say so
-                    fix = self._port_fix(self.ports)
-                raise ServiceError(self.name, f"exited during start-up: {cause}", fix, str(self.log))
-            if healthy():
-                return
-            time.sleep(0.5)
+                raise self._died(fix)
+            return healthy()
+
+        try:
+            poll_until(alive_and_healthy, timeout, 0.5, what=f"{self.name} to be healthy")
+        except WaitTimeout:
+            raise self._not_healthy(timeout, fix) from None
+
+    def _not_healthy(self, timeout: float, fix: str) -> ServiceError:
         # a daemon that failed to bind may linger without serving: name a port another process holds
         pid = self.pid()
         foreign = {field: port for field, port in self.ports.items()
                    if (owner := port_owner(HOST, port)) and owner[0] != pid}
         if foreign:
-            raise ServiceError(self.name, f"not healthy after {timeout:.0f} s: "
-                               f"port {', '.join(map(str, foreign.values()))} is held by another process",
-                               self._port_fix(foreign), str(self.log))
-        raise ServiceError(self.name, f"not healthy after {timeout:.0f} s", fix, str(self.log))
+            return ServiceError(self.name, f"not healthy after {timeout:.0f} s: "
+                                f"port {', '.join(map(str, foreign.values()))} is held by another process",
+                                self._port_fix(foreign), str(self.log))
+        return ServiceError(self.name, f"not healthy after {timeout:.0f} s", fix, str(self.log))
+
+    def _died(self, fix: str) -> ServiceError:
+        cause = start_failure(self.log)
+        if self.ports and BIND_FAILED.search(cause):  # the usual cause, and the generic fix would not say so
+            fix = self._port_fix(self.ports)
+        return ServiceError(self.name, f"exited during start-up: {cause}", fix, str(self.log))
 
     @staticmethod
     def _port_fix(ports: dict[str, int]) -> str:
@@ -244,27 +201,30 @@ class Daemon:
         return f"another program took port {taken}: stop it, or move the lab with {moves}"
 
 
-def _alive(pid: int) -> bool:
+def _gone(pid: int) -> bool:
+    """No such process, or only a zombie left of it."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return not _is_zombie(pid)
-
-
-def _start_time(pid: int) -> int | None:
-    """Clock ticks after boot at which pid started: with the pid, it names one process (exec keeps it)."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (FileNotFoundError, IndexError):
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # ZombieProcess is one too
         return True
+    except psutil.AccessDenied:
+        return False
+
+
+def start_ticks(pid: int) -> int | None:
+    """Clock ticks after boot at which pid started: with the pid, it names one process (exec keeps it).
+    Ticks, as /proc/PID/stat counts them, so pid files written before psutil still match."""
+    # psutil adds the boot time (whole seconds, which NTP can move) to the ticks: take it off again with the value
+    # it used, i.e. one that did not change around the call
+    for _ in range(3):
+        try:
+            boot = psutil.boot_time()
+            created = psutil.Process(pid).create_time()
+        except psutil.Error:
+            return None
+        if psutil.boot_time() == boot:
+            return round((created - boot) * os.sysconf("SC_CLK_TCK"))
+    return None
 
 
 def _signal_group(pid: int, sig: int) -> None:

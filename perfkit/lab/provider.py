@@ -8,7 +8,6 @@ lab may be moved or brought up after the profile was resolved.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
@@ -16,6 +15,7 @@ from perfkit.lab import tools, versions
 from perfkit.config import Profile
 from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_home
 from perfkit.providers import Provider
+from perfkit.waiting import WaitTimeout, poll_until
 
 # what `hadoop <sub>` runs, for the lab where there is no `hadoop` script, only jars
 MAIN_CLASSES = {"fs": "org.apache.hadoop.fs.FsShell", "distcp": "org.apache.hadoop.tools.DistCp",
@@ -131,16 +131,21 @@ class LabProvider(Provider):
 def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:
     """A restarted Trino lists its node as active seconds before the node manager maps the node to the catalogs;
     a query in that window fails with NO_NODES_AVAILABLE. A split of the tpch catalog runs only once it is mapped."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    failures = []
+
+    def runs_a_query() -> bool:
         try:
             server.query("SELECT count(*) FROM tpch.tiny.region")
-            return
+            return True
         except Exception as err:  # noqa: BLE001 - not mapped yet; anything else shows when the deadline passes
-            if time.monotonic() > deadline:
-                raise PerfkitError(f"Trino restarted but runs no query ({str(err)[:200]}). Fix: read its log "
-                                   "under the lab home, then `perfkit lab up trino`") from None
-            time.sleep(1)
+            failures.append(err)
+            return False
+
+    try:
+        poll_until(runs_a_query, timeout_s, 1, what="Trino's catalogs to run a query")
+    except WaitTimeout:
+        raise PerfkitError(f"Trino restarted but runs no query ({str(failures[-1])[:200]}). Fix: read its log "
+                           "under the lab home, then `perfkit lab up trino`") from None
 
 
 def lab_profile() -> Profile:

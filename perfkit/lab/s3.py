@@ -6,18 +6,17 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
+from perfkit.lab.service import Service
 from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials
 
 
-class S3Server:
+class S3Server(Service):
     name = "s3"
-    needs: tuple[str, ...] = ()
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.root = home / "s3"
-        self.daemon = Daemon("s3", home, "versitygw", ports={"s3": ports.s3})
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon("s3", home, "versitygw", ports={"s3": ports.s3})]
 
     @property
     def endpoint(self) -> str:
@@ -26,21 +25,17 @@ class S3Server:
     def addresses(self) -> dict[str, str]:
         return {"s3": f"{self.endpoint} (bucket {BUCKET})"}
 
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
-
     def start(self) -> None:
         creds = lab_credentials(create=True, home=self.home)
         (self.root / BUCKET).mkdir(parents=True, exist_ok=True)  # posix backend: a folder is a bucket
         if self.daemon.pid() is None:
-            argv = [str(tools.versitygw()), "--port", f"{HOST}:{self.ports.s3}", "--quiet", "posix", str(self.root)]
             # keys through the environment, so they never show in `ps`
-            self.daemon.start(argv, env={"ROOT_ACCESS_KEY_ID": creds["access_key"],
-                                         "ROOT_SECRET_ACCESS_KEY": creds["secret_key"]})
-        self.daemon.wait_until(lambda: self.health()[0], 30, "read the log; is another S3 server on that port?")
+            self.daemon.start(self.argv(), env={"ROOT_ACCESS_KEY_ID": creds["access_key"],
+                                                "ROOT_SECRET_ACCESS_KEY": creds["secret_key"]})
+        self.wait_healthy(self.daemon, 30, "read the log; is another S3 server on that port?")
 
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
+        return [str(tools.versitygw()), "--port", f"{HOST}:{self.ports.s3}", "--quiet", "posix", str(self.root)]
 
     def health(self) -> tuple[bool, str]:
         """A signed HEAD of the lab bucket: proves the server, the keys and the bucket at once."""

@@ -1,21 +1,18 @@
 """Which addresses the lab's processes talk to: every TCP and UDP socket of every process the lab started (and
-their children), read from /proc, with its peer. The lab must never talk to an address off this machine.
+their children), with its peer. The lab must never talk to an address off this machine.
 
     watch = SocketWatch(Lab().pids()); watch.start(); ...; watch.stop(); watch.foreign   # sampled during a run
 """
 from __future__ import annotations
 
 import ipaddress
-import os
+import socket
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
-from perfkit.lab.process import _proc_net_address
+import psutil
 
-_TABLES = {"tcp": "/proc/net/tcp", "tcp6": "/proc/net/tcp6", "udp": "/proc/net/udp", "udp6": "/proc/net/udp6"}
-_TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
-               "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING"}
+from perfkit.lab.process import plain_ip
 
 
 @dataclass(frozen=True)
@@ -37,63 +34,42 @@ class Connection:
 
 def process_tree(roots: list[int]) -> list[int]:
     """The given pids and every process below them (a daemon's children: Hive's local jobs, Spark's workers)."""
-    children: dict[int, list[int]] = {}
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(proc.name))
-    found, todo = [], list(roots)
-    while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.append(pid)
-            todo += children.get(pid, [])
+    found = list(dict.fromkeys(roots))
+    for pid in list(found):
+        try:
+            children = psutil.Process(pid).children(recursive=True)
+        except psutil.Error:  # gone, or not ours to look at
+            continue
+        found += [child.pid for child in children if child.pid not in found]
     return found
 
 
-def _socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    try:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    except OSError:
-        pass
-    return inodes
+def _protocol(sock) -> str:
+    """tcp, tcp6, udp or udp6: the /proc/net table the socket is listed in."""
+    name = "tcp" if sock.type == socket.SOCK_STREAM else "udp"
+    return name + ("6" if sock.family == socket.AF_INET6 else "")
+
+
+def _endpoint(address, family: int) -> str:
+    """ip:port; an unset peer reads as the family's any-address and port 0 ("0.0.0.0:0", ":::0")."""
+    if not address:
+        return "0.0.0.0:0" if family == socket.AF_INET else ":::0"
+    return f"{plain_ip(address.ip)}:{address.port}"
 
 
 def connections(roots: list[int]) -> list[Connection]:
     """Every TCP/UDP socket of the processes (and their children), with its peer."""
-    owner = {}
+    found = []
     for pid in process_tree(roots):
         try:
-            command = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
+            process = psutil.Process(pid)
+            command, sockets = process.name(), process.net_connections(kind="inet")
+        except psutil.Error:
             continue
-        for inode in _socket_inodes(pid):
-            owner[inode] = (pid, command)
-    found = []
-    for protocol, table in _TABLES.items():
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10 or fields[9] not in owner:
-                continue
-            pid, command = owner[fields[9]]
-            (local, lport), (remote, rport) = (f.split(":") for f in fields[1:3])
-            state = _TCP_STATES.get(fields[3], fields[3]) if protocol.startswith("tcp") else "-"
-            found.append(Connection(pid, command, protocol, f"{_proc_net_address(local)}:{int(lport, 16)}",
-                                    f"{_proc_net_address(remote)}:{int(rport, 16)}", state))
+        for sock in sockets:
+            state = sock.status if sock.type == socket.SOCK_STREAM else "-"
+            found.append(Connection(pid, command, _protocol(sock), _endpoint(sock.laddr, sock.family),
+                                    _endpoint(sock.raddr, sock.family), state))
     return found
 
 

@@ -9,32 +9,29 @@ from perfkit.lab import tools
 from perfkit.lab import hs2
 from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
 from perfkit.lab.spark_conf import lab_spark_conf
 from perfkit.engines.spark_settings import spark_properties
 
 
-class SparkThriftServer:
+class SparkThriftServer(Service):
     name = "spark-thrift"
-    needs: tuple[str, ...] = ("hive-metastore",)  # its tables live in the metastore Hive and Trino share
+    needs = ("hive-metastore",)  # its tables live in the metastore Hive and Trino share
     answer_within_s = 30.0  # a health probe's limit: the first SELECT of a fresh server takes seconds
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
-        self.daemon = Daemon("spark-thrift", home, "HiveThriftServer2", ports={"spark_thrift": ports.spark_thrift})
-        self.daemons = [self.daemon]
+        super().__init__(home, ports)
+        self.daemons = [Daemon("spark-thrift", home, "HiveThriftServer2", ports={"spark_thrift": ports.spark_thrift})]
 
     def addresses(self) -> dict[str, str]:
         return {"spark-thrift": f"{HOST}:{self.ports.spark_thrift}"}
-
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
 
     @property
     def properties_file(self) -> Path:
         return self.home / "spark-thrift" / "spark-thriftserver.properties"
 
-    def argv(self) -> list[str]:
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
         """spark-submit's command line; the settings, S3 keys among them, go to a 0600 file: argv shows in `ps`."""
         spark_home = tools.spark_home()
         conf = {
@@ -61,11 +58,8 @@ class SparkThriftServer:
                    "SPARK_LOG_DIR": str(self.home / "logs"), "SPARK_LOCAL_IP": HOST, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
             self.daemon.start(self.argv(), env=env, cwd=self.home / "spark-thrift")
         # a taken port gets its own fix from wait_until; what remains is mostly a slow or short-of-memory machine
-        self.daemon.wait_until(lambda: self.health()[0], 180, "read the log; the Thrift server (a Spark driver "
-                               "with 1 GiB of heap) needs that much free memory and can take minutes on a busy machine")
-
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+        self.wait_healthy(self.daemon, 180, "read the log; the Thrift server (a Spark driver "
+                          "with 1 GiB of heap) needs that much free memory and can take minutes on a busy machine")
 
     def health(self) -> tuple[bool, str]:
         return hs2.select_one(self.ports.spark_thrift, self.answer_within_s)

@@ -11,6 +11,7 @@ from pathlib import Path
 from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.process import Daemon, port_in_use
+from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
 
 HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
@@ -36,17 +37,16 @@ CACHE_CATALOG = "hive_cache"  # the hive catalog's tables read through Trino's f
 CACHE_SIZE = "2GB"  # at most this much local disk for the cache
 
 
-class TrinoServer:
+class TrinoServer(Service):
     name = "trino"
-    needs: tuple[str, ...] = ("hive-metastore",)
+    needs = ("hive-metastore",)
     answer_within_s = 10.0  # a health probe's limit, so a port that never answers cannot hang `lab up`
 
     def __init__(self, home: Path, ports: LabPorts):
-        self.home, self.ports = home, ports
+        super().__init__(home, ports)
         self.etc, self.data = home / "trino" / "etc", home / "trino" / "data"
         self.cache_dir = home / "trino" / "cache"  # the file-system cache of catalog CACHE_CATALOG
-        self.daemon = Daemon("trino", home, "io.trino.server.TrinoServer", ports={"trino": ports.trino})
-        self.daemons = [self.daemon]
+        self.daemons = [Daemon("trino", home, "io.trino.server.TrinoServer", ports={"trino": ports.trino})]
 
     @property
     def url(self) -> str:
@@ -54,9 +54,6 @@ class TrinoServer:
 
     def addresses(self) -> dict[str, str]:
         return {"trino": f"{self.url} (catalogs hive, {CACHE_CATALOG}, tpch, jmx)"}
-
-    def ports_needed(self) -> dict[str, int]:
-        return dict(self.daemon.ports)
 
     def config(self) -> dict[str, dict[str, object]]:
         """Every file under etc/ (by relative path) and its properties; the S3 keys only in the hive catalogs."""
@@ -112,7 +109,7 @@ class TrinoServer:
         alluxio_conf = f"-Dalluxio.conf.dir={alluxio.client_conf_dir}"
         (self.etc / "jvm.config").write_text("\n".join([*JVM_OPTIONS, alluxio_conf]) + "\n")
 
-    def argv(self) -> list[str]:
+    def argv(self, daemon: Daemon | None = None) -> list[str]:
         """The launcher exec's java itself: the pid the lab records is the server's JVM."""
         jdk = java.java_for_trino()  # first: a missing Java fails in a second, not after an 821 MB download
         return [str(trino_dist.trino_home() / "bin" / "launcher"), "-etc-dir", str(self.etc),
@@ -128,11 +125,8 @@ class TrinoServer:
             (self.data / "var" / "run" / "launcher.pid").unlink(missing_ok=True)
             # no AWS SDK look-ups of the cloud's instance metadata: the keys are in the catalog
             self.daemon.start(argv, env={"AWS_EC2_METADATA_DISABLED": "true"}, cwd=self.data)
-        self.daemon.wait_until(lambda: self.health()[0], 300, "read the log; Trino takes 15-30 s to start here, "
-                               "minutes on a busy 2-core machine, and needs ~2.5 GiB of free memory")
-
-    def stop(self) -> list[str]:
-        return [self.daemon.name] if self.daemon.stop() else []
+        self.wait_healthy(self.daemon, 300, "read the log; Trino takes 15-30 s to start here, "
+                          "minutes on a busy 2-core machine, and needs ~2.5 GiB of free memory")
 
     def query(self, sql: str) -> list[tuple]:
         from trino.dbapi import connect

@@ -4,7 +4,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -12,7 +11,9 @@ from perfkit.cli import _print_status
 from perfkit.errors import PerfkitError
 from perfkit.lab import Lab, process, tools
 from perfkit.lab.process import Daemon, port_owner
+from perfkit.lab.service import Service
 from perfkit.lab.settings import LabPorts
+from perfkit.waiting import poll_until
 
 
 def _free_port() -> int:
@@ -21,29 +22,27 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-class FakeService:
+class FakeService(Service):
     """A service of two daemons (a 'namenode' and a 'datanode'): sleepers that carry a marker."""
 
     name = "toyfs"
 
     def __init__(self, home, ports: dict[str, dict[str, int]]):
+        super().__init__(home, LabPorts())
         self.daemons = [Daemon(n, home, f"perfkit-fake-{n}", ports=ports.get(n, {})) for n in ("namenode", "datanode")]
         self.started: list[str] = []
 
     def addresses(self):
         return {d.name: f"127.0.0.1:{next(iter(d.ports.values()), 0)}" for d in self.daemons}
 
-    def ports_needed(self):
-        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+    def argv(self, daemon=None):
+        return ["bash", "-c", f"exec -a perfkit-fake-{(daemon or self.daemon).name} sleep 60"]
 
     def start(self):
         for daemon in self.daemons:
             if daemon.pid() is None:
-                daemon.start(["bash", "-c", f"exec -a perfkit-fake-{daemon.name} sleep 60"])
+                daemon.start(self.argv(daemon))
                 self.started.append(daemon.name)
-
-    def stop(self):
-        return [d.name for d in self.daemons if d.stop()]
 
     def health(self):
         return (True, "all answer") if all(d.pid() for d in self.daemons) else (False, "web endpoint does not answer")
@@ -129,7 +128,7 @@ def test_the_port_message_names_the_log_once_it_exists_and_the_offset_of_later_d
     daemon = Daemon("datanode2", tmp_path, "x", ports={"datanode_http": base + 20})
     text = lab._port_taken(lab.services[0], daemon, "datanode_http", base + 20)
     assert "log" not in text and "datanode2 (hdfs) cannot start" in text
-    assert f"PERFKIT_LAB_PORT_DATANODE_HTTP=<free port> (datanode2 listens on that port + 20)" in text
+    assert "PERFKIT_LAB_PORT_DATANODE_HTTP=<free port> (datanode2 listens on that port + 20)" in text
     daemon.log.parent.mkdir(parents=True)
     daemon.log.write_text("old run\n")
     assert f"(last log of datanode2: {daemon.log})" in lab._port_taken(lab.services[0], daemon, "datanode_http", base)
@@ -164,22 +163,19 @@ def test_a_reused_pid_is_not_ours(tmp_path):
 
 
 def test_a_daemon_caught_inside_exec_is_still_ours(tmp_path, monkeypatch):
-    """While a process exec()s (a bash wrapper becoming java), /proc/PID/cmdline reads empty for an instant."""
+    """While a process exec()s (a bash wrapper becoming java), its command line reads empty for an instant."""
     daemon = Daemon("wrapper", tmp_path, "perfkit-wrapped")
     pid = daemon.start(["bash", "-c", "exec -a perfkit-wrapped sleep 60"])
     try:
         reads = iter(["", "perfkit-wrapped 60"])
-        monkeypatch.setattr(process, "_cmdline", lambda _pid: next(reads))
+        monkeypatch.setattr(process, "command_line", lambda _pid: next(reads))
         assert daemon.pid() == pid and daemon.pid_file.exists()
     finally:
         os.kill(pid, 9)
 
 
 def _wait_dead(daemon: Daemon, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while daemon.pid() is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert daemon.pid() is None
+    poll_until(lambda: daemon.pid() is None, timeout, 0.05, what=f"{daemon.name} to die")
 
 
 def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
@@ -196,12 +192,13 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
         lab.select(["presto"])
 
 
-class _NoJavaService:
+class _NoJavaService(Service):
     """A service whose start finds no Java new enough (as Trino without Java 24+)."""
 
     name, needs = "javaless", ()
 
     def __init__(self, home):
+        super().__init__(home, LabPorts())
         self.daemons = [Daemon("javaless", home, "perfkit-fake-javaless")]
 
     def addresses(self):
@@ -212,14 +209,12 @@ class _NoJavaService:
 
         raise MissingJava("trino: needs Java 24.0.1+ and found none. Fix: install a JDK 24.0.1+")
 
-    def stop(self):
-        return []
-
 
 class _NeedsIt(_NoJavaService):
     name, needs = "dependent", ("javaless",)
 
     def __init__(self, home):
+        Service.__init__(self, home, LabPorts())
         self.daemons = [Daemon("dependent", home, "perfkit-fake-dependent")]
         self.started = False
 

@@ -33,3 +33,33 @@ def test_a_loopback_connection_of_this_process_is_seen_with_its_peer():
     finally:
         for s in (accepted, client, server):
             s.close()
+
+
+def test_a_grandchild_and_its_connection_to_us_are_found_below_the_root():
+    import subprocess
+    import sys
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    code = f"import socket,time; s=socket.create_connection(('127.0.0.1', {port})); time.sleep(30)"
+    # bash -> python: the python client is a grandchild of nothing we know but the bash
+    root = subprocess.Popen(["bash", "-c", f"{sys.executable} -c \"{code}\"; true"])
+    accepted, tree = None, []
+    try:
+        server.settimeout(10)
+        accepted, _ = server.accept()
+        tree = process_tree([root.pid])
+        assert tree[0] == root.pid and len(tree) == 2
+        client = [c for c in connections([root.pid]) if c.remote == f"127.0.0.1:{port}"]
+        assert len(client) == 1 and client[0].pid == tree[1] and client[0].state == "ESTABLISHED"
+        assert client[0].protocol == "tcp" and not client[0].off_machine
+    finally:
+        for pid in reversed(tree or [root.pid]):  # the grandchild first, while we still know it
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        root.wait()
+        for s in (accepted, server):
+            if s is not None:
+                s.close()

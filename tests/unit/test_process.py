@@ -93,3 +93,34 @@ def test_listening_addresses_names_where_a_process_listens():
         expected = sorted([("127.0.0.1", loopback.getsockname()[1]), ("0.0.0.0", anywhere.getsockname()[1])])
         assert [a for a in listening_addresses(os.getpid()) if a in expected] == expected
     assert listening_addresses(None) == []
+
+
+def test_start_ticks_are_the_ones_proc_stat_shows_so_older_pid_files_still_match():
+    import os
+    from pathlib import Path
+
+    from perfkit.lab.process import start_ticks
+
+    ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+    assert start_ticks(os.getpid()) == ticks
+    assert start_ticks(2**22 + 1) is None  # above pid_max: no such process
+
+
+def test_command_line_and_gone_for_a_live_a_zombie_and_a_missing_process():
+    import subprocess
+    import time
+
+    from perfkit.lab.process import _gone, command_line
+    from perfkit.waiting import poll_until
+
+    child = subprocess.Popen(["bash", "-c", "exec -a perfkit-probe sleep 30"])
+    try:
+        poll_until(lambda: command_line(child.pid).startswith("perfkit-probe"), 5, 0.01, what="bash to exec sleep")
+        assert command_line(child.pid) == "perfkit-probe 30" and not _gone(child.pid)
+        child.kill()
+        time.sleep(0.2)  # not reaped yet: a zombie
+        assert _gone(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert _gone(child.pid) and command_line(child.pid) == ""
