@@ -148,12 +148,7 @@ def list_executions(editor_id: str | None = None, cluster_id: str | None = None,
 
 
 def _check_parameters(notebook: Path, parameters: dict) -> str:
-    report.check_parameters(parameters)
-    declared = report.notebook_parameters(notebook)
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
-        raise PerfkitError(f"{notebook.name} has no parameter {', '.join(unknown)}: "
-                           f"its parameters are {', '.join(declared)}")
+    report.check_notebook_parameters(notebook, parameters)
     text = json.dumps(parameters)
     if len(text) > MAX_PARAMS_CHARS:
         raise PerfkitError(f"the parameters take {len(text)} characters as JSON; EMR takes at most "
@@ -284,21 +279,14 @@ def _record(out_dir: Path, emr, s3, execution_id: str, execution: dict | None, o
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
             f"**EMR left no executed notebook** for execution `{execution_id}` ({error})")])
     engine = execution.get("ExecutionEngine", {})
-    nb.metadata["perfkit"] = {
-        "rendered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 1),
-        "ok": outcome == "ok", "status": outcome, "error": error, "parameters": parameters, "show_code": show_code,
-        "ran_on": {"kind": "emr", "cluster_id": engine.get("Id"), "execution_id": execution_id,
-                   "editor_id": execution.get("EditorId"), "emr_status": execution.get("Status"), "output": uri},
-    }
-    text = nbformat.writes(report.redact_notebook(nb))
     # the page is perfkit's own rendering (outputs only unless show_code, like every report); EMR's HTML stands in
     # only when it wrote no notebook
-    page = report.to_html(text, show_code=show_code) if notebook_text is not None or emr_html is None else emr_html
-    now = datetime.now(timezone.utc)
-    stamp = now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"
-    path = report._write_new_report(out_dir, stamp, text, report.redact(page))
-    report.write_index(out_dir.parent)
-    return EmrRun(execution_id, execution.get("Status", "UNKNOWN"), outcome, path, path.with_suffix(".html"), error)
+    stored = report.store_report(
+        out_dir, nb, ok=outcome == "ok", error=error, parameters=parameters, show_code=show_code, seconds=seconds,
+        page=emr_html if notebook_text is None else None, status=outcome,
+        ran_on={"kind": "emr", "cluster_id": engine.get("Id"), "execution_id": execution_id,
+                "editor_id": execution.get("EditorId"), "emr_status": execution.get("Status"), "output": uri})
+    return EmrRun(execution_id, execution.get("Status", "UNKNOWN"), outcome, stored.notebook, stored.html, error)
 
 
 def _fetch_output(s3, execution: dict, strict: bool):

@@ -5,8 +5,6 @@ One run of one experiment is one JSON-lines file: data/results/<experiment>/<run
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import uuid
 import warnings
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -15,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfkit import atomic
 from perfkit.errors import PerfkitError
 from perfkit.paths import results_dir
 
@@ -86,19 +85,8 @@ class ResultSet:
                         started_at=now(), wall_s=None, ok=False, error=UNAVAILABLE + reason, **values)
 
     def save(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as out:
-                for record in self.records:
-                    out.write(json.dumps(asdict(record), default=str) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return self.path
+        text = "".join(json.dumps(asdict(record), default=str) + "\n" for record in self.records)
+        return atomic.write_text(self.path, text, mode=0o600)  # 0600: the mode results always had (mkstemp's)
 
     def to_frame(self) -> pd.DataFrame:
         return records_frame([asdict(r) for r in self.records])

@@ -39,6 +39,19 @@ def test_notebook_parameters_are_read_from_the_tagged_cell():
     assert {"profile", "engines", "rows", "runs", "warmup", "queries"} <= set(names)
 
 
+
+def test_a_parameter_line_with_another_equals_sign_is_declared(tmp_path):
+    """papermill's own inspection skips such lines: a declared parameter would be refused."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell('rows = 1\nruns = 3  # e.g. -p runs=5\nquery = "a=b"\n')
+    cell.metadata["tags"] = ["parameters"]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "study.ipynb")
+    assert report.notebook_parameters(tmp_path / "study.ipynb") == ["rows", "runs", "query"]
+    report.check_notebook_parameters(tmp_path / "study.ipynb", {"runs": 5, "query": "x"})
+    with pytest.raises(PerfkitError, match=r"^study.ipynb has no parameter nope: its parameters are rows, runs, query$"):
+        report.check_notebook_parameters(tmp_path / "study.ipynb", {"nope": 1})
+
 def _fake_report(root, name, stamp, params, ok=True):
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,14 @@
 """Where a report is written, what its stderr keeps, and whether its HTML shows code."""
+import json
+import stat
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from perfkit import report
+from perfkit import atomic, report
 from perfkit.errors import PerfkitError
 
 
@@ -179,29 +182,55 @@ def test_the_report_folders_are_checked_before_anything_runs(tmp_path, monkeypat
         report.render(_study(tmp_path))
 
 
+STARTED = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _store(out_dir, marker):
+    """store_report of a one-cell notebook saying `marker`, all started in the same millisecond."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(marker)])
+    return report.store_report(out_dir, nb, ok=True, error=None, parameters={}, show_code=False, seconds=1.0,
+                               started=STARTED)
+
+
 def test_a_report_never_overwrites_another(tmp_path):
-    first = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 1", "page 1")
-    second = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 2", "page 2")
-    (tmp_path / "20260101T000000.000Z-3.html").write_text("an orphan page")  # its name is taken too
-    third = report._write_new_report(tmp_path, "20260101T000000.000Z", "nb 4", "page 4")
-    assert [first.name, second.name, third.name] == [
+    out_dir = tmp_path / "study"
+    out_dir.mkdir()
+    first, second = _store(out_dir, "run 1"), _store(out_dir, "run 2")
+    (out_dir / "20260101T000000.000Z-3.html").write_text("an orphan page")  # its name is taken too
+    third = _store(out_dir, "run 4")
+    assert [first.notebook.name, second.notebook.name, third.notebook.name] == [
         "20260101T000000.000Z.ipynb", "20260101T000000.000Z-2.ipynb", "20260101T000000.000Z-4.ipynb"]
-    assert first.read_text() == "nb 1" and first.with_suffix(".html").read_text() == "page 1"
-    assert second.with_suffix(".html").read_text() == "page 2"
-    assert (tmp_path / "20260101T000000.000Z-3.html").read_text() == "an orphan page"
+    assert "run 1" in first.notebook.read_text() and "run 1" in first.html.read_text()
+    assert "run 2" in second.html.read_text() and first.html == first.notebook.with_suffix(".html")
+    assert (out_dir / "20260101T000000.000Z-3.html").read_text() == "an orphan page"
+    assert "20260101T000000.000Z-4.html" in (tmp_path / "index.html").read_text()  # listed in the index
+
+
+def test_a_stored_report_carries_its_metadata_and_is_shared_0644(tmp_path):
+    (tmp_path / "study").mkdir()  # callers make the report folder before the run
+    nb = nbformat.v4.new_notebook()
+    stored = report.store_report(tmp_path / "study", nb, ok=False, error="boom", parameters={"rows": 3},
+                                 show_code=True, seconds=1.26, started=STARTED, page="<p>its own page</p>",
+                                 status="timed out")
+    meta = json.loads(stored.notebook.read_text())["metadata"]["perfkit"]
+    assert meta.pop("rendered_at").startswith("20")
+    assert meta == {"seconds": 1.3, "ok": False, "error": "boom", "parameters": {"rows": 3}, "show_code": True,
+                    "status": "timed out"}
+    assert (stored.ok, stored.error) == (False, "boom") and stored.html.read_text() == "<p>its own page</p>"
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (stored.notebook, stored.html)} == {0o644}
 
 
 def test_a_report_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    real = report._atomic_write
+    real = atomic.write_text
 
-    def full_disk(path, text):
+    def full_disk(path, text, **kwargs):
         if path.suffix == ".html":
             raise OSError(28, "No space left on device", str(path))
-        real(path, text)
+        return real(path, text, **kwargs)
 
-    monkeypatch.setattr(report, "_atomic_write", full_disk)
+    monkeypatch.setattr(atomic, "write_text", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        report._write_new_report(tmp_path, "20260101T000000.000Z", "nb", "page")
+        _store(tmp_path, "run")
     assert list(tmp_path.iterdir()) == []
 
 
