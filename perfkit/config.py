@@ -101,6 +101,18 @@ def lab_profile() -> Profile:
     return getattr(importlib.import_module(module), function)()
 
 
+def provider_secrets() -> list[str]:
+    """The secrets the providers on this machine hold (the lab's S3 key): a report redacts them, whichever profile
+    its notebook ran with."""
+    found = []
+    for name in PROVIDERS:
+        try:
+            found += load_profile(name).provider.secrets()
+        except PerfkitError:  # e.g. a lab port variable that is not a number: that lab has no keys to hide
+            pass
+    return found
+
+
 def emr_profile(bucket: str = "", master: str = "", region: str = "us-east-1") -> Profile:
     if not bucket:
         raise PerfkitError("profile 'emr' needs an S3 bucket: pass bucket=NAME (the notebook parameter `bucket`)")

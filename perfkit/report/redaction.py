@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from perfkit.errors import PerfkitError
+from perfkit.config import provider_secrets
 
 # What a secret looks like, wherever it stands in a text:
 # - an AWS key id (AKIA long-term, ASIA temporary);
@@ -65,11 +65,5 @@ def redact_notebook(nb):
 
 
 def _known_secrets() -> list[str]:
-    from perfkit.lab.settings import lab_credentials
-
-    try:
-        found = [lab_credentials().get("secret_key", "")]
-    except PerfkitError:
-        found = []
-    found += [os.environ.get(name, "") for name in SECRET_ENV]
+    found = provider_secrets() + [os.environ.get(name, "") for name in SECRET_ENV]
     return [s for s in found if len(s) >= MIN_KNOWN_SECRET]

@@ -1,54 +1,12 @@
 """Storages behind one interface (perfkit.storages.base.Storage), registered by name and imported lazily.
 
-Adding a storage is one class, one line here (or `register(name, "module:Class")` from another package), and the
-conformance checks (tests/storage_conformance.py) passing for it.
+Adding a storage is one class, one line in its REGISTRY (storages/registry.py; or `register(name, "module:Class")` from another package), and the
+conformance checks (perfkit.storages.conformance) passing for it.
 """
 from __future__ import annotations
 
-from urllib.parse import urlparse
-
-from perfkit.config import Profile
-from perfkit.errors import PerfkitError
-from perfkit.registry import Registry
 from perfkit.storages.base import Location, Storage
+from perfkit.storages.registry import REGISTRY, get_storage, placed, register, storage_class, storage_of_url, tiers
 
-REGISTRY = Registry("storage", {
-    "hdfs": "perfkit.storages.hdfs:Hdfs",
-    "s3": "perfkit.storages.s3:S3",
-    "trino-cache": "perfkit.tiers:TrinoCache",  # cache tiers in front of S3: they read the S3 copy
-    "alluxio": "perfkit.tiers:Alluxio",
-})
-register = REGISTRY.register
-
-__all__ = ["REGISTRY", "Location", "Storage", "get_storage", "placed", "register", "storage_of_url", "tiers"]
-
-
-def storage_class(name: str) -> type[Storage]:
-    return REGISTRY.load(name)
-
-
-def get_storage(name: str, profile: Profile) -> Storage:
-    return storage_class(name)(profile)
-
-
-def placed() -> list[str]:
-    """The storages that hold data (datasets are placed on them), in registry order."""
-    return [name for name in REGISTRY if storage_class(name).backing is None]
-
-
-def tiers() -> list[str]:
-    """The storages that read another storage's copy through a cache."""
-    return [name for name in REGISTRY if storage_class(name).backing is not None]
-
-
-def storage_of_url(url: str, where: str) -> Location:
-    """The Location of a URL, by its scheme (hdfs://, s3:// s3a:// s3n://, or a registered storage's own)."""
-    parts = urlparse(str(url).strip())
-    for name in placed():
-        if parts.scheme in storage_class(name).schemes:
-            loc = storage_class(name).parse(parts)
-            if loc is not None:
-                return loc
-            break
-    forms = "hdfs:///path/to/folder or s3://bucket/prefix/"
-    raise PerfkitError(f"{where}: {url!r} is not a table location: give {forms} (a folder of ORC or Parquet files)")
+__all__ = ["REGISTRY", "Location", "Storage", "get_storage", "placed", "register", "storage_class", "storage_of_url",
+           "tiers"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
+from perfkit.storages.registry import get_storage
 
 HIDDEN = re.compile(r"^[._]")  # _SUCCESS, .crc, _committed_...: not data, as Hive and Spark skip them
 
@@ -27,8 +28,6 @@ class Location:
 
     def url(self, profile: Profile) -> str:
         """The URL every engine reads (the profile's HDFS URI, its S3 scheme: s3a in the lab, s3 on EMR)."""
-        from perfkit.storages import get_storage
-
         return get_storage(self.storage, profile).url(self)
 
     def __str__(self) -> str:

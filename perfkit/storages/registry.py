@@ -1,0 +1,47 @@
+"""The storages by name: imported lazily, extended with `register(name, "module:Class")` or a class."""
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError
+from perfkit.registry import Registry
+
+REGISTRY = Registry("storage", {
+    "hdfs": "perfkit.storages.hdfs:Hdfs",
+    "s3": "perfkit.storages.s3:S3",
+    "trino-cache": "perfkit.tiers:TrinoCache",  # cache tiers in front of S3: they read the S3 copy
+    "alluxio": "perfkit.tiers:Alluxio",
+})
+register = REGISTRY.register
+
+
+def storage_class(name: str) -> type:
+    return REGISTRY.load(name)
+
+
+def get_storage(name: str, profile: Profile):
+    return storage_class(name)(profile)
+
+
+def placed() -> list[str]:
+    """The storages that hold data (datasets are placed on them), in registry order."""
+    return [name for name in REGISTRY if storage_class(name).backing is None]
+
+
+def tiers() -> list[str]:
+    """The storages that read another storage's copy through a cache."""
+    return [name for name in REGISTRY if storage_class(name).backing is not None]
+
+
+def storage_of_url(url: str, where: str):
+    """The Location of a URL, by its scheme (hdfs://, s3:// s3a:// s3n://, or a registered storage's own)."""
+    parts = urlparse(str(url).strip())
+    for name in placed():
+        if parts.scheme in storage_class(name).schemes:
+            loc = storage_class(name).parse(parts)
+            if loc is not None:
+                return loc
+            break
+    forms = "hdfs:///path/to/folder or s3://bucket/prefix/"
+    raise PerfkitError(f"{where}: {url!r} is not a table location: give {forms} (a folder of ORC or Parquet files)")
