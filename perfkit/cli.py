@@ -365,7 +365,7 @@ def _print_moves(moves, verb: str) -> None:
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 def tier_partitions(table, profile):
     """TABLE's partitions (database.table), oldest first, with where each one is read from."""
-    from perfkit.promote import partitions
+    from perfkit.tiers.promote import partitions
 
     engine, _ = _tier_context(profile)
     with engine:
@@ -379,7 +379,7 @@ def tier_partitions(table, profile):
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 def tier_promote(table, newest, profile):
     """Point the newest partitions of TABLE (database.table, on the tier's S3 bucket) at alluxio://."""
-    from perfkit.promote import promote
+    from perfkit.tiers.promote import promote
 
     engine, alluxio = _tier_context(profile)
     with engine:
@@ -393,7 +393,7 @@ def tier_promote(table, newest, profile):
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 def tier_demote(table, names, profile):
     """Point promoted partitions of TABLE back at exactly the S3 location each had."""
-    from perfkit.promote import demote
+    from perfkit.tiers.promote import demote
 
     engine, alluxio = _tier_context(profile)
     with engine:

@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from perfkit import provenance, storage
-from perfkit.alluxio import AlluxioClient
+from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.config import Profile
 from boto3.s3.transfer import TransferConfig
 

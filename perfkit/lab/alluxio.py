@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from perfkit.alluxio import get_json
+from perfkit.tiers.alluxio_client import get_json
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use

@@ -10,8 +10,8 @@ from perfkit.registry import Registry
 REGISTRY = Registry("storage", {
     "hdfs": "perfkit.storages.hdfs:Hdfs",
     "s3": "perfkit.storages.s3:S3",
-    "trino-cache": "perfkit.tiers:TrinoCache",  # cache tiers in front of S3: they read the S3 copy
-    "alluxio": "perfkit.tiers:Alluxio",
+    "trino-cache": "perfkit.tiers.trino_cache:TrinoCache",  # cache tiers in front of S3: they read the S3 copy
+    "alluxio": "perfkit.tiers.alluxio:Alluxio",
 })
 register = REGISTRY.register
 

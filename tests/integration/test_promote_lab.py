@@ -1,10 +1,10 @@
 """Issue 11 on the lab: the newest partitions of a pageview table promoted to Alluxio and demoted back through the
 shared metastore; queries over the mixed table give S3's answer, and S3's objects are untouched."""
 from perfkit import storage
-from perfkit.alluxio import AlluxioClient
+from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.datasets.pageviews import place_pageviews
 from perfkit.engines import get_engine
-from perfkit.promote import demote, partitions, promote
+from perfkit.tiers.promote import demote, partitions, promote
 from perfkit.tiers import Alluxio
 
 SQL = ("SELECT year, month, day, hour, count(*), sum(bytes), count(DISTINCT user_id) FROM {t} "

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from perfkit.alluxio import AlluxioClient
+from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.tiers import Alluxio
@@ -81,10 +81,10 @@ def test_the_masters_web_port_defaults_to_alluxios_and_a_silent_master_is_named(
 
 
 def test_settle_waits_for_every_workers_cache_requests(cluster, monkeypatch):
-    import perfkit.tiers
+    import perfkit.tiers.alluxio
 
     profile, _, pages = cluster
-    monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
+    monkeypatch.setattr(perfkit.tiers.alluxio, "SETTLE_POLL_S", 0.01)
     assert Alluxio(profile).settle(timeout_s=0.3) == ("Alluxio's background caching still busy after 0.3 s: "
                                                       "the next try races it")
     pages[0]["/metrics/json/"] = _worker(100, 7, 0, 0)

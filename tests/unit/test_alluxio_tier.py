@@ -160,21 +160,21 @@ class _FillingWorker:
 
 
 def test_settle_waits_until_the_worker_is_idle_and_its_store_stopped_growing(lab, monkeypatch):
-    import perfkit.alluxio
-    import perfkit.tiers
+    import perfkit.tiers.alluxio_client
+    import perfkit.tiers.alluxio
 
     worker = _FillingWorker(busy=3)
-    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: worker)
-    monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
+    monkeypatch.setattr(perfkit.tiers.alluxio_client, "AlluxioClient", lambda profile: worker)
+    monkeypatch.setattr(perfkit.tiers.alluxio, "SETTLE_POLL_S", 0.01)
     said = Alluxio(lab).settle(timeout_s=5)
     assert said.startswith("Alluxio's background caching done after ")
     assert worker.held == 3_000_000 and worker.polls >= 3 + 2  # the idle state seen twice after the fill
 
 
 def test_settle_says_when_the_fill_outlasts_the_wait(lab, monkeypatch):
-    import perfkit.alluxio
-    import perfkit.tiers
+    import perfkit.tiers.alluxio_client
+    import perfkit.tiers.alluxio
 
-    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
-    monkeypatch.setattr(perfkit.tiers, "SETTLE_POLL_S", 0.01)
+    monkeypatch.setattr(perfkit.tiers.alluxio_client, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
+    monkeypatch.setattr(perfkit.tiers.alluxio, "SETTLE_POLL_S", 0.01)
     assert Alluxio(lab).settle(timeout_s=0.2) == "Alluxio's background caching still busy after 0.2 s: the next try races it"

@@ -6,7 +6,7 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.promote import ORIGINALS, demote, parse_name, partitions, promote
+from perfkit.tiers.promote import ORIGINALS, demote, parse_name, partitions, promote
 from perfkit.tiers import Alluxio
 
 

@@ -1,7 +1,7 @@
 """The tiers' waits (through perfkit.waiting.poll_until): what they return and say, with fake servers."""
 import pytest
 
-import perfkit.alluxio
+import perfkit.tiers.alluxio_client
 from perfkit import tiers
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
@@ -47,5 +47,5 @@ def test_emptying_alluxio_waits_until_the_workers_drop_the_blocks(tmp_path, monk
         def store(self):
             return next(held), 10**9
 
-    monkeypatch.setattr(perfkit.alluxio, "AlluxioClient", FakeClient)
+    monkeypatch.setattr(perfkit.tiers.alluxio_client, "AlluxioClient", FakeClient)
     assert tiers.Alluxio(load_profile("lab")).empty() == "Alluxio freed /perfkit-lab (the bucket's mount)"

@@ -1,0 +1,43 @@
+"""Trino's file-system cache as a tier: a catalog of its own over the shared metastore, read only by Trino."""
+from __future__ import annotations
+
+
+from perfkit.errors import PerfkitError
+from perfkit.tiers.base import Counters, Tier
+
+
+class TrinoCache(Tier):
+    """Trino's file-system cache, over the same tables as the plain hive catalog."""
+
+    name = "trino-cache"
+    service = "trino"
+    engines = ("trino",)
+    restarts_engine = True  # emptying restarts Trino: its first query after that is a cold JVM's
+    STATS = "io.trino.filesystem.alluxio:type=alluxiocachestats,name={c},catalog={c}"
+
+    @property
+    def catalog(self) -> str:
+        return self.profile.trino_cache_catalog
+
+    def unavailable(self) -> str | None:
+        if not self.catalog:
+            return ("the profile names no Trino catalog with the file-system cache (trino_cache_catalog): add one "
+                    "(fs.cache.enabled=true) to the cluster's Trino and name it in the profile")
+        return None
+
+    def table(self, registered: str) -> str:
+        """The S3 table `registered` (database.table) read through the cache catalog."""
+        return f"{self.catalog}.{registered}"
+
+    def empty(self) -> str:
+        """Trino's cache emptied by the profile's provider: in the lab by a restart with an empty cache folder (pages
+        deleted under a running Trino are neither read nor cached again); on a cluster it says it cannot."""
+        return self.profile.provider.empty_trino_cache()
+
+    def counters(self, engine=None) -> Counters:
+        """Trino's own cache counters, summed over its nodes (JMX, through the jmx catalog)."""
+        if engine is None or engine.name != "trino":
+            raise PerfkitError("trino-cache counters are read through a Trino engine")
+        table = 'jmx.current."' + self.STATS.format(c=self.catalog) + '"'
+        row = engine.execute(f'SELECT sum("cachereads.alltime.total"), sum("externalreads.alltime.total") FROM {table}')[0]
+        return Counters(int(row[0] or 0), int(row[1] or 0))
