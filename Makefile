@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 ## compare_runs compares the latest runs the other reports made: it renders last
 NOTEBOOKS := $(filter-out notebooks/compare_runs.ipynb,$(sort $(wildcard notebooks/*.ipynb))) notebooks/compare_runs.ipynb
 
-.PHONY: install system-deps report test lab-up lab-down lab-status bench clean
+.PHONY: install system-deps report test unit lint lab-up lab-down lab-status bench clean
 
 install: system-deps $(VENV)/.installed
 
@@ -30,9 +30,16 @@ report: install
 	@status=0; for nb in $(NOTEBOOKS); do $(BIN)/perfkit report $$nb || status=1; done; \
 	echo "reports/index.html lists every report. Stop the lab with: $(BIN)/perfkit lab down"; exit $$status
 
-## unit tests, then integration tests on the lab (started and stopped by the tests)
-test: install
+## the linter, unit tests, then integration tests on the lab (started and stopped by the tests)
+test: install lint
 	$(BIN)/python -m pytest
+
+## the tests that need no lab (unit, and AWS APIs on moto): a couple of minutes
+unit: install lint
+	$(BIN)/python -m pytest tests/unit tests/aws
+
+lint: install
+	$(BIN)/ruff check perfkit tests bench
 
 lab-up: install
 	$(BIN)/perfkit lab up

@@ -162,7 +162,7 @@ class TierCopy(Experiment):
                 t0 = time.perf_counter()
                 try:
                     self._boto3_copy(reader, local)
-                except Exception as err:  # noqa: BLE001 - botocore's and the transfer's errors alike, in one line
+                except Exception as err:
                     if isinstance(err, PerfkitError):
                         raise
                     raise PerfkitError(f"{reader} failed: {root_cause(err, 300)}") from None

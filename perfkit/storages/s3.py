@@ -41,7 +41,7 @@ class S3(Storage):
     def read_text(self, loc: Location, name: str) -> str | None:
         try:
             return self.client.get_object(Bucket=loc.bucket, Key=f"{loc.path}/{name}")["Body"].read().decode()
-        except Exception as err:  # noqa: BLE001 - botocore's NoSuchKey is a ClientError subclass made at runtime
+        except Exception as err:
             if getattr(err, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise

@@ -98,6 +98,6 @@ def _one_line_errors(copy):
     def wrapped(self, *args, **kwargs):
         try:
             return copy(self, *args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - re-raised as one line; Ctrl-C and exits pass untouched
+        except Exception as err:
             raise PerfkitError(error_line(err)) from err
     return wrapped

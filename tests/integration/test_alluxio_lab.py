@@ -4,8 +4,6 @@ import pytest
 
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
 from perfkit.experiments.tier_copy import TierCopy
-from perfkit.lab import Lab
-from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.sockets import SocketWatch
 from perfkit.tiers import Alluxio
 

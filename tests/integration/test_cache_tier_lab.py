@@ -20,7 +20,7 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     taxi_mb = c.tableset.tables["s3"][DEFAULT_TABLE].bytes / 1e6
     emptied = {"trino-cache": "Trino restarted with its cache folder emptied",
                "alluxio": "Alluxio freed /perfkit-lab (the bucket's mount); page cache"}  # nothing left held
-    for (engine, where, case), tries in counters.groupby(["engine", "tier", "query"]):
+    for (_engine, where, case), tries in counters.groupby(["engine", "tier", "query"]):
         by_try = tries.set_index("try")
         assert by_try.loc["cold", "MB from S3"] > 0.5 * taxi_mb, case  # the emptied cache fetched from S3
         assert by_try.loc["hot", "MB from S3"] == 0 and by_try.loc["hot", "MB from cache"] > 0, case

@@ -15,7 +15,7 @@ from perfkit.tiers import Alluxio
 
 def _serve(pages: dict[str, dict]):
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the http.server name
+        def do_GET(self):
             page = pages.get(self.path)
             body = json.dumps(page).encode()
             self.send_response(200 if page is not None else 404)

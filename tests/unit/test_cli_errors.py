@@ -39,7 +39,7 @@ def test_ctrl_c_is_left_to_click(monkeypatch):
 
 def test_a_warning_is_one_line(monkeypatch, tmp_path):
     def warn(*args, **kwargs):
-        warnings.warn("report reports/junk/x.ipynb is unreadable (JSONDecodeError): left out of the index")
+        warnings.warn("report reports/junk/x.ipynb is unreadable (JSONDecodeError): left out of the index", stacklevel=2)
         return report.Report(tmp_path / "r.ipynb", tmp_path / "r.html", ok=True)
 
     monkeypatch.setattr(report, "render", warn)

@@ -2,7 +2,6 @@
 import json
 import re
 from itertools import combinations
-from math import comb
 
 import nbformat
 import pytest

@@ -88,7 +88,9 @@ def test_spark_uses_the_shared_metastore_through_hive_4_client_jars(tmp_path, mo
 
 
 def test_the_metastore_probe_fails_fast_on_a_closed_port():
-    with pytest.raises(Exception):
+    from thrift.transport.TTransport import TTransportException
+
+    with pytest.raises(TTransportException, match="Could not connect"):
         get_all_databases("127.0.0.1", 1, timeout_s=1)
 
 

@@ -38,7 +38,9 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
     ])
     ranking = m.ranking()
     assert list(ranking["cell"]) == ["trino/hdfs", "trino/s3", "hive/hdfs", "hive/s3"]
-    median = lambda s: (s + 2 * s) / 2  # the two runs take s and 2s
+    def median(s):
+        return (s + 2 * s) / 2  # the two runs take s and 2s
+
     expected = {"trino/hdfs": math.sqrt(median(1) * median(4)), "hive/s3": math.sqrt(median(20) * median(80))}
     for cell, value in expected.items():
         assert ranking.set_index("cell").loc[cell, "geomean (s)"] == pytest.approx(value, abs=1e-3)

@@ -3,13 +3,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
 
-from perfkit import plots  # noqa: E402
-from perfkit.config import load_profile  # noqa: E402
-from perfkit.experiments.st1_throughput_burst import St1Study  # noqa: E402
+from perfkit import plots
+from perfkit.config import load_profile
+from perfkit.experiments.st1_throughput_burst import St1Study
 
 
 @pytest.mark.parametrize("frame", [pd.DataFrame(), pd.DataFrame(columns=["volume", "metric", "timestamp", "value"])])

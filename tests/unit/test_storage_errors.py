@@ -66,7 +66,7 @@ def test_a_webhdfs_url_that_is_not_http_is_named():
 def s3_impostor():
     """Another program on the lab's S3 port: an HTTP server that answers every HEAD with 404."""
     class NotFound(BaseHTTPRequestHandler):
-        def do_HEAD(self):  # noqa: N802 - the http.server API
+        def do_HEAD(self):
             self.send_response(404)
             self.send_header("Content-Length", "0")
             self.end_headers()
