@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from perfkit.config import Profile
 from perfkit.datasets import locations, replicate
+from perfkit.datasets.generator import Generator
 from perfkit.datasets.replicate import CopiedFile, copy_hdfs_to_s3
 from perfkit.datasets.schema import read_rows
 from perfkit.datasets.tables import Table, TableSet
@@ -49,60 +50,6 @@ class Placement:
     copied_s: dict[str, float] = field(default_factory=dict)  # storage -> seconds copying every table there
     verify_s: float = 0.0
     reused: list[str] = field(default_factory=list)  # storages whose complete copy was reused
-
-
-class Generator:
-    """An engine that writes a dataset's tables into any location and checksums what it wrote."""
-
-    dataset = "?"
-    tables: tuple[str, ...] = ()
-
-    def __init__(self, profile: Profile, scale):
-        self.profile, self.scale = profile, scale
-
-    @property
-    def name(self) -> str:
-        raise NotImplementedError
-
-    def describe(self) -> dict:
-        return {"generator": self.dataset, "scale": self.scale}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        pass
-
-    def write(self, table: str, url: str, file_format: str) -> None:
-        """Generate one table into the folder `url` (the plain generator: nothing else)."""
-        raise NotImplementedError
-
-    def expected_rows(self, table: str) -> int:
-        raise NotImplementedError
-
-    def written_checksum(self, table: str, url: str, file_format: str) -> list:
-        """[rows, checksum] of the rows read back from `url`."""
-        raise NotImplementedError
-
-    def place(self, table: str, url: str, file_format: str) -> list:
-        """Write the table, then [rows, checksum] of what was written; engines that can do both in one go do."""
-        self.write(table, url, file_format)
-        return self.written_checksum(table, url, file_format)
-
-
-def generator_for(dataset: str, profile: Profile, scale) -> Generator:
-    if dataset == "tpch":
-        from perfkit.datasets.tpch import TpchGenerator
-
-        return TpchGenerator(profile, scale)
-    if dataset == "hibench":
-        from perfkit.datasets.hibench_gen import HiBenchGenerator
-
-        return HiBenchGenerator(profile, scale)
-    raise PerfkitError(f"no generator for dataset {dataset!r}: tpch and hibench are generated")
 
 
 def place_generated(gen: Generator, file_format: str, storages: list[str], progress: bool = True,

@@ -7,7 +7,7 @@ whatever the partitioning, the count is the scale's; the checksum is order-insen
 from __future__ import annotations
 
 from perfkit.datasets import hibench
-from perfkit.datasets.generate import Generator
+from perfkit.datasets.generator import Generator
 from perfkit.engines.spark import SparkEngine
 
 CHECKSUM_MODULUS = 1_000_000_007

@@ -6,7 +6,7 @@ double prices, dates); varchar(n) becomes varchar, which every engine reads as a
 """
 from __future__ import annotations
 
-from perfkit.datasets.generate import Generator
+from perfkit.datasets.generator import Generator
 from perfkit.engines import DATABASE, OWNER_PROPERTY
 from perfkit.engines.trino import TrinoEngine
 from perfkit.errors import PerfkitError

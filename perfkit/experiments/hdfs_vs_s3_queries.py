@@ -154,9 +154,10 @@ class QueryComparison(Experiment):
             self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
             self.tableset = taxi_tables(self.profile, self.placed, self.placed_storages)
         else:
-            from perfkit.datasets.generate import generator_for, place_generated
+            from perfkit.datasets.generate import place_generated
+            from perfkit.datasets.generator import get_generator
 
-            with generator_for(self.source, self.profile, self.scale) as gen:
+            with get_generator(self.source, self.profile, self.scale) as gen:
                 self.tableset = place_generated(gen, self.file_format, self.placed_storages, progress,
                                                 method=self.placement)
         self.tableset = with_tiers(self.tableset, self.storages, self.profile)
