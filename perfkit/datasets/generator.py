@@ -31,6 +31,13 @@ class Generator:
     def __init__(self, profile: Profile, scale):
         self.profile, self.scale = profile, scale
 
+    @classmethod
+    def checked_scale(cls, scale):
+        """The scale to generate (the generator's default for None); raise PerfkitError naming the valid ones.
+
+        A class method: a run's parameters are checked before any engine is opened."""
+        return scale
+
     @property
     def name(self) -> str:
         raise NotImplementedError

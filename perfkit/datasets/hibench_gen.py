@@ -11,6 +11,7 @@ from perfkit.datasets.generator import Generator
 from perfkit.engines.spark import SparkEngine
 
 CHECKSUM_MODULUS = 1_000_000_007
+DEFAULT_SCALE = "tiny"
 
 
 class HiBenchGenerator(Generator):
@@ -22,6 +23,12 @@ class HiBenchGenerator(Generator):
         super().__init__(profile, str(scale))
         self.seed = seed
         self.engine = SparkEngine(profile)
+
+    @classmethod
+    def checked_scale(cls, scale) -> str:
+        scale = DEFAULT_SCALE if scale is None else str(scale)
+        hibench.scale_rows(scale)
+        return scale
 
     @property
     def spark(self):

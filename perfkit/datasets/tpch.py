@@ -38,6 +38,10 @@ class TpchGenerator(Generator):
         self.columns: dict[str, list[tuple[str, str]]] = {}
         self.produced: dict[str, int] = {}  # table -> rows the connector produced, as the first CTAS reported
 
+    @classmethod
+    def checked_scale(cls, scale) -> float:
+        return scale_factor(DEFAULT_SCALE if scale is None else scale)
+
     @property
     def name(self) -> str:
         return f"tpch-sf{self.scale:g}"

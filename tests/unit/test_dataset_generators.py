@@ -29,3 +29,12 @@ def test_a_generator_registers_by_name():
         assert generator_class("plain") is Generator
     finally:
         del REGISTRY["plain"]
+
+
+def test_a_generators_scale_is_checked_before_any_engine_opens():
+    assert generator_class("tpch").checked_scale(None) == 0.01 and generator_class("tpch").checked_scale("1") == 1.0
+    assert generator_class("hibench").checked_scale(None) == "tiny"
+    with pytest.raises(PerfkitError, match="the TPC-H scale factor must be a positive number"):
+        generator_class("tpch").checked_scale(-1)
+    with pytest.raises(PerfkitError, match="scale 'medium': HiBench's scales are tiny, small"):
+        generator_class("hibench").checked_scale("medium")
