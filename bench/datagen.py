@@ -33,7 +33,8 @@ from hdfs.util import HdfsError
 from perfkit import storage
 from perfkit.config import load_profile
 from perfkit.datasets import locations
-from perfkit.datasets.generate import METHODS, Placement, generator_for, place_generated
+from perfkit.datasets.generate import METHODS, Placement, place_generated
+from perfkit.datasets.generator import get_generator
 
 DEFAULT_SCALE = {"tpch": "0.1", "hibench": "small"}
 STORAGES = ["hdfs", "s3"]
@@ -79,7 +80,7 @@ def clear(profile) -> None:
 
 
 def bench(dataset: str, scale: str, args, profile) -> dict:
-    with generator_for(dataset, profile, scale) as gen:
+    with get_generator(dataset, profile, scale) as gen:
         plain(gen, args.format)  # warm-up, unmeasured
         rounds = []
         for round_ in range(args.rounds):

@@ -13,33 +13,31 @@ Layout on every storage, under the profile's prefix:
                                                       with the checksums once verified
 A folder with a complete marker whose files are unchanged is reused; one with an incomplete marker (a run
 that stopped) is deleted and made again; a folder there without perfkit's marker is never touched.
+
+The steps, each in perfkit.datasets.placing: plan (what is there, what to make), generate, copy, verify.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from perfkit.config import Profile
-from perfkit.datasets import locations, replicate
-from perfkit.datasets.replicate import CopiedFile, copy_hdfs_to_s3
-from perfkit.datasets.schema import read_rows
-from perfkit.datasets.tables import Table, TableSet
-from perfkit.datasets.user_tables import inspect_location
+from perfkit.datasets import replicate
+from perfkit.datasets.generator import Generator
+from perfkit.datasets.placing.copy import copy
+from perfkit.datasets.placing.generate import generate
+from perfkit.datasets.placing.plan import plan_placement
+from perfkit.datasets.placing.verify import mark_complete, verify
+from perfkit.datasets.tables import TableSet
 from perfkit.errors import PerfkitError
 
-MARKER = "_perfkit_dataset.json"
 FORMATS = ("orc", "parquet")
 VERIFIED = ("per table: the generator's row count, and an order-insensitive checksum of every row read back from "
             "each storage, equal on every storage")
 VERIFIED_BY_COPY = ("per table: the rows in the files' footers equal the generator's count, and the S3 files are byte "
                     f"copies of the HDFS files ({replicate.VERIFIED})")
 METHODS = ("copy", "generate")
-FOOTER_THREADS = 8  # footer reads are a few small ranged requests each
 
 
 @dataclass
@@ -49,60 +47,6 @@ class Placement:
     copied_s: dict[str, float] = field(default_factory=dict)  # storage -> seconds copying every table there
     verify_s: float = 0.0
     reused: list[str] = field(default_factory=list)  # storages whose complete copy was reused
-
-
-class Generator:
-    """An engine that writes a dataset's tables into any location and checksums what it wrote."""
-
-    dataset = "?"
-    tables: tuple[str, ...] = ()
-
-    def __init__(self, profile: Profile, scale):
-        self.profile, self.scale = profile, scale
-
-    @property
-    def name(self) -> str:
-        raise NotImplementedError
-
-    def describe(self) -> dict:
-        return {"generator": self.dataset, "scale": self.scale}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self) -> None:
-        pass
-
-    def write(self, table: str, url: str, file_format: str) -> None:
-        """Generate one table into the folder `url` (the plain generator: nothing else)."""
-        raise NotImplementedError
-
-    def expected_rows(self, table: str) -> int:
-        raise NotImplementedError
-
-    def written_checksum(self, table: str, url: str, file_format: str) -> list:
-        """[rows, checksum] of the rows read back from `url`."""
-        raise NotImplementedError
-
-    def place(self, table: str, url: str, file_format: str) -> list:
-        """Write the table, then [rows, checksum] of what was written; engines that can do both in one go do."""
-        self.write(table, url, file_format)
-        return self.written_checksum(table, url, file_format)
-
-
-def generator_for(dataset: str, profile: Profile, scale) -> Generator:
-    if dataset == "tpch":
-        from perfkit.datasets.tpch import TpchGenerator
-
-        return TpchGenerator(profile, scale)
-    if dataset == "hibench":
-        from perfkit.datasets.hibench_gen import HiBenchGenerator
-
-        return HiBenchGenerator(profile, scale)
-    raise PerfkitError(f"no generator for dataset {dataset!r}: tpch and hibench are generated")
 
 
 def place_generated(gen: Generator, file_format: str, storages: list[str], progress: bool = True,
@@ -119,142 +63,20 @@ def place_generated(gen: Generator, file_format: str, storages: list[str], progr
     if method not in METHODS:
         raise PerfkitError(f"placement {method!r}: give {' or '.join(METHODS)}")
     placement = placement if placement is not None else Placement()
-    profile, rel = gen.profile, f"datasets/{gen.name}/{file_format}"
-    roots = {where: locations.profile_location(profile, where, rel) for where in storages}
-    markers = {where: _complete_marker(profile, root, gen, file_format) for where, root in roots.items()}
-    todo = [where for where in storages if markers[where] is None]
-    both = {"hdfs", "s3"} <= set(storages)
-    if method == "copy" and both and not todo and markers["hdfs"]["checksums"] != markers["s3"]["checksums"]:
-        todo = ["s3"]  # two complete copies, but S3's is not a copy of HDFS's files (made by "generate"): copied
-    copying = method == "copy" and both and bool(todo)
-    if copying and "hdfs" in todo and "s3" not in todo:  # S3 becomes a copy of the new HDFS files
-        locations.delete_tree(profile, roots["s3"])  # perfkit's own complete copy (its marker said so)
-        todo = [where for where in storages if where in todo or where == "s3"]
-    placement.reused = [where for where in storages if where not in todo]
-    sums = {where: markers[where]["checksums"] for where in placement.reused}
-    copy_into = ["s3"] if copying else []
-    with tqdm(total=len(todo) * len(gen.tables), desc=f"placing {gen.name}", unit="table",
-              disable=not progress or not todo) as bar:
-        for where in [w for w in todo if w not in copy_into]:
-            _start_marker(profile, roots[where], gen, file_format)
-            t0 = time.perf_counter()
-            sums[where] = {}
-            for table in gen.tables:
-                bar.set_postfix_str(f"generating {where} {table}")
-                if copying:
-                    gen.write(table, _table_url(profile, roots[where], table), file_format)
-                else:
-                    sums[where][table] = gen.place(table, _table_url(profile, roots[where], table), file_format)
-                bar.update()
-            placement.generated_s[where] = time.perf_counter() - t0
-        for where in copy_into:
-            locations.delete_tree(profile, roots[where])  # perfkit's own (checked above): nothing of it is kept
-            _start_marker(profile, roots[where], gen, file_format)
-            t0 = time.perf_counter()
-            bar.set_postfix_str(f"copying hdfs -> {where}")
-            folders = [(_table_location(roots["hdfs"], t), _table_location(roots[where], t)) for t in gen.tables]
-            copies = copy_hdfs_to_s3(profile, [(src, dst, locations.list_files(profile, src) or {})
-                                               for src, dst in folders])
-            copied = dict(zip(gen.tables, copies))
-            bar.update(len(gen.tables))
-            placement.copied_s[where] = time.perf_counter() - t0
+    plan = plan_placement(gen, file_format, storages, method)
+    placement.reused = plan.decision.reused
+    with tqdm(total=len(plan.todo) * len(gen.tables), desc=f"placing {gen.name}", unit="table",
+              disable=not progress or not plan.todo) as bar:
+        generated, generated_s = generate(plan, bar)
+        copied, copied_s = copy(plan, bar)
+    placement.generated_s.update(generated_s)
+    placement.copied_s.update(copied_s)
     t0 = time.perf_counter()
-    if copying:  # the same bytes on both: the rows in the footers, and the files' digests as the checksum
-        rows = _footer_rows(profile, {t: _table_location(roots["hdfs"], t) for t in gen.tables}, file_format)
-        sums["hdfs"] = sums["s3"] = {t: [rows[t], _fingerprint(copied[t])] for t in gen.tables}
-    for where in todo:
-        short = {t: (sums[where][t][0], n) for t in gen.tables if sums[where][t][0] != (n := gen.expected_rows(t))}
-        if short:
-            raise PerfkitError(f"dataset {gen.name} on {where}: {', '.join(short)} hold other row counts than the "
-                               f"generator makes (read back, expected: {short}). Fix: check that nothing else writes "
-                               f"under {roots[where]}, then run again (perfkit remakes it)")
-    first = sums[storages[0]]
-    differ = [where for where in storages if sums[where] != first]
-    if differ:
-        raise PerfkitError(f"dataset {gen.name}: {', '.join(differ)} holds other rows than {storages[0]} "
-                           f"(by their recorded checksums). Fix: delete {', '.join(str(roots[w]) for w in differ)} "
-                           "and run again")
-    pairs = [(where, t) for where in storages for t in gen.tables]
-    with ThreadPoolExecutor(FOOTER_THREADS) as pool:  # one listing and one footer per table and storage
-        inspected = dict(zip(pairs, pool.map(lambda p: _inspect(profile, roots[p[0]], p[1], file_format, p[0]), pairs)))
-    tables = {where: {t: inspected[where, t] for t in gen.tables} for where in storages}
-    # a copy's source keeps its files but records the checksums it now shares with the copy (the same bytes)
-    for where in [w for w in storages if w in todo or copying and w == "hdfs"]:
-        files = {t: _files(profile, roots[where], t) for t in gen.tables}
-        _write_marker(profile, roots[where], gen, file_format, sums[where], files)
+    sums, tables = verify(plan, generated, copied)
+    mark_complete(plan, sums)
     placement.verify_s = time.perf_counter() - t0
-    return TableSet(gen.name, tables, VERIFIED_BY_COPY if copying else VERIFIED, {
-        **gen.describe(), "format": file_format, "rows": {t: first[t][0] for t in gen.tables},
-        "placed": "generated on hdfs, copied to s3" if copying else f"generated on {', '.join(todo) or 'none'}",
+    return TableSet(gen.name, tables, VERIFIED_BY_COPY if plan.copying else VERIFIED, {
+        **gen.describe(), "format": file_format, "rows": {t: sums[storages[0]][t][0] for t in gen.tables},
+        "placed": "generated on hdfs, copied to s3" if plan.copying else f"generated on {', '.join(plan.todo) or 'none'}",
         "generated_s": {w: round(s, 2) for w, s in placement.generated_s.items()},
         "copied_s": {w: round(s, 2) for w, s in placement.copied_s.items()}, "reused": placement.reused})
-
-
-def _table_location(root: locations.Location, table: str) -> locations.Location:
-    return locations.Location(root.storage, f"{root.path}/{table}", root.bucket)
-
-
-def _footer_rows(profile: Profile, tables: dict[str, locations.Location], file_format: str) -> dict[str, int]:
-    """Rows per table, summed from every file's footer (a few KB read per file, in parallel)."""
-    files = [(t, loc, name, size) for t, loc in tables.items() for name, size in (locations.list_files(profile, loc)
-                                                                                 or {}).items()]
-
-    def rows(item) -> int:
-        _, loc, name, size = item
-        with locations.open_file(profile, loc, name, size) as handle:
-            return read_rows(handle, file_format)
-
-    with ThreadPoolExecutor(FOOTER_THREADS) as pool:
-        counts = list(pool.map(rows, files))
-    return {t: sum(n for (table, *_), n in zip(files, counts) if table == t) for t in tables}
-
-
-def _fingerprint(files: list[CopiedFile]) -> str:
-    """One digest of a table's files: their names, sizes and MD5s (equal on both storages for byte copies)."""
-    return hashlib.md5("".join(f"{f.name} {f.size} {f.md5}\n" for f in sorted(files, key=lambda f: f.name))
-                       .encode()).hexdigest()
-
-
-def _table_url(profile: Profile, root: locations.Location, table: str) -> str:
-    return _table_location(root, table).url(profile)
-
-
-def _inspect(profile: Profile, root: locations.Location, table: str, file_format: str, where: str) -> Table:
-    return inspect_location(profile, str(locations.Location(root.storage, f"{root.path}/{table}", root.bucket)),
-                            file_format, where, f"{table} on {where}")
-
-
-def _files(profile: Profile, root: locations.Location, table: str) -> dict[str, int]:
-    return locations.list_files(profile, locations.Location(root.storage, f"{root.path}/{table}", root.bucket)) or {}
-
-
-def _identity(gen: Generator, file_format: str) -> dict:
-    return {**gen.describe(), "format": file_format, "tables": list(gen.tables)}
-
-
-def _complete_marker(profile: Profile, root: locations.Location, gen: Generator, file_format: str) -> dict | None:
-    """The marker of a complete, unchanged copy to reuse; None after clearing what perfkit may clear."""
-    text = locations.read_text(profile, root, MARKER)
-    if text is None:
-        if locations.list_files(profile, root) is not None:
-            raise PerfkitError(f"{root} exists but was not made by perfkit (no {MARKER} there): perfkit deletes "
-                               "only what it created. Fix: move that folder away, or use another profile prefix")
-        return None
-    try:
-        marker = json.loads(text)
-    except ValueError:
-        marker = {}
-    if (marker.get("complete") and marker.get("identity") == _identity(gen, file_format)
-            and all(_files(profile, root, t) == marker.get("files", {}).get(t) for t in gen.tables)):
-        return marker
-    locations.delete_tree(profile, root)  # perfkit's own, incomplete or changed: made again
-    return None
-
-
-def _start_marker(profile: Profile, root: locations.Location, gen: Generator, file_format: str) -> None:
-    locations.write_text(profile, root, MARKER, json.dumps({"complete": False, "identity": _identity(gen, file_format)}))
-
-
-def _write_marker(profile, root, gen, file_format, checksums: dict, files: dict) -> None:
-    locations.write_text(profile, root, MARKER, json.dumps({
-        "complete": True, "identity": _identity(gen, file_format), "checksums": checksums, "files": files}))

@@ -7,10 +7,11 @@ whatever the partitioning, the count is the scale's; the checksum is order-insen
 from __future__ import annotations
 
 from perfkit.datasets import hibench
-from perfkit.datasets.generate import Generator
+from perfkit.datasets.generator import Generator
 from perfkit.engines.spark import SparkEngine
 
 CHECKSUM_MODULUS = 1_000_000_007
+DEFAULT_SCALE = "tiny"
 
 
 class HiBenchGenerator(Generator):
@@ -22,6 +23,12 @@ class HiBenchGenerator(Generator):
         super().__init__(profile, str(scale))
         self.seed = seed
         self.engine = SparkEngine(profile)
+
+    @classmethod
+    def checked_scale(cls, scale) -> str:
+        scale = DEFAULT_SCALE if scale is None else str(scale)
+        hibench.scale_rows(scale)
+        return scale
 
     @property
     def spark(self):

@@ -112,7 +112,7 @@ def content_mismatches(target: _Target, local: list[Path], digests: dict[str, Fi
     pairs = [(path, where) for where in ("hdfs", "s3") for path in local]
     with ThreadPoolExecutor(CHECK_THREADS) as pool:
         same = list(pool.map(lambda pair: target.content_matches(*pair, digests[pair[0].name]), pairs))
-    return [pair for pair, ok in zip(pairs, same) if not ok]
+    return [pair for pair, ok in zip(pairs, same, strict=True) if not ok]
 
 
 def verify_same_files(expected: dict[str, int], found_by_storage: dict[str, dict[str, int]]) -> None:

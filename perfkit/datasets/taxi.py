@@ -232,5 +232,5 @@ def _day_noise(day: np.ndarray, salt: int) -> np.ndarray:
     """A repeatable value in [-1, 1) per (day, salt): same day, same weather, in every file."""
     keys = np.unique(day)
     values = np.array([int.from_bytes(hashlib.blake2b(f"{k}:{salt}".encode(), digest_size=4).digest()) for k in keys])
-    lookup = dict(zip(keys, values / 2**31 - 1.0))
+    lookup = dict(zip(keys, values / 2**31 - 1.0, strict=True))
     return np.array([lookup[d] for d in day])

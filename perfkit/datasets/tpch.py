@@ -6,7 +6,7 @@ double prices, dates); varchar(n) becomes varchar, which every engine reads as a
 """
 from __future__ import annotations
 
-from perfkit.datasets.generate import Generator
+from perfkit.datasets.generator import Generator
 from perfkit.engines import DATABASE, OWNER_PROPERTY
 from perfkit.engines.trino import TrinoEngine
 from perfkit.errors import PerfkitError
@@ -37,6 +37,10 @@ class TpchGenerator(Generator):
         self.engine.open()
         self.columns: dict[str, list[tuple[str, str]]] = {}
         self.produced: dict[str, int] = {}  # table -> rows the connector produced, as the first CTAS reported
+
+    @classmethod
+    def checked_scale(cls, scale) -> float:
+        return scale_factor(DEFAULT_SCALE if scale is None else scale)
 
     @property
     def name(self) -> str:

@@ -22,11 +22,10 @@ from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
+from perfkit.datasets.generator import REGISTRY as GENERATORS, generator_class
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
-from perfkit.datasets.hibench import TABLES as HIBENCH_TABLES
-from perfkit.datasets.tpch import TABLES as TPCH_TABLES
 from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.health import HealthWatch, storage_probes
@@ -112,7 +111,7 @@ class QueryComparison(Experiment):
             source = "tables"
         else:
             source = self.suite_spec.dataset or "taxi"
-            names = {"tpch": TPCH_TABLES, "hibench": HIBENCH_TABLES}.get(source, [DEFAULT_TABLE])
+            names = generator_class(source).tables if source in GENERATORS else [DEFAULT_TABLE]
             if source == "taxi" and self.suite_spec.dataset is None and any(
                     q.table_names() != [DEFAULT_TABLE] for q in self.suite_queries):
                 raise PerfkitError(f"suite {self.suite}: its queries name tables ({{table:NAME}}): give `tables`, "
@@ -120,15 +119,8 @@ class QueryComparison(Experiment):
                                    "table: {table})")
         for query in self.suite_queries:  # a placeholder the tables lack is named now, not mid-run
             query.for_tables({n: n for n in [*names, *self.suite_spec.targets]})
-        if source == "tpch":
-            from perfkit.datasets.tpch import DEFAULT_SCALE, scale_factor
-
-            self.scale = scale_factor(DEFAULT_SCALE if self.scale is None else self.scale)
-        elif source == "hibench":
-            from perfkit.datasets.hibench import scale_rows
-
-            self.scale = "tiny" if self.scale is None else str(self.scale)
-            scale_rows(self.scale)
+        if source in GENERATORS:
+            self.scale = generator_class(source).checked_scale(self.scale)
         return source
 
     def parameters(self) -> dict:
@@ -155,9 +147,10 @@ class QueryComparison(Experiment):
             self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
             self.tableset = taxi_tables(self.profile, self.placed, self.placed_storages)
         else:
-            from perfkit.datasets.generate import generator_for, place_generated
+            from perfkit.datasets.generate import place_generated
+            from perfkit.datasets.generator import get_generator
 
-            with generator_for(self.source, self.profile, self.scale) as gen:
+            with get_generator(self.source, self.profile, self.scale) as gen:
                 self.tableset = place_generated(gen, self.file_format, self.placed_storages, progress,
                                                 method=self.placement)
         self.tableset = with_tiers(self.tableset, self.storages, self.profile)

@@ -57,17 +57,18 @@ def test_tpch_results_agree_with_an_independent_generator_and_engine(tpch):
 
 
 def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_remade(profile, tpch):
-    from perfkit.datasets.generate import Placement, generator_for, place_generated
+    from perfkit.datasets.generate import Placement, place_generated
+    from perfkit.datasets.generator import get_generator
 
     again = Placement()
-    with generator_for("tpch", profile, 0.01) as gen:
+    with get_generator("tpch", profile, 0.01) as gen:
         place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=again)
     assert again.reused == ["hdfs", "s3"] and not again.generated_s
     victim = locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", "nation")
     name = sorted(locations.list_files(profile, victim))[0]
     storage.s3_client(profile).put_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}", Body=b"not orc")
     remade = Placement()
-    with generator_for("tpch", profile, 0.01) as gen:
+    with get_generator("tpch", profile, 0.01) as gen:
         tableset = place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=remade)
     assert remade.reused == ["hdfs"] and not remade.generated_s and list(remade.copied_s) == ["s3"]
     assert tableset.tables["s3"]["nation"].bytes > len(b"not orc")
@@ -80,7 +81,7 @@ def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_rema
         on_s3 = storage.s3_client(profile).get_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}")["Body"].read()
         assert hashlib.sha256(on_s3).digest() == hashlib.sha256(on_hdfs).digest()
     third = Placement()
-    with generator_for("tpch", profile, 0.01) as gen:  # the source and its copy now agree: both reused
+    with get_generator("tpch", profile, 0.01) as gen:  # the source and its copy now agree: both reused
         place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=third)
     assert third.reused == ["hdfs", "s3"] and not third.copied_s
 

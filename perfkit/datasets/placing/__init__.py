@@ -1,0 +1,1 @@
+"""place_generated's steps (perfkit.datasets.generate): plan, generate, copy, verify, over DatasetFolders."""
