@@ -15,9 +15,10 @@ from tqdm import tqdm
 
 from perfkit import storage
 from perfkit.config import Profile
-from perfkit.datasets.digest import UPLOAD_CONFIG, FileDigest, hdfs_checksum_matches, recorded_digests, s3_etag
+from perfkit.datasets.digest import FileDigest, recorded_digests
 from perfkit.datasets.taxi import TaxiDataset
 from perfkit.errors import PerfkitError
+from perfkit.storages import Location, Storage, get_storage, placed
 from perfkit.paths import project_root
 
 
@@ -43,8 +44,10 @@ VERIFIED = "names, sizes, and content: S3 ETag and HDFS file checksum against di
 CHECK_THREADS = 8  # checksum requests are small and independent
 
 
-def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc", progress: bool = True) -> PlacedDataset:
-    """Generate the dataset once, upload what is missing to each storage, then verify both, content included."""
+def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc", progress: bool = True,
+               where: list[str] | None = None) -> PlacedDataset:
+    """Generate the dataset once, upload what is missing to each storage that holds data (every placed storage of
+    the registry unless `where` names some), then verify them all, content included."""
     folder = staging_dir() / dataset.name / file_format
     local = dataset.write(folder, file_format)
     digests, changed = recorded_digests(local)
@@ -55,64 +58,63 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
         digests, _ = recorded_digests(local)
     expected = {p.name: p.stat().st_size for p in local}
     rel = f"datasets/{dataset.name}/{file_format}"
-    target = _Target(profile, rel)
+    targets = {name: _Target(get_storage(name, profile), rel) for name in (where or placed())}
 
-    todo = [(p, "hdfs") for p in local if target.listing("hdfs").get(p.name) != expected[p.name]]
-    todo += [(p, "s3") for p in local if target.listing("s3").get(p.name) != expected[p.name]]
-    target.upload(todo, f"placing {dataset.name}", progress)
-    verify_same_files(expected, {where: target.listing(where) for where in ("hdfs", "s3")})
+    todo = [(path, name) for name, target in targets.items() for path in local
+            if target.listing().get(path.name) != expected[path.name]]
+    _upload(targets, todo, f"placing {dataset.name}", progress)
+    verify_same_files(expected, {name: target.listing() for name, target in targets.items()})
 
-    differ = content_mismatches(target, local, digests)
+    differ = content_mismatches(targets, local, digests)
     if differ:
         names = ", ".join(f"{where}/{path.name}" for path, where in differ)
         print(f"perfkit: {len(differ)} placed file(s) differ in content from the generated ones ({names}): "
               "re-placing them", file=sys.stderr, flush=True)
-        target.upload(differ, f"re-placing {dataset.name}", progress)
-        still = content_mismatches(target, local, digests)
+        _upload(targets, differ, f"re-placing {dataset.name}", progress)
+        still = content_mismatches(targets, local, digests)
         if still:
             names = ", ".join(f"{where}/{path.name}" for path, where in still)
             raise PerfkitError(
                 f"dataset {dataset.name}: {names} still differ in content after re-placing them "
                 f"(checked by {VERIFIED}); the storages would not be compared on equal data. Fix: check "
                 "that nothing else writes under the prefix, delete the folder and run again")
-    return PlacedDataset(dataset.name, file_format, expected, {"hdfs": profile.hdfs_url(rel), "s3": profile.s3_url(rel)},
+    return PlacedDataset(dataset.name, file_format, expected,
+                         {name: target.storage.url(target.folder) for name, target in targets.items()},
                          VERIFIED, [f"{where}/{path.name}" for path, where in differ])
 
 
+@dataclass(frozen=True)
 class _Target:
-    """The dataset's folder on HDFS and its prefix on S3."""
+    """The dataset's folder on one storage."""
 
-    def __init__(self, profile: Profile, rel: str):
-        self.profile = profile
-        self.hdfs, self.s3 = storage.webhdfs_client(profile), storage.s3_client(profile)
-        self.hdfs_dir, self.s3_prefix = profile.hdfs_path(rel), profile.s3_key(rel)
+    storage: Storage
+    rel: str
 
-    def listing(self, where: str) -> dict[str, int]:
-        if where == "hdfs":
-            return storage.hdfs_listing(self.hdfs, self.hdfs_dir)
-        return storage.s3_listing(self.s3, self.profile.s3_bucket, self.s3_prefix)
+    @property
+    def folder(self) -> Location:
+        return self.storage.folder(self.rel)
 
-    def upload(self, todo: list[tuple[Path, str]], desc: str, progress: bool) -> None:
-        for path, where in tqdm(todo, desc=desc, unit="file", disable=not progress or not todo):
-            if where == "hdfs":
-                storage.upload_to_hdfs(self.hdfs, path, f"{self.hdfs_dir}/{path.name}")
-            else:
-                storage.upload_to_s3(self.s3, path, self.profile.s3_bucket, f"{self.s3_prefix}/{path.name}",
-                                     UPLOAD_CONFIG)  # the part size the expected ETag assumes
-
-    def content_matches(self, path: Path, where: str, digest: FileDigest) -> bool:
-        if where == "hdfs":
-            return hdfs_checksum_matches(path, digest, self.hdfs.checksum(f"{self.hdfs_dir}/{path.name}"))
-        head = self.s3.head_object(Bucket=self.profile.s3_bucket, Key=f"{self.s3_prefix}/{path.name}")
-        return head["ETag"].strip('"') == s3_etag(path, digest)
+    def listing(self) -> dict[str, int]:
+        return self.storage.list_files(self.folder) or {}
 
 
-def content_mismatches(target: _Target, local: list[Path], digests: dict[str, FileDigest]) -> list[tuple[Path, str]]:
-    """(file, storage) pairs whose stored content is not the generated file's."""
-    pairs = [(path, where) for where in ("hdfs", "s3") for path in local]
+def _upload(targets: dict[str, _Target], todo: list[tuple[Path, str]], desc: str, progress: bool) -> None:
+    for path, where in tqdm(todo, desc=desc, unit="file", disable=not progress or not todo):
+        targets[where].storage.upload(targets[where].folder, path)
+
+
+def content_mismatches(targets: dict[str, _Target], local: list[Path],
+                       digests: dict[str, FileDigest]) -> list[tuple[Path, str]]:
+    """(file, storage) pairs whose stored content is not the generated file's, by the checksum each storage keeps."""
+    pairs = [(path, where) for where in targets for path in local]
+
+    def same(pair) -> bool:
+        path, where = pair
+        return targets[where].storage.checksum_matches(targets[where].folder, path, digests[path.name])
+
     with ThreadPoolExecutor(CHECK_THREADS) as pool:
-        same = list(pool.map(lambda pair: target.content_matches(*pair, digests[pair[0].name]), pairs))
-    return [pair for pair, ok in zip(pairs, same, strict=True) if not ok]
+        matches = list(pool.map(same, pairs))
+    return [pair for pair, ok in zip(pairs, matches, strict=True) if not ok]
 
 
 def verify_same_files(expected: dict[str, int], found_by_storage: dict[str, dict[str, int]]) -> None:
