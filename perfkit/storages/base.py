@@ -100,6 +100,18 @@ class Storage:
         """Raise ServiceError naming the storage, why, and the fix, unless it answers."""
         raise NotImplementedError
 
+    def health_probe(self, read_file: str | None = None):
+        """A cheap check to repeat during a run: a function returning None while healthy, else the problem.
+        `read_file` (a path of this storage the run reads) lets the probe read through the data servers too."""
+        def probe() -> str | None:
+            try:
+                self.check()
+            except PerfkitError as err:
+                return str(err)
+            return None
+
+        return probe
+
     def unavailable(self) -> str | None:
         """Why this storage cannot be used with this profile, or None."""
         return None

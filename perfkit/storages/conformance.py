@@ -21,6 +21,8 @@ def check_storage(storage: Storage, scratch: Path) -> list[str]:
     """Run the checks; return what was checked (one line each); raise AssertionError naming the first failure."""
     done = []
     storage.check()
+    problem = storage.health_probe()()
+    assert problem is None, f"its health probe says {problem!r} while check() passed"
     done.append("answers its health check")
     if storage.backing is not None:
         return done + _check_tier(storage)

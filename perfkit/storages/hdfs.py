@@ -64,3 +64,8 @@ class Hdfs(Storage):
 
     def check(self) -> None:
         clients.check_hdfs(self.profile)
+
+    def health_probe(self, read_file: str | None = None):
+        from perfkit.health import hdfs_probe
+
+        return hdfs_probe(self.profile, read_file)

@@ -66,3 +66,8 @@ class S3(Storage):
 
     def check(self) -> None:
         clients.check_s3(self.profile)
+
+    def health_probe(self, read_file: str | None = None):
+        from perfkit.health import s3_probe
+
+        return s3_probe(self.profile)

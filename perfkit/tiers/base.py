@@ -73,6 +73,9 @@ class Tier(Storage):
             raise ServiceError(f"cache tier {self.name}", why, self.profile.provider.fix(
                 self.service, "check the tier's settings in the profile and that its service runs"))
 
+    def health_probe(self, read_file: str | None = None):
+        return self.probe(self.copy.health_probe())
+
     def snapshot(self, engine=None) -> dict[str, float]:
         if self.engines and getattr(engine, "name", None) not in self.engines:
             return {}  # its counters are read through an engine that reads through it
