@@ -3,7 +3,7 @@
 Resolving a profile picks the provider (perfkit.config); measurement code asks the provider and never whether it
 runs in the lab (PerfKitBenchmarker's providers/ play this part for clouds). This module is the cluster's provider:
 the `hadoop`, `gohdfs` and `alluxio` commands on PATH, credentials from the standard AWS chain, the cluster's own
-configuration. The lab's provider (perfkit.lab.provider) answers the same questions with its own jars and keys.
+configuration. The lab's provider (lab/provider.py) answers the same questions with its own jars and keys.
 """
 from __future__ import annotations
 
