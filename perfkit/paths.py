@@ -1,4 +1,4 @@
-"""Where perfkit keeps things: lab state, the tool cache, results and reports."""
+"""Where perfkit keeps things: the tool cache, results, reports and logs (the lab's own home is the lab package's)."""
 from __future__ import annotations
 
 import os
@@ -6,11 +6,6 @@ import tempfile
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-
-
-def lab_home() -> Path:
-    """Lab data, logs, configs and pid files: one folder."""
-    return Path(os.environ.get("PERFKIT_LAB_HOME", Path.home() / ".local/state/perfkit/lab"))
 
 
 def tool_cache() -> Path:

@@ -8,12 +8,16 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.paths import lab_home
 
 HOST = "127.0.0.1"  # every lab service listens on loopback only
 BUCKET = "perfkit-lab"
 DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
 MAX_DATANODES = 8
+
+
+def lab_home() -> Path:
+    """Lab data, logs, configs and pid files: one folder."""
+    return Path(os.environ.get("PERFKIT_LAB_HOME", Path.home() / ".local/state/perfkit/lab"))
 
 
 def _whole_number(raw: str) -> int | None:

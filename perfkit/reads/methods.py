@@ -139,7 +139,7 @@ class FuseHdfs(PathReader):
         if not mount:
             return "no FUSE mount of HDFS: the profile's fuse_hdfs_mount is empty"
         if not os.path.ismount(mount):
-            return f"{mount} is not mounted (in the lab, `perfkit lab up` mounts it)"
+            return f"{mount} is not mounted: {self.profile.provider.fix('fuse-hdfs', 'mount HDFS there')}"
         return None
 
     def location(self, relative):

@@ -31,8 +31,8 @@ class AlluxioClient:
         if run.returncode != 0:
             said = "\n".join(line for line in (run.stderr + run.stdout).splitlines() if not line.startswith("SLF4J"))
             raise PerfkitError(f"alluxio fs {' '.join(args)} failed (exit {run.returncode}): "
-                               f"{root_cause(said or 'no output', 300)}. Fix: check the Alluxio master at "
-                               f"{self.profile.alluxio_master} (`perfkit lab status` in the lab)")
+                               f"{root_cause(said or 'no output', 300)}. Fix: " + self.profile.provider.fix(
+                                   "alluxio", f"check the Alluxio master at {self.profile.alluxio_master}"))
         return run.stdout
 
     def version(self) -> str:

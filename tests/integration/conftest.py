@@ -4,7 +4,7 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.lab import Lab
-from perfkit.paths import lab_home
+from perfkit.lab.settings import lab_home
 
 # a failed lab test shows the causes its daemons logged meanwhile: CI keeps no lab log, and a HiveServer2 answer
 # says only "return code 2 from MapRedTask" when a local job ran out of heap

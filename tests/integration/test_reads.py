@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from perfkit.experiments.nfs_vs_hdfs_reads import ReadComparison
-from perfkit.paths import lab_home
+from perfkit.lab.settings import lab_home
 from perfkit.reads import REGISTRY, get_method
 from perfkit.reads.runner import run_jobs
 
