@@ -60,8 +60,8 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
     rel = f"datasets/{dataset.name}/{file_format}"
     targets = {name: _Target(get_storage(name, profile), rel) for name in (where or placed())}
 
-    todo = [(path, name) for name, target in targets.items() for path in local
-            if target.listing().get(path.name) != expected[path.name]]
+    listed = {name: target.listing() for name, target in targets.items()}  # one listing per storage
+    todo = [(path, name) for name in targets for path in local if listed[name].get(path.name) != expected[path.name]]
     _upload(targets, todo, f"placing {dataset.name}", progress)
     verify_same_files(expected, {name: target.listing() for name, target in targets.items()})
 

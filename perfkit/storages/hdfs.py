@@ -1,6 +1,7 @@
 """HDFS through WebHDFS (perfkit needs no native client); engines read hdfs:// URLs of the profile's NameNode."""
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 from hdfs.util import HdfsError
@@ -14,7 +15,7 @@ class Hdfs(Storage):
     name = "hdfs"
     schemes = ("hdfs",)
 
-    @property
+    @cached_property
     def client(self):
         return clients.webhdfs_client(self.profile)
 

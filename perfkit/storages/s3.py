@@ -1,6 +1,7 @@
 """S3 (AWS, or any S3-compatible server at the profile's endpoint) through boto3; engines read s3a:// or s3://."""
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 from perfkit import storage as clients
@@ -12,7 +13,7 @@ class S3(Storage):
     name = "s3"
     schemes = ("s3", "s3a", "s3n")
 
-    @property
+    @cached_property
     def client(self):
         return clients.shared_s3_client(self.profile)
 

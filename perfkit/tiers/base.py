@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 from perfkit import storages
@@ -34,7 +35,7 @@ class Tier(Storage):
     restarts_engine = False  # emptying it restarts the engine that reads through it
     service = "?"  # what serves it (the lab service of that name)
 
-    @property
+    @cached_property
     def copy(self) -> Storage:
         return get_storage(self.backing, self.profile)
 
