@@ -31,10 +31,10 @@ DATA_URI = re.compile(r"data:[\w.+/-]+;base64,[A-Za-z0-9+/=]+")
 REDACTED = "***"
 
 
-def redact(text: str) -> str:
+def redact(text: str, known: list[str] | None = None) -> str:
     """Replace every value of secret shape (SECRET_VALUE) and every known secret (the lab's secret key, the AWS
     secret environment variables) with ***; embedded data: URIs are left whole."""
-    known = sorted(_known_secrets(), key=len, reverse=True)  # longest first: one may contain another
+    known = sorted(_known_secrets() if known is None else known, key=len, reverse=True)  # longest first
 
     def clean(part: str) -> str:
         for secret in known:
@@ -50,10 +50,12 @@ def redact(text: str) -> str:
 
 def redact_notebook(nb):
     """redact() every string of the notebook node (sources, outputs, metadata) in place, except binary images."""
+    known = _known_secrets()  # looked up once, not once per string (it reads the providers' key files)
+
     def walk(value, key=""):
         if isinstance(value, str):
             # base64 image data is not text; image/svg+xml is
-            return value if key.startswith("image/") and key != "image/svg+xml" else redact(value)
+            return value if key.startswith("image/") and key != "image/svg+xml" else redact(value, known)
         if isinstance(value, dict):
             for k in value:
                 value[k] = walk(value[k], str(k))
