@@ -92,13 +92,12 @@ def s3_probe(profile: Profile) -> Probe:
 
 
 def storage_probes(profile: Profile, storages: list[str], hdfs_file: str | None = None) -> dict[str, Probe]:
-    """A probe per storage, each its class's (perfkit.storages), and the NFS server's; `hdfs_file` (a path the run
-    reads) makes the HDFS probe read through a DataNode."""
+    """A probe per storage, each its class's (perfkit.storages); `hdfs_file` (a path the run reads) makes the HDFS
+    probe read through a DataNode."""
     from perfkit.storages import REGISTRY, get_storage
 
-    probes = {name: get_storage(name, profile).health_probe(hdfs_file if name == "hdfs" else None)
-              for name in storages if name in REGISTRY}
-    return {**probes, **({"nfs": nfs_probe(profile)} if "nfs" in storages else {})}
+    return {name: get_storage(name, profile).health_probe(hdfs_file if name == "hdfs" else None)
+            for name in storages if name in REGISTRY}
 
 
 class HealthWatch:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from perfkit import provenance, storage
+from perfkit import atomic, provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
@@ -26,6 +26,7 @@ from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet
+from perfkit.storages import get_storage
 from perfkit.validate import check_free_space, flag, names, number, whole
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
@@ -71,67 +72,56 @@ class ReadComparison(Experiment):
         return f"{self.profile.prefix}/filesets/{fileset.name}"
 
     def nfs_root(self) -> Path:
-        export = self.profile.provider.nfs_export()
-        if export is not None:  # the NFS server runs on this machine (the lab)
-            return export
-        if not self.profile.nfs_mount:
-            raise PerfkitError("to place files on NFS, set the profile's nfs_mount (where the export is mounted)")
-        return Path(self.profile.nfs_mount)
+        return get_storage("nfs", self.profile).root()
 
     def prepare(self, progress: bool = True) -> pd.DataFrame:
         """Write both file sets on NFS and on HDFS (what is missing), set the replicas, verify both equal."""
-        storage.check_hdfs(self.profile)
+        nfs, hdfs = get_storage("nfs", self.profile), get_storage("hdfs", self.profile)
+        hdfs.check()
         live = self.datanodes()
         if 0 <= live < self.replicas:  # HDFS would keep every block under-replicated, and the table would lie
             more = self.profile.provider.more_datanodes(self.replicas)
             raise PerfkitError(f"replicas={self.replicas} but HDFS has {live} live DataNode{'s' * (live != 1)}: "
                                f"{more}give replicas={max(live, 1)}")
-        hdfs = storage.webhdfs_client(self.profile)
-        self._check_room(hdfs)
+        self._check_room(nfs, hdfs)
         rows = []
         for fileset in (self.fileset, self.large):
-            rel = self.folder(fileset)
-            local = self.nfs_root() / rel
-            local.mkdir(parents=True, exist_ok=True)
+            on_nfs, on_hdfs = nfs.folder("filesets", fileset.name), hdfs.folder("filesets", fileset.name)
             sizes = {fileset.file_name(i): s for i, s in enumerate(fileset.sizes())}
-            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel)
+            found_nfs, found_hdfs = _data(nfs.list_files(on_nfs)), hdfs.list_files(on_hdfs) or {}
             for i in tqdm(range(fileset.files), desc=f"placing {fileset.name}", unit="file", disable=not progress):
                 name = fileset.file_name(i)
                 content = None
-                path = local / name
-                if not path.exists() or path.stat().st_size != sizes[name]:
+                if found_nfs.get(name) != sizes[name]:
                     content = fileset.content(i)
-                    path.with_suffix(".tmp").write_bytes(content)
-                    path.with_suffix(".tmp").replace(path)
-                if on_hdfs.get(name) != sizes[name]:
-                    hdfs.write(f"/{rel}/{name}", data=content or fileset.content(i), overwrite=True,
-                               replication=self.replicas)
+                    atomic.write_bytes(nfs.path(on_nfs, name), content)
+                # HDFS's replication is a setting of each file: the experiment's `replicas`
+                if found_hdfs.get(name) != sizes[name]:
+                    hdfs.client.write(f"{on_hdfs.path}/{name}", data=content or fileset.content(i), overwrite=True,
+                                      replication=self.replicas)
                 else:
-                    hdfs.set_replication(f"/{rel}/{name}", self.replicas)
-            found_nfs = {p.name: p.stat().st_size for p in local.iterdir() if p.suffix == ".bin"}
-            found_hdfs = storage.hdfs_listing(hdfs, "/" + rel)
-            for where, found in (("NFS", found_nfs), ("HDFS", found_hdfs)):
+                    hdfs.client.set_replication(f"{on_hdfs.path}/{name}", self.replicas)
+            for where, found in (("NFS", _data(nfs.list_files(on_nfs))), ("HDFS", hdfs.list_files(on_hdfs) or {})):
                 problems = storage.listing_problems(sizes, found)
                 if problems:
                     raise PerfkitError(f"file set {fileset.name} on {where} is not as generated ({problems})")
             rows.append({"file set": fileset.name, "files": fileset.files, "MB": sum(sizes.values()) / 1e6,
-                         "NFS": str(local), "HDFS": "/" + rel, "replicas": self.replicas, "verified": "equal"})
+                         "NFS": on_nfs.path, "HDFS": on_hdfs.path, "replicas": self.replicas, "verified": "equal"})
         return pd.DataFrame(rows).round(1)
 
-    def _check_room(self, hdfs) -> None:
+    def _check_room(self, nfs, hdfs) -> None:
         """Before writing anything: the files still missing on NFS, and on the lab their HDFS replicas too (the
         lab's DataNodes keep them on this disk), must fit in the NFS folder's free space."""
-        needed, root = 0, self.nfs_root()
+        needed = 0
         hdfs_here = self.profile.provider.local_disk() is not None
         for fileset in (self.fileset, self.large):
-            rel = self.folder(fileset)
-            on_hdfs = storage.hdfs_listing(hdfs, "/" + rel) if hdfs_here else {}
+            on_nfs = _data(nfs.list_files(nfs.folder("filesets", fileset.name)))
+            on_hdfs = (hdfs.list_files(hdfs.folder("filesets", fileset.name)) or {}) if hdfs_here else {}
             for i, size in enumerate(fileset.sizes()):
-                path = root / rel / fileset.file_name(i)
-                needed += size if not path.is_file() or path.stat().st_size != size else 0
+                needed += size if on_nfs.get(fileset.file_name(i)) != size else 0
                 if hdfs_here and on_hdfs.get(fileset.file_name(i)) != size:
                     needed += size * self.replicas
-        check_free_space("the read file sets", needed, root,
+        check_free_space("the read file sets", needed, nfs.root(),
                          "free space there, or lower files, mean_mb or large_file_mb")
 
     def plan(self, protocol: str) -> list[list[str]]:
@@ -212,6 +202,11 @@ class ReadComparison(Experiment):
                          "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
                          "comment": comment})
         return pd.DataFrame(rows).round({"MB/s": 1})
+
+
+def _data(found: dict[str, int] | None) -> dict[str, int]:
+    """The file set's files in an NFS folder listing (earlier versions left `*.tmp` files of interrupted writes)."""
+    return {name: size for name, size in (found or {}).items() if name.endswith(".bin")}
 
 
 def _not_run() -> dict:

@@ -1,8 +1,9 @@
 """One storage, one class: where a folder is, how it is listed and read, the checksum it keeps, how perfkit puts
 files in, whether it answers, and its own counters. Engines read it through `url()`; perfkit itself through the rest.
 
-A storage either holds the data (hdfs, s3: datasets are placed on it) or reads another storage's copy through a
-cache (a tier: alluxio, trino-cache; `backing` names the storage it caches).
+A storage either holds the data (hdfs, s3: datasets are placed on it; nfs) or reads another storage's copy (a
+cache tier: alluxio, trino-cache; a mount: fuse-hdfs; `backing` names that storage). Engines query tables on all
+but the mounts (`queried`), which the NFS vs HDFS read experiment reads as files.
 """
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ class Storage:
 
     name = "?"
     schemes: tuple[str, ...] = ()  # URL schemes that name it; the first is the one perfkit writes
-    backing: str | None = None  # a cache tier: the storage whose copy it reads; None: it holds the data
+    backing: str | None = None  # a cache tier or a mount: the storage whose copy it reads; None: it holds the data
+    queried = True  # engines query tables on it; False: only read as files (the NFS and FUSE mounts)
+    reads_through = "a cache"  # how it reads the backing storage's copy
 
     def __init__(self, profile: Profile):
         self.profile = profile
@@ -154,5 +157,5 @@ def visible(found: dict[str, int]) -> dict[str, int]:
 
 
 def refuse_write(storage: Storage) -> PerfkitError:
-    return PerfkitError(f"storage {storage.name!r} reads the {storage.backing} copy through a cache: "
-                        f"perfkit writes to {storage.backing}, never through the tier")
+    return PerfkitError(f"storage {storage.name!r} reads the {storage.backing} copy through {storage.reads_through}: "
+                        f"perfkit writes to {storage.backing}, never through {storage.name}")

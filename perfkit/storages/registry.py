@@ -12,6 +12,8 @@ REGISTRY = Registry("storage", {
     "s3": "perfkit.storages.s3:S3",
     "trino-cache": "perfkit.tiers.trino_cache:TrinoCache",  # cache tiers in front of S3: they read the S3 copy
     "alluxio": "perfkit.tiers.alluxio:Alluxio",
+    "nfs": "perfkit.storages.mounted:Nfs",  # mounts: the read experiment reads their files, engines do not
+    "fuse-hdfs": "perfkit.storages.mounted:FuseHdfs",
 })
 register = REGISTRY.register
 
@@ -25,13 +27,13 @@ def get_storage(name: str, profile: Profile):
 
 
 def placed() -> list[str]:
-    """The storages that hold data (datasets are placed on them), in registry order."""
-    return [name for name in REGISTRY if storage_class(name).backing is None]
+    """The storages that hold the data engines query (datasets are placed on them), in registry order."""
+    return [name for name in REGISTRY if storage_class(name).backing is None and storage_class(name).queried]
 
 
 def tiers() -> list[str]:
-    """The storages that read another storage's copy through a cache."""
-    return [name for name in REGISTRY if storage_class(name).backing is not None]
+    """The storages that engines query through a cache in front of another storage's copy."""
+    return [name for name in REGISTRY if storage_class(name).backing is not None and storage_class(name).queried]
 
 
 def storage_of_url(url: str, where: str):

@@ -117,7 +117,7 @@ class Tier(Storage):
 
 def is_tier(storage: str) -> bool:
     """A registered storage that reads another's copy through a cache (perfkit.storages.REGISTRY names them)."""
-    return storage in storages.REGISTRY and storages.storage_class(storage).backing is not None
+    return storage in storages.tiers()
 
 
 def tier(storage: str, profile: Profile) -> Tier:
