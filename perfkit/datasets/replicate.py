@@ -17,6 +17,9 @@ from perfkit.datasets.digest import UPLOAD_CONFIG, StreamDigest, hdfs_checksum_p
 from perfkit.datasets.locations import Location
 from perfkit.errors import PerfkitError
 
+# method "copy" generates on SOURCE and copies byte for byte into TARGET: the checksums that prove a copy are these
+# two storages' own (HDFS's file checksum of its CRCs, S3's ETag of the upload's parts), read while streaming
+SOURCE, TARGET = "hdfs", "s3"
 COPY_THREADS = 4  # files copied at once; each upload also runs s3transfer's own part threads
 VERIFIED = "byte copies: HDFS's file checksum and S3's ETag both match the digests of the bytes copied"
 
@@ -50,8 +53,8 @@ class _DigestingReader:
 
 def copy_hdfs_to_s3(profile: Profile, folders: list[tuple[Location, Location, dict[str, int]]]) -> list[list[CopiedFile]]:
     """Copy each (HDFS folder, S3 prefix, {name: bytes}) folder's files, verified; the copies of each folder."""
-    if any((src.storage, dst.storage) != ("hdfs", "s3") for src, dst, _ in folders):
-        raise PerfkitError("perfkit copies generated files from HDFS to S3 only")
+    if any((src.storage, dst.storage) != (SOURCE, TARGET) for src, dst, _ in folders):
+        raise PerfkitError(f"perfkit copies generated files from {SOURCE} to {TARGET} only")
     hdfs, s3 = storage.webhdfs_client(profile), storage.shared_s3_client(profile)
     jobs = [(index, src, dst, name, size) for index, (src, dst, files) in enumerate(folders)
             for name, size in sorted(files.items())]

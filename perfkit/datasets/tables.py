@@ -17,7 +17,7 @@ class Table:
     columns: list[tuple[str, str]]  # (name, Hive type)
     files: int = 0
     bytes: int = 0
-    first_file: str = ""  # one data file (a path for HDFS): the health probe reads it through a DataNode
+    first_file: str = ""  # the path of one data file on its storage: its health probe may read it
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def inspect_location(profile: Profile, url: str, file_format: str | None, storag
         detected = file_format or _detect_format(list(files), handle, f"{label} ({loc})")
         schema = read_schema(handle, detected)
     return Table(loc.url(profile), detected, columns_of(schema), len(files), sum(files.values()),
-                 f"{loc.path}/{first}" if loc.storage == "hdfs" else "")
+                 f"{loc.path}/{first}")
 
 
 def _detect_format(names: list[str], first_file, where: str) -> str:

@@ -33,7 +33,7 @@ from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
-from perfkit.storages import placed, tiers
+from perfkit.storages import get_storage, placed, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 
 EXPERIMENT = "hdfs_vs_s3_queries"
@@ -230,10 +230,11 @@ class QueryComparison(Experiment):
                 results.save()
 
     def watch_storages(self, tableset: TableSet) -> None:
-        """The health probes measure() runs around each run; HDFS's reads one byte of the data through a DataNode."""
-        on_hdfs = tableset.tables.get("hdfs", {})
-        first_file = next((t.first_file for t in on_hdfs.values() if t.first_file), None)
-        self.probes = storage_probes(self.profile, self.placed_storages, hdfs_file=first_file)
+        """The health probes measure() runs around each run; each storage's may read one of its data files (HDFS's
+        reads one byte through a DataNode)."""
+        first_files = {where: next((t.first_file for t in tableset.tables.get(where, {}).values() if t.first_file), "")
+                       for where in self.placed_storages}
+        self.probes = storage_probes(self.profile, self.placed_storages, first_files)
         for where in filter(is_tier, self.storages):  # a tier is healthy when S3 and the tier's service are
             self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
 
@@ -401,9 +402,11 @@ class QueryComparison(Experiment):
 def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) -> TableSet:
     """The generated taxi files as the one table of the taxi suites."""
     columns = [(name, hive) for name, _, hive in SCHEMA]
-    first = profile.hdfs_path("datasets", placed.name, placed.file_format, sorted(placed.files)[0])
+    first = sorted(placed.files)[0]
     by_storage = {where: Table(placed.locations[where], placed.file_format, columns, len(placed.files),
-                               placed.total_bytes, first if where == "hdfs" else "") for where in storages}
+                               placed.total_bytes,
+                               f"{get_storage(where, profile).folder('datasets', placed.name, placed.file_format).path}/{first}")
+                 for where in storages}
     return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
 
 

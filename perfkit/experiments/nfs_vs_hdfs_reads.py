@@ -161,7 +161,8 @@ class ReadComparison(Experiment):
             relative = self.plan(protocol)
             plan = [[method.location(rel) for rel in job] for job in relative]
             # the HDFS probe reads a file of this test through a DataNode
-            probes = storage_probes(self.profile, [method.storage], hdfs_file="/" + relative[0][0].lstrip("/"))
+            probes = storage_probes(self.profile, [method.storage],
+                                    {"hdfs": "/" + relative[0][0].lstrip("/")})
             with HealthWatch(probes) as watch:
                 jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
             for j, job in enumerate(jobs):

@@ -1,10 +1,10 @@
-"""Step 3, copy: HDFS's files copied byte for byte into each storage the plan names (S3)."""
+"""Step 3, copy: the source's files (HDFS's) copied byte for byte into each storage the plan names (S3)."""
 from __future__ import annotations
 
 import time
 
 from perfkit.datasets.placing.plan import Plan
-from perfkit.datasets.replicate import CopiedFile
+from perfkit.datasets.replicate import SOURCE, CopiedFile
 
 
 def copy(plan: Plan, bar) -> tuple[dict[str, list[CopiedFile]], dict[str, float]]:
@@ -15,8 +15,8 @@ def copy(plan: Plan, bar) -> tuple[dict[str, list[CopiedFile]], dict[str, float]
         folder.delete()  # perfkit's own (the plan checked): nothing of it is kept
         folder.start_marker()
         t0 = time.perf_counter()
-        bar.set_postfix_str(f"copying hdfs -> {where}")
-        copied = folder.copy_in(plan.folders["hdfs"], tables)
+        bar.set_postfix_str(f"copying {SOURCE} -> {where}")
+        copied = folder.copy_in(plan.folders[SOURCE], tables)
         bar.update(len(tables))
         seconds[where] = time.perf_counter() - t0
     return copied, seconds

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from perfkit.datasets.generator import Generator
 from perfkit.datasets.placing.folder import MARKER, DatasetFolder
+from perfkit.datasets.replicate import SOURCE, TARGET
 from perfkit.errors import PerfkitError
 
 
@@ -14,7 +15,7 @@ class Decision:
     """Where each storage's copy comes from; every storage is in exactly one of reused, generate_on, copy_to."""
     reused: list[str]  # complete, unchanged copies kept as they are
     generate_on: list[str]  # the generator writes these
-    copy_to: list[str]  # byte copies of HDFS's files ([] or ["s3"])
+    copy_to: list[str]  # byte copies of SOURCE's files ([] or [TARGET])
     clear: list[str]  # perfkit's own complete copies deleted before anything is made (their source is remade)
 
 
@@ -43,19 +44,20 @@ class Plan:
 def decide(storages: list[str], complete: dict[str, dict | None], method: str) -> Decision:
     """From each storage's complete marker (None: nothing usable there), where each copy comes from.
 
-    method "copy" with both HDFS and S3: HDFS is generated and S3 is its byte copy, so a new HDFS copy makes
-    S3's stale and two complete copies that are not byte copies (made by "generate") get S3 copied again.
+    method "copy" with both SOURCE and TARGET (HDFS and S3): SOURCE is generated and TARGET is its byte copy, so a
+    new SOURCE copy makes TARGET's stale and two complete copies that are not byte copies (made by "generate") get
+    TARGET copied again.
     """
     todo = [where for where in storages if complete[where] is None]
-    both = {"hdfs", "s3"} <= set(storages)
-    if method == "copy" and both and not todo and complete["hdfs"]["checksums"] != complete["s3"]["checksums"]:
-        todo = ["s3"]
+    both = {SOURCE, TARGET} <= set(storages)
+    if method == "copy" and both and not todo and complete[SOURCE]["checksums"] != complete[TARGET]["checksums"]:
+        todo = [TARGET]
     copying = method == "copy" and both and bool(todo)
     clear = []
-    if copying and "hdfs" in todo and "s3" not in todo:
-        clear = ["s3"]
-        todo = [where for where in storages if where in todo or where == "s3"]
-    copy_to = ["s3"] if copying else []
+    if copying and SOURCE in todo and TARGET not in todo:
+        clear = [TARGET]
+        todo = [where for where in storages if where in todo or where == TARGET]
+    copy_to = [TARGET] if copying else []
     return Decision(reused=[where for where in storages if where not in todo],
                     generate_on=[where for where in todo if where not in copy_to], copy_to=copy_to, clear=clear)
 

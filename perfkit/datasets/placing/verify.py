@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from perfkit.datasets.placing.folder import FOOTER_THREADS
 from perfkit.datasets.placing.plan import Plan
-from perfkit.datasets.replicate import CopiedFile
+from perfkit.datasets.replicate import SOURCE, CopiedFile
 from perfkit.datasets.tables import Table
 from perfkit.errors import PerfkitError
 
@@ -21,8 +21,9 @@ def verify(plan: Plan, generated: dict[str, dict], copied: dict[str, list[Copied
     gen = plan.gen
     sums = {**plan.reused_checksums, **generated}
     if plan.copying:
-        rows = plan.folders["hdfs"].footer_rows(gen.tables, plan.file_format)
-        sums["hdfs"] = sums["s3"] = {t: [rows[t], fingerprint(copied[t])] for t in gen.tables}
+        rows = plan.folders[SOURCE].footer_rows(gen.tables, plan.file_format)
+        shared = {t: [rows[t], fingerprint(copied[t])] for t in gen.tables}
+        sums.update({where: shared for where in (SOURCE, *plan.decision.copy_to)})
     for where in plan.todo:
         short = {t: (sums[where][t][0], n) for t in gen.tables if sums[where][t][0] != (n := gen.expected_rows(t))}
         if short:
@@ -45,7 +46,7 @@ def verify(plan: Plan, generated: dict[str, dict], copied: dict[str, list[Copied
 def mark_complete(plan: Plan, sums: dict[str, dict]) -> None:
     """The markers of what was made, with its checksums and files; a copy's source keeps its files but records
     the checksums it now shares with the copy (the same bytes)."""
-    for where in [w for w in plan.storages if w in plan.todo or plan.copying and w == "hdfs"]:
+    for where in [w for w in plan.storages if w in plan.todo or plan.copying and w == SOURCE]:
         folder = plan.folders[where]
         folder.finish_marker(sums[where], {t: folder.files(t) for t in plan.gen.tables})
 
