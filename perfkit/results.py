@@ -4,6 +4,7 @@ One run of one experiment is one JSON-lines file: data/results/<experiment>/<run
 """
 from __future__ import annotations
 
+import glob
 import json
 import uuid
 import warnings
@@ -118,7 +119,7 @@ def load_results(experiment: str | None = None, folder: Path | None = None) -> p
     with a warning naming it, so that one bad file does not hide every other run.
     """
     root = Path(folder) if folder else results_dir()
-    pattern = f"{experiment}/*.jsonl" if experiment else "*/*.jsonl"
+    pattern = f"{glob.escape(experiment)}/*.jsonl" if experiment else "*/*.jsonl"  # a name, not a pattern
     rows = []
     for path in sorted(root.glob(pattern)):
         try:
