@@ -266,6 +266,25 @@ def test_dates_and_times_go_as_iso_text(study, emr, s3):
     assert run.ok and _stored(run).metadata.perfkit.parameters == json.loads(sent)
 
 
+def test_non_ascii_text_goes_as_itself(study, emr, s3):
+    """EMR's limit is on the characters it receives: 6,000 'é' were counted as 36,000 of \\u00e9 and refused."""
+    _declare(study, 'title = ""')
+    sent = '{"title": "' + "é" * 6000 + '"}'
+    run = _finished_run(study, emr, s3, {"title": "é" * 6000}, sent)
+    assert run.ok and _stored(run).metadata.perfkit.parameters == {"title": "é" * 6000}
+
+
+def test_the_limit_counts_the_text_as_sent(study):
+    _declare(study, 'title = ""')
+    fits = {"title": "é" * (perfkit_emr.MAX_PARAMS_CHARS - len('{"title": ""}'))}
+    text, _ = perfkit_emr._check_parameters(study, fits)
+    assert len(text) == perfkit_emr.MAX_PARAMS_CHARS and "\\u" not in text
+    with pytest.raises(PerfkitError, match=r"^the parameters take 10281 characters as JSON; EMR takes at most 10280"):
+        perfkit_emr._check_parameters(study, {"title": fits["title"] + "x"})
+    with pytest.raises(PerfkitError, match=r"^the parameters take 10281 characters"):  # one beyond U+FFFF: two
+        perfkit_emr._check_parameters(study, {"title": fits["title"][1:] + "\U0001F600"})
+
+
 def test_an_output_bucket_that_does_not_exist_is_named_before_the_execution(study, emr, s3):
     with pytest.raises(PerfkitError) as caught:
         _run(study, emr, s3, output="s3://no-such-bucket-here/runs")
