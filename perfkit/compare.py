@@ -17,6 +17,7 @@ The verdict rule, asv's factor rule with a rank test beside it (both must agree 
 """
 from __future__ import annotations
 
+import glob
 import json
 from math import comb
 from pathlib import Path
@@ -102,7 +103,7 @@ def _looks_like_path(text: str) -> bool:
 
 def _run_file(run_id: str, root: Path) -> Path:
     """The result file of a run id, or of the one run whose id starts with it."""
-    matches = sorted(root.glob(f"*/{run_id}*.jsonl"))
+    matches = sorted(root.glob(f"*/{glob.escape(run_id)}*.jsonl"))  # an id is text: a * or [ in it matches itself
     exact = [m for m in matches if m.stem == run_id]
     if exact or len(matches) == 1:
         return (exact or matches)[0]

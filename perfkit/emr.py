@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import numbers
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
+from datetime import time as dt_time
 from pathlib import Path
 from typing import Callable
 
@@ -79,8 +82,7 @@ def run_notebook(notebook: Path | str, editor_id: str, cluster_id: str, paramete
     if not notebook.is_file():
         raise PerfkitError(f"notebook {notebook} does not exist: give the local copy of the workspace's notebook, "
                            "e.g. notebooks/hdfs_vs_s3_queries.ipynb")
-    parameters = dict(parameters or {})
-    params_json = _check_parameters(notebook, parameters)
+    params_json, parameters = _check_parameters(notebook, dict(parameters or {}))
     out_dir = report.report_dir(notebook, out_root)
     created = not out_dir.exists()
     ensure_writable_dir(out_dir, "report folder", "make it writable, or set PERFKIT_REPORTS to a writable folder")
@@ -147,13 +149,58 @@ def list_executions(editor_id: str | None = None, cluster_id: str | None = None,
     return sorted(found, key=lambda e: e.get("StartTime") or epoch, reverse=True)[:limit]
 
 
-def _check_parameters(notebook: Path, parameters: dict) -> str:
+def _check_parameters(notebook: Path, parameters: dict) -> tuple[str, dict]:
+    """(NotebookParams as sent, the parameters as the notebook gets them), or a PerfkitError before anything starts."""
     report.check_notebook_parameters(notebook, parameters)
-    text = json.dumps(parameters)
-    if len(text) > MAX_PARAMS_CHARS:
-        raise PerfkitError(f"the parameters take {len(text)} characters as JSON; EMR takes at most "
+    plain = {name: _plain(name, value) for name, value in parameters.items()}
+    # non-ASCII text goes as itself, not as \\u escapes: the limit is on the characters EMR receives, so counting
+    # the escaped form refused parameters that fit; what is counted here is exactly what is sent
+    text = json.dumps(plain, ensure_ascii=False, allow_nan=False)
+    size = _emr_length(text)
+    if size > MAX_PARAMS_CHARS:
+        raise PerfkitError(f"the parameters take {size} characters as JSON; EMR takes at most "
                            f"{MAX_PARAMS_CHARS}: pass long lists through a file the notebook reads (e.g. tables=)")
-    return text
+    return text, plain
+
+
+def _emr_length(text: str) -> int:
+    """The length EMR checks: characters, one beyond U+FFFF counted twice as a Java service does (UTF-16 units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _plain(where: str, value):
+    """`value` as strict JSON carries it to the notebook: a date or time becomes its ISO text (as from the command
+    line); NaN, infinity, a set, bytes or any other object is refused, naming the parameter and the fix (json.dumps
+    would write NaN, which is not JSON, or raise a bare TypeError)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(value):
+            raise PerfkitError(f"parameter {where} is {value}, which JSON cannot carry: give a finite number, or "
+                               "leave the parameter out for the notebook's default")
+        return float(value)
+    if isinstance(value, (date, dt_time)):  # a datetime is a date
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {_plain_key(where, key): _plain(f"{where}.{key}", item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(f"{where}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        fix = "give a list instead, e.g. sorted(...)"
+    elif isinstance(value, (bytes, bytearray)):
+        fix = "give text instead, e.g. .decode()"
+    else:
+        fix = "give text, a number, true or false, a list or a dict"
+    raise PerfkitError(f"parameter {where} is a {type(value).__name__}, which JSON cannot carry: {fix}")
+
+
+def _plain_key(where: str, key) -> str:
+    if isinstance(key, str):
+        return key
+    raise PerfkitError(f"parameter {where} has the key {key!r}, a {type(key).__name__}: JSON keys are text: "
+                       "give text keys")
 
 
 def _relative_path(notebook: Path) -> str:

@@ -18,6 +18,7 @@ class ServiceError(PerfkitError):
 
 STACK_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Traceback|File \"|\^)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*(.+)$")
+ELLIPSIS = " ... "  # where shorten() took out the middle
 _WRAPPERS = re.compile(r"^(An error occurred while calling [\w.]+\.?|:\s*)$")
 
 
@@ -36,4 +37,16 @@ def root_cause(error: BaseException | str, limit: int = 300) -> str:
         meaningful = [line.lstrip(": ").strip() for line in lines
                       if line and not STACK_FRAME.match(line) and not _WRAPPERS.match(line)]
         message = meaningful[0] if meaningful else (type(error).__name__ if not isinstance(error, str) else "")
-    return " ".join(message.split())[:limit] or "no message"
+    return shorten(" ".join(message.split()), limit) or "no message"
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters: its head and its tail around " ... ". The end of a cause is the part
+    that says what went wrong ("... Checksum error", "... Connection refused"): cutting it off would hide it."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(ELLIPSIS)
+    if room < 2:  # no room for both ends: the end alone
+        return text[len(text) - limit:]
+    tail = (room + 1) // 2
+    return text[:room - tail] + ELLIPSIS + text[-tail:]

@@ -4,6 +4,7 @@ One run of one experiment is one JSON-lines file: data/results/<experiment>/<run
 """
 from __future__ import annotations
 
+import glob
 import json
 import uuid
 import warnings
@@ -14,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from perfkit import atomic
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, shorten
 from perfkit.paths import results_dir
 
 PHASES = ("warmup", "measured")
@@ -118,7 +119,7 @@ def load_results(experiment: str | None = None, folder: Path | None = None) -> p
     with a warning naming it, so that one bad file does not hide every other run.
     """
     root = Path(folder) if folder else results_dir()
-    pattern = f"{experiment}/*.jsonl" if experiment else "*/*.jsonl"
+    pattern = f"{glob.escape(experiment)}/*.jsonl" if experiment else "*/*.jsonl"  # a name, not a pattern
     rows = []
     for path in sorted(root.glob(pattern)):
         try:
@@ -133,6 +134,9 @@ def read_result_file(path: Path | str) -> list[dict]:
     perfkit's records (asked for by name, a foreign file is an error, not a warning as in load_results)."""
     try:
         rows = _records_of(Path(path))
+    except _BadValue as err:
+        raise PerfkitError(f"result file {path}: {err}: correct that value, or move the file aside and give "
+                           "another run") from None
     except _NotRecords as err:
         raise PerfkitError(f"{path} is not a perfkit result file ({err}): give a run's .jsonl file (perfkit saves "
                            "them under data/results/<experiment>/), a folder of them, or a run id") from None
@@ -143,6 +147,36 @@ def read_result_file(path: Path | str) -> list[dict]:
 
 class _NotRecords(Exception):
     pass
+
+
+class _BadValue(_NotRecords):
+    """A perfkit record (every field there) with a value of the wrong type: one field named, with its type."""
+
+
+# what each annotation of Record allows in JSON; a JSON true or false is no number
+_JSON_TYPES = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "dict": (dict,)}
+_JSON_NAMES = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
+               "dict": "a mapping {...}", "None": "null"}
+_FIELD_TYPES = {f.name: [part.strip() for part in str(f.type).split("|")] for f in fields(Record)}
+
+
+def _check_values(row: dict, number: int) -> None:
+    """Every field of the record has its type: a wrong one is named here, not as a traceback from pandas later."""
+    for name, types in _FIELD_TYPES.items():
+        if name in row and not _is_of(row[name], types):
+            wanted = " or ".join(_JSON_NAMES[t] for t in types)
+            raise _BadValue(f"line {number}, field {name} is {shorten(json.dumps(row[name], default=str), 60)}, "
+                            f"not {wanted}")
+    if row["phase"] not in PHASES:
+        raise _BadValue(f"line {number}, field phase is {row['phase']!r}, not one of {', '.join(PHASES)}")
+
+
+def _is_of(value, types: list[str]) -> bool:
+    if value is None:
+        return "None" in types
+    if isinstance(value, bool):
+        return "bool" in types
+    return any(isinstance(value, _JSON_TYPES[t]) for t in types if t != "None")
 
 
 def _records_of(path: Path) -> list[dict]:
@@ -161,9 +195,10 @@ def _records_of(path: Path) -> list[dict]:
         missing = [name for name in REQUIRED if name not in row] if isinstance(row, dict) else REQUIRED
         if missing:
             raise _NotRecords(f"line {number} is not a perfkit record (no {', '.join(missing)})")
+        _check_values(row, number)
         try:
             datetime.fromisoformat(row["started_at"])  # one bad time would make the whole frame fail to convert
         except (TypeError, ValueError):
-            raise _NotRecords(f"line {number} has no valid started_at ({row['started_at']!r})") from None
+            raise _BadValue(f"line {number} has no valid started_at ({row['started_at']!r})") from None
         rows.append(row)
     return rows

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, shorten
 
 FORMATS = {".orc": "orc", ".parquet": "parquet", ".parq": "parquet"}
 
@@ -44,7 +44,7 @@ def read_schema(source, file_format: str) -> pa.Schema:
         return orc.ORCFile(source).schema if file_format == "orc" else pq.read_schema(source)
     except (pa.ArrowInvalid, OSError) as err:
         raise PerfkitError(f"{getattr(source, 'name', source)} is not a readable {file_format.upper()} file "
-                           f"({' '.join(str(err).split())[:200]})") from None
+                           f"({shorten(' '.join(str(err).split()), 200)})") from None
 
 
 def read_rows(source, file_format: str) -> int:
@@ -56,7 +56,7 @@ def read_rows(source, file_format: str) -> int:
         return orc.ORCFile(source).nrows if file_format == "orc" else pq.ParquetFile(source).metadata.num_rows
     except (pa.ArrowInvalid, OSError) as err:
         raise PerfkitError(f"{getattr(source, 'name', source)} is not a readable {file_format.upper()} file "
-                           f"({' '.join(str(err).split())[:200]})") from None
+                           f"({shorten(' '.join(str(err).split()), 200)})") from None
 
 
 def format_of(names: list[str], where: str) -> str:

@@ -18,7 +18,7 @@ from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.schema import FORMATS, columns_of, format_of, read_schema
 from perfkit.datasets.tables import Table, TableSet
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, shorten
 from perfkit.suites import DEFAULT_TABLE
 
 FORMAT_NAMES = sorted(set(FORMATS.values()))
@@ -30,7 +30,7 @@ def read_tables_file(path: str | Path) -> dict:
     try:
         spec = yaml.safe_load(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise PerfkitError(f"tables file {path} cannot be read ({' '.join(str(err).split())[:200]}): give a YAML "
+        raise PerfkitError(f"tables file {path} cannot be read ({shorten(' '.join(str(err).split()), 200)}): give a YAML "
                            "file mapping each storage to a location, e.g. `hdfs: hdfs:///data/t` and "
                            "`s3: s3://bucket/t/`") from None
     return spec.get("tables", spec) if isinstance(spec, dict) else spec

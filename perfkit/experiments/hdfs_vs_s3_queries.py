@@ -112,16 +112,26 @@ class QueryComparison(Experiment):
         else:
             source = self.suite_spec.dataset or "taxi"
             names = generator_class(source).tables if source in GENERATORS else [DEFAULT_TABLE]
-            if source == "taxi" and self.suite_spec.dataset is None and any(
-                    q.table_names() != [DEFAULT_TABLE] for q in self.suite_queries):
+            # a write target is made by the run, not read: only the tables the queries read must be the taxi table
+            read = {n for q in self.suite_queries for n in q.table_names()} - set(self.suite_spec.targets)
+            if source == "taxi" and self.suite_spec.dataset is None and read - {DEFAULT_TABLE}:
                 raise PerfkitError(f"suite {self.suite}: its queries name tables ({{table:NAME}}): give `tables`, "
                                    "each storage's locations of those tables (the generated taxi data is one "
                                    "table: {table})")
         for query in self.suite_queries:  # a placeholder the tables lack is named now, not mid-run
             query.for_tables({n: n for n in [*names, *self.suite_spec.targets]})
+        self._check_targets(names)
         if source in GENERATORS:
             self.scale = generator_class(source).checked_scale(self.scale)
         return source
+
+    def _check_targets(self, names: list[str]) -> None:
+        """A write target `{like: TABLE}` names a table of the data: else every run of it would fail mid-run."""
+        for target, spec in self.suite_spec.targets.items():
+            if "like" in spec and spec["like"] not in names:
+                raise PerfkitError(f"suite {self.suite}: write target {target!r} is like {spec['like']!r}, which the "
+                                   f"data has not (it has {', '.join(names)}; the bare {{table}} is {DEFAULT_TABLE!r}). Fix: "
+                                   "name one of those, or give its columns: {columns: [[NAME, TYPE], ...]}")
 
     def parameters(self) -> dict:
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,

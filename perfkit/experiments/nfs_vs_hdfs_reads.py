@@ -17,7 +17,7 @@ from tqdm import tqdm
 from perfkit import atomic, provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, shorten
 from perfkit.experiments.base import Experiment
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import drop_page_cache
@@ -198,7 +198,7 @@ class ReadComparison(Experiment):
             a = aggregate(mine[["start", "end", "bytes", "ok"]])
             comment = f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, last {a['last done s']:.2f} s"
             if a["ok"] < a["jobs"]:
-                comment += f"; {a['jobs'] - a['ok']} jobs FAILED: {mine.loc[~mine['ok'], 'error'].iloc[0][:200]}"
+                comment += f"; {a['jobs'] - a['ok']} jobs FAILED: {shorten(mine.loc[~mine['ok'], 'error'].iloc[0], 200)}"
             rows.append({"test": protocol, "MB/s": a["MB/s"], "data nodes": self.results.config["datanodes"],
                          "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
                          "comment": comment})

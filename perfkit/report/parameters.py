@@ -51,7 +51,7 @@ def _secret_in(where: str, name, value) -> str | None:
 
 def parse_parameters(pairs: list[str]) -> dict:
     """key=value pairs; values are read as YAML, so 3, 0.5, [spark, hive] and true keep their types, while dates and
-    times stay the ISO text written (2026-01-01T00:00:00): the notebooks take them as strings."""
+    times stay the text written (2026-01-01T00:00:00, 12:30:00): the notebooks take them as strings."""
     import yaml
 
     parameters = {}
@@ -72,17 +72,36 @@ def parse_parameters(pairs: list[str]) -> dict:
     return parameters
 
 
+# YAML 1.2's core schema for numbers. PyYAML speaks YAML 1.1, where 12:30:00 is the base-60 integer 45000, 0755 is
+# octal and 1_000 a thousand: a time written as a parameter would arrive as a number. Any other form stays text.
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+_YAML_11_RULES = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"}
+
+
 @functools.cache
 def _parameter_loader():
     import yaml
 
     class Loader(yaml.SafeLoader):
-        """SafeLoader without the timestamp rule: a date or time stays a string (datetime is not JSON)."""
+        """SafeLoader with YAML 1.2's numbers and no timestamps: a date or a time stays a string (datetime is not
+        JSON), 12:30:00 too."""
 
     Loader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML_11_RULES]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver("tag:yaml.org,2002:int", _INT, list("-+0123456789"))  # before float: 12 is an int
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+.0123456789"))
+    Loader.add_constructor("tag:yaml.org,2002:int", _yaml_12_int)
     return Loader
+
+
+def _yaml_12_int(loader, node) -> int:
+    """An integer as YAML 1.2 reads it: 0o17 octal, 0x1F hexadecimal, anything else decimal (0755 is 755)."""
+    text = loader.construct_scalar(node)
+    base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+    return int(text[2:] if base != 10 else text, base)
 
 
 def notebook_parameters(notebook: Path) -> list[str]:

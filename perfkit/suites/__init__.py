@@ -6,8 +6,9 @@ files. Each query names its tables with placeholders: `{table}` for the one tabl
 
 One text serves every engine where the dialects allow; `<id>.<engine>.sql` beside `<id>.sql` is that
 engine's own text, used only where its dialect forces one. A manifest entry with `writes: NAME` is a write
-workload: it fills table NAME (described under the manifest's `targets:`), which the runner creates empty
-under the run's own prefix before each run.
+workload: it fills table NAME (described under the manifest's `targets:` as {like: TABLE} or {columns: [[NAME,
+TYPE], ...]}), which the runner creates empty under the run's own prefix before each run. The manifest's
+`dataset:` names the built-in data a suite runs on when no `tables` are given (taxi, the default; tpch; hibench).
 """
 from __future__ import annotations
 
@@ -108,12 +109,28 @@ def open_suite(name: str, only: list[str] | None = None) -> Suite:
         queries = [q for q in queries if q.id in only]
     spec = _manifest_spec(folder / "manifest.yml", name)
     targets = spec.get("targets") or {}
+    _check_target_specs(targets, name)
     for query in queries:
         if query.writes and query.writes not in targets:
             raise PerfkitError(f"suite {name!r}: query {query.id} writes {query.writes!r}, which the manifest's "
                                "`targets:` does not describe. Fix: add it there ({like: TABLE} or {columns: [...]})")
     return Suite(folder.name if name in available_suites() else str(folder), queries,
                  spec.get("dataset"), targets)
+
+
+def _check_target_specs(targets, name: str) -> None:
+    """Each write target is {like: TABLE} or {columns: [[NAME, TYPE], ...]}: the runner creates it from that."""
+    if not isinstance(targets, dict):
+        raise PerfkitError(f"suite {name!r}: the manifest's `targets:` is not a mapping: write NAME: {{like: TABLE}} "
+                           "or NAME: {columns: [[NAME, TYPE], ...]} under it")
+    for target, spec in targets.items():
+        columns = spec.get("columns") if isinstance(spec, dict) else None
+        pairs = isinstance(columns, list) and columns and all(
+            isinstance(c, list) and len(c) == 2 and all(isinstance(part, str) for part in c) for c in columns)
+        if not (isinstance(spec, dict) and (isinstance(spec.get("like"), str) or pairs)):
+            raise PerfkitError(f"suite {name!r}: write target {target!r} is {spec!r}: describe it as {{like: TABLE}} "
+                               "(a table the queries read; the bare {table} is `table`) or as "
+                               "{columns: [[NAME, TYPE], ...]}")
 
 
 def _manifest_spec(manifest: Path, where: str) -> dict:

@@ -222,6 +222,69 @@ def test_an_undeclared_parameter_is_refused_before_any_call(study, emr, s3):
         _run(study, emr, s3, parameters={"nope": 1})
 
 
+def _declare(study, source: str):
+    """The study notebook with more parameters in its tagged cell."""
+    nb = nbformat.read(study, as_version=4)
+    nb.cells[0].source += "\n" + source
+    nbformat.write(nb, study)
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ({"rows": float("nan")}, "parameter rows is nan, which JSON cannot carry: give a finite number, or leave the "
+                             "parameter out for the notebook's default"),
+    ({"engines": ["spark", float("inf")]}, "parameter engines[1] is inf, which JSON cannot carry"),
+    ({"engines": {"spark", "trino"}}, "parameter engines is a set, which JSON cannot carry: give a list instead, "
+                                      "e.g. sorted(...)"),
+    ({"profile": b"lab"}, "parameter profile is a bytes, which JSON cannot carry: give text instead, e.g. .decode()"),
+    ({"profile": {"s3": {1: "x"}}}, "parameter profile.s3 has the key 1, a int: JSON keys are text"),
+    ({"profile": object()}, "parameter profile is a object, which JSON cannot carry: give text, a number, true or "
+                            "false, a list or a dict"),
+])
+def test_a_parameter_json_cannot_carry_is_named_before_any_call(study, emr, s3, parameters, message):
+    """json.dumps wrote NaN (not JSON, sent to EMR as it was) and raised a bare TypeError for a set or bytes."""
+    with pytest.raises(PerfkitError) as caught:
+        _run(study, emr, s3, parameters=parameters)  # the stub has no response queued: no call may be made
+    assert str(caught.value).startswith(message)
+
+
+def _finished_run(study, emr, s3, parameters: dict, sent: str):
+    """A run of `parameters` that EMR starts only if NotebookParams is exactly `sent`, and that finishes."""
+    key = f"runs/{EXECUTION}/study.ipynb"
+    s3.put_object(Bucket=BUCKET, Key=key, Body=_executed(rows=20).encode())
+    _expect_start(emr, NotebookParams=sent, OutputNotebookS3Location={"Bucket": BUCKET, "Key": "runs"})
+    _expect_describe(emr, "FINISHED", uri=f"s3://{BUCKET}/{key}")
+    return _run(study, emr, s3, output=f"s3://{BUCKET}/runs", parameters=parameters)
+
+
+def test_dates_and_times_go_as_iso_text(study, emr, s3):
+    from datetime import date, time
+
+    _declare(study, 'day = "2026-03-01"\nwindow_start = "2026-03-01T12:00:00"\nat = "12:30:00"')
+    sent = '{"day": "2026-03-01", "window_start": "2026-03-01T12:00:00+00:00", "at": "12:30:00", "rows": 20.0}'
+    run = _finished_run(study, emr, s3, {"day": date(2026, 3, 1), "window_start": T0, "at": time(12, 30),
+                                         "rows": 20.0}, sent)
+    assert run.ok and _stored(run).metadata.perfkit.parameters == json.loads(sent)
+
+
+def test_non_ascii_text_goes_as_itself(study, emr, s3):
+    """EMR's limit is on the characters it receives: 6,000 'é' were counted as 36,000 of \\u00e9 and refused."""
+    _declare(study, 'title = ""')
+    sent = '{"title": "' + "é" * 6000 + '"}'
+    run = _finished_run(study, emr, s3, {"title": "é" * 6000}, sent)
+    assert run.ok and _stored(run).metadata.perfkit.parameters == {"title": "é" * 6000}
+
+
+def test_the_limit_counts_the_text_as_sent(study):
+    _declare(study, 'title = ""')
+    fits = {"title": "é" * (perfkit_emr.MAX_PARAMS_CHARS - len('{"title": ""}'))}
+    text, _ = perfkit_emr._check_parameters(study, fits)
+    assert len(text) == perfkit_emr.MAX_PARAMS_CHARS and "\\u" not in text
+    with pytest.raises(PerfkitError, match=r"^the parameters take 10281 characters as JSON; EMR takes at most 10280"):
+        perfkit_emr._check_parameters(study, {"title": fits["title"] + "x"})
+    with pytest.raises(PerfkitError, match=r"^the parameters take 10281 characters"):  # one beyond U+FFFF: two
+        perfkit_emr._check_parameters(study, {"title": fits["title"][1:] + "\U0001F600"})
+
+
 def test_an_output_bucket_that_does_not_exist_is_named_before_the_execution(study, emr, s3):
     with pytest.raises(PerfkitError) as caught:
         _run(study, emr, s3, output="s3://no-such-bucket-here/runs")

@@ -217,6 +217,25 @@ def test_a_run_id_not_found_and_an_ambiguous_one(results):
         compare_runs("20260101T0", "20260101T000000Z-aaaaaa")
 
 
+@pytest.mark.parametrize("run_id", ["*", "2026*", "20260101T000000Z-[ab]aaaaa", "[", "**"])
+def test_a_run_id_is_text_not_a_glob(results, run_id):
+    _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES})
+    _run(results, "20260102T000000Z-bbbbbb", {("trino", "hdfs", "q1"): B_TIMES})
+    with pytest.raises(PerfkitError, match=rf"^run id {re.escape(run_id)} not found under "):
+        compare_runs(run_id, "20260102T000000Z-bbbbbb")
+
+
+def test_a_run_id_with_glob_characters_names_its_own_run(results):
+    _run(results, "20260101T000000Z-[a]", {("trino", "hdfs", "q1"): A_TIMES})
+    _run(results, "20260101T000000Z-a", {("trino", "hdfs", "q1"): A_TIMES})  # what [a] would match as a glob
+    _run(results, "20260102T000000Z-bbbbbb", {("trino", "hdfs", "q1"): B_TIMES})
+    table = compare_runs("20260101T000000Z-[a]", "20260102T000000Z-bbbbbb")
+    assert table.attrs["a"] == ["20260101T000000Z-[a]"]
+    from perfkit.results import load_results
+
+    assert load_results("hdfs_vs_s3_*").empty and len(load_results(EXP)) == 3 * 6
+
+
 def test_a_path_that_does_not_exist_and_an_empty_folder(results, tmp_path):
     _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES})
     missing = tmp_path / "no" / "such.jsonl"

@@ -183,6 +183,24 @@ def test_equal_results_pass_the_batch(tmp_path):
     cmp.raise_for_failures()
 
 
+CHECKSUM = ("Query 20261124_010203_00004_abcde failed: Error opening Hive split hdfs://127.0.0.1:9000/perfkit/datasets/"
+            "taxi_1000000_8_42/orc/part-00003.orc (offset=0, length=4194304): " + "x" * 120 + ": Checksum error")
+
+
+def test_a_long_cause_keeps_its_end_where_the_reason_is(tmp_path):
+    """The end of a cause says what went wrong: shortened, a cause keeps its head and its tail."""
+    short = root_cause(CHECKSUM, 200)
+    assert len(short) == 200 and short.startswith("Query 20261124_010203_00004_abcde failed: Error opening Hive split")
+    assert short.endswith("xxx: Checksum error") and " ... " in short
+    assert root_cause(CHECKSUM, 2) == "or"  # no room for both ends: the end alone
+    cmp = _comparison(tmp_path, {"s3": lambda: None})
+    cmp.measure(cmp.results, FakeEngine({"t_s3": RuntimeError(CHECKSUM)}), OneQuery, Step("measured", 0, "s3"),
+                {"table": "t_s3"})
+    with pytest.raises(PerfkitError, match=r"1 query runs failed \(fake: Query 20261124_\S+ failed: Error opening .*"
+                                           r" \.\.\. x+: Checksum error\); the records are in "):
+        cmp.raise_for_failures()
+
+
 def test_query_timeout_must_be_positive():
     with pytest.raises(PerfkitError, match="query_timeout_s=0: give a number of seconds > 0"):
         QueryComparison(load_profile("lab"), engines=["spark"], query_timeout_s=0)

@@ -79,6 +79,15 @@ def test_dates_and_times_stay_the_iso_text_written():
         "window_start": "2026-01-01T00:00:00", "n": "2026-01-01", "e": ["2026-01-02"]}
 
 
+def test_numbers_are_read_as_yaml_1_2_so_a_time_stays_text():
+    """YAML 1.1 (PyYAML) reads 12:30:00 as the base-60 integer 45000, 0755 as octal and 1_000 as a thousand."""
+    parsed = report.parse_parameters(["t=12:30:00", "d=1:30.5", "k=1_000", "m=0755", "o=0o17", "h=0x1F", "n=-3",
+                                      "f=1.5e3", "i=-.inf", "e=[2:3, 4]", "b=true"])
+    assert parsed == {"t": "12:30:00", "d": "1:30.5", "k": "1_000", "m": 755, "o": 15, "h": 31, "n": -3, "f": 1500.0,
+                      "i": float("-inf"), "e": ["2:3", 4], "b": True}
+    assert type(parsed["m"]) is int and type(parsed["f"]) is float
+
+
 @pytest.mark.parametrize("pair, why", [
     ("engines=[spark", "expected ',' or ']'"),
     ("rows=!!python/object:os.system", "could not determine a constructor"),

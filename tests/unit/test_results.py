@@ -112,6 +112,35 @@ def test_a_row_with_a_bad_time_or_an_unreadable_file_is_left_out(tmp_path):
     assert set(frame["run_id"]) == {good.run_id}
 
 
+@pytest.mark.parametrize("field, value, problem", [
+    ("wall_s", "fast", 'field wall_s is "fast", not a number or null'),
+    ("iteration", "x", 'field iteration is "x", not a whole number'),
+    ("iteration", True, "field iteration is true, not a whole number"),
+    ("ok", "no", 'field ok is "no", not true or false'),
+    ("case", 5, "field case is 5, not text"),
+    ("error", 3, "field error is 3, not text or null"),
+    ("params", [1], "field params is [1], not a mapping {...}"),
+    ("phase", "timed", "field phase is 'timed', not one of warmup, measured"),
+])
+def test_a_record_with_a_value_of_the_wrong_type_is_named_with_its_field(tmp_path, field, value, problem):
+    """The right keys with wrong values used to pass, then fail as a traceback from pandas or the statistics."""
+    from perfkit.errors import PerfkitError
+    from perfkit.results import read_result_file
+
+    good = _good_run(tmp_path)
+    rows = [json.loads(line) for line in good.path.read_text().splitlines()]
+    rows[1][field] = value
+    bad = tmp_path / "exp" / "bad.jsonl"
+    bad.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(PerfkitError) as caught:
+        read_result_file(bad)
+    assert str(caught.value) == (f"result file {bad}: line 2, {problem}: correct that value, or move the file "
+                                 "aside and give another run")
+    with pytest.warns(UserWarning, match=re.escape(f"result file {bad} line 2, {problem}: left out")):
+        frame = load_results("exp", folder=tmp_path)
+    assert set(frame["run_id"]) == {good.run_id}
+
+
 def test_blank_lines_are_not_errors_and_no_files_is_an_empty_frame(tmp_path):
     assert load_results("exp", folder=tmp_path).empty
     good = _good_run(tmp_path)

@@ -89,3 +89,31 @@ def test_a_write_workload_needs_its_target_described(tmp_path):
                                 "manifest.yml": "queries:\n  - {id: w, file: w.sql, writes: out}\n"})
     with pytest.raises(PerfkitError, match=r"query w writes 'out', which the manifest's `targets:` does not describe"):
         open_suite(folder)
+
+
+WRITE = {"w.sql": "INSERT INTO {table:out} SELECT cab_type, count(*) FROM {table} GROUP BY cab_type"}
+
+
+def _write_suite(tmp_path, target: str):
+    return _folder(tmp_path, {**WRITE, "manifest.yml": "queries:\n  - {id: w, file: w.sql, writes: out}\n"
+                                                       f"targets:\n  out: {target}\n"})
+
+
+@pytest.mark.parametrize("target", ["{columns: [[cab_type, string], [n, bigint]]}", "{like: table}"])
+def test_a_write_workload_runs_on_the_generated_taxi_data_without_a_dataset_line(tmp_path, target):
+    """Its target is made by the run, not read: only {table} is read, and that is the taxi table."""
+    cmp = QueryComparison(load_profile("lab"), engines=["spark"], suite=_write_suite(tmp_path, target))
+    assert cmp.source == "taxi" and [q.writes for q in cmp.suite_spec.writes] == ["out"]
+
+
+def test_a_write_target_like_a_table_the_data_lacks_is_named_before_any_work(tmp_path):
+    with pytest.raises(PerfkitError, match=r"write target 'out' is like 'trips', which the data has not \(it has "
+                                           r"table; the bare \{table\} is 'table'\)\. Fix: name one of those"):
+        QueryComparison(load_profile("lab"), engines=["spark"], suite=_write_suite(tmp_path, "{like: trips}"))
+
+
+@pytest.mark.parametrize("target", ["{columns: [cab_type]}", "trips", "{}"])
+def test_a_write_target_neither_like_nor_columns_is_named_with_both_forms(tmp_path, target):
+    with pytest.raises(PerfkitError, match=r"write target 'out' is .*: describe it as \{like: TABLE\} .* or as "
+                                           r"\{columns: \[\[NAME, TYPE\], \.\.\.\]\}"):
+        open_suite(_write_suite(tmp_path, target))
