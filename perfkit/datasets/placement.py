@@ -65,7 +65,18 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
     _upload(targets, todo, f"placing {dataset.name}", progress)
     verify_same_files(expected, {name: target.listing() for name, target in targets.items()})
 
-    differ = content_mismatches(targets, local, digests)
+    damaged = damaged_files(targets, local)
+    if damaged:  # HDFS's file checksum is computed from the stored CRCs: only the NameNode knows a block is bad
+        print(f"perfkit: {len(damaged)} placed file(s) are damaged on their storage "
+              f"({'; '.join(f'{where}/{path.name}: {why}' for (path, where), why in damaged.items())}): "
+              "re-placing them", file=sys.stderr, flush=True)
+        _upload(targets, list(damaged), f"re-placing {dataset.name}", progress)
+        still = damaged_files(targets, local)
+        if still:
+            raise PerfkitError(f"dataset {dataset.name}: {', '.join(f'{w}/{p.name}' for p, w in still)} still "
+                               "damaged after re-placing them. Fix: check the DataNodes' disks and logs "
+                               "(hdfs fsck <folder> -list-corruptfileblocks), then run again")
+    differ = [pair for pair in content_mismatches(targets, local, digests) if pair not in damaged]
     if differ:
         names = ", ".join(f"{where}/{path.name}" for path, where in differ)
         print(f"perfkit: {len(differ)} placed file(s) differ in content from the generated ones ({names}): "
@@ -80,7 +91,7 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
                 "that nothing else writes under the prefix, delete the folder and run again")
     return PlacedDataset(dataset.name, file_format, expected,
                          {name: target.storage.url(target.folder) for name, target in targets.items()},
-                         VERIFIED, [f"{where}/{path.name}" for path, where in differ])
+                         VERIFIED, [f"{where}/{path.name}" for path, where in [*damaged, *differ]])
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,14 @@ class _Target:
 def _upload(targets: dict[str, _Target], todo: list[tuple[Path, str]], desc: str, progress: bool) -> None:
     for path, where in tqdm(todo, desc=desc, unit="file", disable=not progress or not todo):
         targets[where].storage.upload(targets[where].folder, path)
+
+
+def damaged_files(targets: dict[str, _Target], local: list[Path]) -> dict[tuple[Path, str], str]:
+    """(file, storage) -> why, for the files a storage itself knows are damaged (HDFS: corrupt or missing blocks)."""
+    by_name = {path.name: path for path in local}
+    sizes = {path.name: path.stat().st_size for path in local}
+    return {(by_name[name], where): why for where, target in targets.items()
+            for name, why in target.storage.damaged(target.folder, sizes).items()}
 
 
 def content_mismatches(targets: dict[str, _Target], local: list[Path],

@@ -33,7 +33,7 @@ from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
-from perfkit.storages import get_storage, placed, tiers
+from perfkit.storages import get_storage, placed, storage_class, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 
 EXPERIMENT = "hdfs_vs_s3_queries"
@@ -343,7 +343,7 @@ class QueryComparison(Experiment):
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
-                error = root_cause(err, 500)
+                error = storage_class(step.storage).explain(str(err)) or root_cause(err, 500)
             wall = time.perf_counter() - t0
         if watch.problem:  # the storage's fault is the cause, whatever the engine said
             error = watch.problem + (f"; the engine said: {error}" if error else "")

@@ -83,6 +83,16 @@ class Storage:
         (`digest`: perfkit.datasets.digest.FileDigest of the local file), with no data read back."""
         raise NotImplementedError
 
+    def damaged(self, loc: Location, files: dict[str, int]) -> dict[str, str]:
+        """The files of the folder (name -> bytes) the storage itself knows are damaged, name -> why (HDFS: blocks
+        its NameNode knows corrupt or without a live replica); a checksum over the stored CRCs cannot tell."""
+        return {}
+
+    @classmethod
+    def explain(cls, error: str) -> str | None:
+        """What an engine's error says about this storage, in one line naming the file (a corrupt block), or None."""
+        return None
+
     # -- writing (only under perfkit's own folders) ----------------------------------------------------------------
     def upload(self, loc: Location, local: Path) -> None:
         """Copy a local file into the folder under its own name (replacing one there)."""

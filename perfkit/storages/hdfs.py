@@ -1,14 +1,24 @@
 """HDFS through WebHDFS (perfkit needs no native client); engines read hdfs:// URLs of the profile's NameNode."""
 from __future__ import annotations
 
+import re
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
+import requests
 from hdfs.util import HdfsError
 
 from perfkit import storage as clients
 from perfkit.datasets.digest import hdfs_checksum_matches
+from perfkit.errors import PerfkitError
 from perfkit.storages.base import Location, Storage, visible
+
+BLOCK_THREADS = 8  # one small NameNode request per file
+# how a Hadoop client (Spark, Hive, Trino's HDFS file system) reports a damaged block in its error
+_CHECKSUM = re.compile(r"Checksum error:\s*(?:\w+:(?://[^/\s]*)?)?(/\S*?)(?=\s+at\s+\d|\s|$)")
+_MISSING = re.compile(r"(?:Could not obtain block|BlockMissingException)\b.*?file=(\S+)")
 
 
 class Hdfs(Storage):
@@ -51,6 +61,40 @@ class Hdfs(Storage):
         # HDFS's file checksum (an MD5 of the blocks' CRC MD5s), computed by the DataNodes from their stored CRCs
         return hdfs_checksum_matches(local, digest, self.client.checksum(f"{loc.path}/{local.name}"))
 
+    def damaged(self, loc: Location, files: dict[str, int]) -> dict[str, str]:
+        names = sorted(files)
+        with ThreadPoolExecutor(BLOCK_THREADS) as pool:
+            found = list(pool.map(lambda name: self.block_problem(f"{loc.path}/{name}", files[name]), names))
+        return {name: why for name, why in zip(names, found, strict=True) if why}
+
+    def block_problem(self, path: str, size: int) -> str | None:
+        """What the NameNode knows is wrong with the file's blocks (WebHDFS GET_BLOCK_LOCATIONS: a block whose
+        replicas are all corrupt says isCorrupt; one with no live replica lists no location), or None."""
+        url = f"{self.profile.webhdfs_url.rstrip('/')}/webhdfs/v1{quote(path)}"
+        params = {"op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": max(size, 1), "user.name": self.profile.hdfs_user}
+        try:
+            response = requests.get(url, params=params, timeout=30)
+            response.raise_for_status()
+            blocks = response.json()["LocatedBlocks"]["locatedBlocks"]
+        except (requests.RequestException, ValueError, KeyError, TypeError) as err:
+            raise PerfkitError(f"HDFS at {self.profile.webhdfs_url}: cannot list the blocks of {path} ({err}). Fix: "
+                               + self.profile.provider.fix("hdfs", "check that the NameNode answers")) from None
+        for block in blocks:
+            where = f"block {block.get('block', {}).get('blockId', '?')} at byte {block.get('startOffset', '?')}"
+            if block.get("isCorrupt"):
+                return f"{where} is corrupt (every replica failed its checksum)"
+            if not block.get("locations"):
+                return f"{where} has no live replica"
+        return None
+
+    @classmethod
+    def explain(cls, error: str) -> str | None:
+        if found := _CHECKSUM.search(error):
+            return f"corrupt block in {_path_of(found.group(1))} (HDFS checksum error)"
+        if found := _MISSING.search(error):
+            return f"missing block in {_path_of(found.group(1))} (no DataNode holds a replica)"
+        return None
+
     def upload(self, loc: Location, local: Path) -> None:
         clients.upload_to_hdfs(self.client, local, f"{loc.path}/{local.name}")
 
@@ -70,3 +114,8 @@ class Hdfs(Storage):
         from perfkit.health import hdfs_probe
 
         return hdfs_probe(self.profile, read_file)
+
+
+def _path_of(name: str) -> str:
+    """The file's path in an hdfs:// URL or a bare path, without trailing punctuation."""
+    return (urlsplit(name).path if "://" in name else name).rstrip(".,;:)'\"")

@@ -4,6 +4,7 @@ import time
 from datetime import datetime, timedelta
 
 import pytest
+import requests
 
 from perfkit import storage
 from perfkit.datasets.digest import digest_file
@@ -54,6 +55,52 @@ def test_a_planted_same_size_file_is_found_and_replaced_before_any_timing(compar
             body = reader.read()
     assert body == local.read_bytes()
     assert place_taxi(dataset, profile, progress=False).replaced == []  # equal now: nothing to re-place
+
+
+@pytest.mark.parametrize("engine_name", ["trino", "spark"])
+def test_a_corrupt_hdfs_block_fails_the_run_by_name_and_the_next_placement_repairs_it(comparison, profile, lab,
+                                                                                      engine_name, capsys):
+    """64 bytes flipped inside a DataNode's block file (same size): HDFS's file checksum, computed from the stored
+    CRCs, does not change; the run that reads it fails naming the file, and placement then re-places it."""
+    from perfkit.storages import get_storage
+
+    placed, dataset = comparison.placed, comparison.dataset
+    hdfs = get_storage("hdfs", profile)
+    folder = hdfs.folder(f"datasets/{dataset.name}/orc")
+    name = sorted(placed.files)[0]
+    path = f"{folder.path}/{name}"
+    block_id = requests.get(f"{profile.webhdfs_url}/webhdfs/v1{path}", params={
+        "op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": 1, "user.name": profile.hdfs_user},
+        timeout=30).json()["LocatedBlocks"]["locatedBlocks"][0]["block"]["blockId"]
+    block_file = next(p for p in profile.provider.hdfs_blocks().rglob(f"blk_{block_id}") if p.is_file())
+    data = bytearray(block_file.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(b ^ 0xFF for b in data[middle:middle + 64])
+    block_file.write_bytes(bytes(data))
+    assert hdfs.checksum_matches(folder, staging_dir() / dataset.name / "orc" / name,
+                                 digest_file(staging_dir() / dataset.name / "orc" / name)), \
+        "HDFS's file checksum does not see the flipped bytes (it is computed from the stored CRCs)"
+
+    results = comparison.results = ResultSet("test_faults", {}, folder=lab.home / "test-results")
+    comparison.probes = storage_probes(profile, ["hdfs"])
+    query = comparison.suite_queries[0]
+    with get_engine(engine_name, profile) as engine:
+        tables = comparison.register_tables(engine, comparison.tableset)
+        comparison.measure(results, engine, query, Step("measured", 0, "hdfs"), tables["hdfs"])
+    run = results.records[-1]
+    assert not run.ok
+    assert f"corrupt block in {path} (HDFS checksum error)" in run.error, run.error
+
+    assert "is corrupt" in hdfs.damaged(folder, {name: placed.files[name]})[name]  # the reader told the NameNode
+    again = place_taxi(dataset, profile, progress=False)
+    assert f"hdfs/{name}" in again.replaced
+    err = capsys.readouterr().err
+    assert f"hdfs/{name}: block {block_id} at byte 0 is corrupt" in err, err
+    assert hdfs.damaged(folder, {name: placed.files[name]}) == {}
+    with get_engine(engine_name, profile) as engine:
+        tables = comparison.register_tables(engine, comparison.tableset)
+        comparison.measure(results, engine, query, Step("measured", 1, "hdfs"), tables["hdfs"])
+    assert results.records[-1].ok, results.records[-1].error
 
 
 def test_an_edited_staging_file_is_regenerated_not_uploaded(comparison, profile):

@@ -63,6 +63,10 @@ class MemoryFolder:
     def __init__(self, where: str, marker_text: str | None = None, files: dict | None = None, identity=IDENTITY):
         self.where, self.root, self.identity = where, f"{where}://prefix/datasets/x/orc", identity
         self.marker_text, self.tables, self.deleted = marker_text, dict(files or {}), False
+        self.bad: dict[str, str] = {}  # table/file -> why, as the storage reports it
+
+    def damaged(self, tables) -> dict[str, str]:
+        return dict(self.bad)
 
     def read_marker(self) -> str | None:
         return self.marker_text
@@ -111,6 +115,16 @@ def test_the_plan_remakes_a_copy_of_another_dataset_or_an_unreadable_marker():
     garbled = MemoryFolder("s3", "{not json", FILES)
     made = plan({"hdfs": other, "s3": garbled}, "generate")
     assert other.deleted and garbled.deleted and made.decision.generate_on == ["hdfs", "s3"]
+
+
+def test_a_complete_copy_with_a_block_its_storage_knows_corrupt_is_made_again(capsys):
+    hdfs, s3 = (MemoryFolder(w, json.dumps(marker()), FILES) for w in ("hdfs", "s3"))
+    hdfs.bad = {"a/part-0.orc": "block 1073741825 at byte 0 is corrupt (every replica failed its checksum)"}
+    made = plan({"hdfs": hdfs, "s3": s3})
+    assert hdfs.deleted and s3.deleted  # S3's copy was HDFS's bytes: copied again from the new HDFS copy
+    assert made.decision == Decision([], ["hdfs"], ["s3"], ["s3"])
+    assert ("hdfs://prefix/datasets/x/orc holds damaged files (a/part-0.orc: block 1073741825 at byte 0 is corrupt"
+            in capsys.readouterr().err)
 
 
 def test_the_plan_never_touches_a_folder_perfkit_did_not_make():

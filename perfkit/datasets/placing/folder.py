@@ -16,6 +16,7 @@ from perfkit.datasets.replicate import CopiedFile, copy_hdfs_to_s3
 from perfkit.datasets.schema import read_rows
 from perfkit.datasets.tables import Table
 from perfkit.datasets.user_tables import inspect_location
+from perfkit.storages import get_storage
 
 MARKER = "_perfkit_dataset.json"
 FOOTER_THREADS = 8  # footer reads are a few small ranged requests each
@@ -50,6 +51,11 @@ class DatasetFolder:
     def delete(self) -> None:
         """Delete the folder: only ever called on perfkit's own (its marker said so)."""
         locations.delete_tree(self.profile, self.root)
+
+    def damaged(self, tables) -> dict[str, str]:
+        """table/file -> why, for the files the storage itself knows are damaged (HDFS: corrupt or missing blocks)."""
+        storage = get_storage(self.where, self.profile)
+        return {f"{t}/{name}": why for t in tables for name, why in storage.damaged(self.table(t), self.files(t)).items()}
 
     def read_marker(self) -> str | None:
         return locations.read_text(self.profile, self.root, MARKER)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 
 from perfkit.datasets.generator import Generator
@@ -94,6 +95,10 @@ def reusable_marker(folder: DatasetFolder, tables) -> dict | None:
         marker = {}
     if (marker.get("complete") and marker.get("identity") == folder.identity
             and all(folder.files(t) == marker.get("files", {}).get(t) for t in tables)):
-        return marker
-    folder.delete()  # perfkit's own, incomplete or changed: made again
+        damaged = folder.damaged(tables)
+        if not damaged:
+            return marker
+        print(f"perfkit: {folder.root} holds damaged files ({'; '.join(f'{n}: {why}' for n, why in damaged.items())}): "
+              "making it again", file=sys.stderr, flush=True)
+    folder.delete()  # perfkit's own, incomplete, changed or damaged: made again
     return None

@@ -1,0 +1,80 @@
+"""HDFS's damaged files: what the NameNode knows about a file's blocks (GET_BLOCK_LOCATIONS), and an engine's
+checksum error named as a corrupt block in its file."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.errors import PerfkitError
+from perfkit.storages import Location
+from perfkit.storages.hdfs import Hdfs
+
+GOOD = {"block": {"blockId": 1}, "startOffset": 0, "isCorrupt": False, "locations": [{"hostName": "dn1"}]}
+BLOCKS = {  # path -> the NameNode's located blocks
+    "/d/fine.orc": [GOOD, {**GOOD, "block": {"blockId": 2}, "startOffset": 134217728}],
+    "/d/corrupt.orc": [GOOD, {"block": {"blockId": 7}, "startOffset": 134217728, "isCorrupt": True,
+                              "locations": [{"hostName": "dn1"}]}],
+    "/d/lost.orc": [{"block": {"blockId": 9}, "startOffset": 0, "isCorrupt": False, "locations": []}],
+}
+
+
+@pytest.fixture
+def namenode():
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            parts = urlsplit(self.path)
+            asked.append((parts.path, parse_qs(parts.query)))
+            blocks = BLOCKS.get(parts.path.removeprefix("/webhdfs/v1"))
+            body = json.dumps({"LocatedBlocks": {"locatedBlocks": blocks}} if blocks else
+                              {"RemoteException": {"message": "File does not exist"}}).encode()
+            self.send_response(200 if blocks else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    profile = dataclasses.replace(load_profile("emr", bucket="b"), webhdfs_url=f"http://127.0.0.1:{server.server_port}")
+    yield Hdfs(profile), asked
+    server.shutdown()
+
+
+def test_the_namenode_names_corrupt_and_missing_blocks_one_request_per_file(namenode):
+    hdfs, asked = namenode
+    found = hdfs.damaged(Location("hdfs", "/d"), {"fine.orc": 200_000_000, "corrupt.orc": 200_000_000, "lost.orc": 5})
+    assert found == {"corrupt.orc": "block 7 at byte 134217728 is corrupt (every replica failed its checksum)",
+                     "lost.orc": "block 9 at byte 0 has no live replica"}
+    assert sorted(path for path, _ in asked) == ["/webhdfs/v1/d/corrupt.orc", "/webhdfs/v1/d/fine.orc",
+                                                 "/webhdfs/v1/d/lost.orc"]
+    query = dict(asked[0][1])
+    assert query["op"] == ["GET_BLOCK_LOCATIONS"] and query["offset"] == ["0"]
+
+
+def test_a_namenode_that_cannot_list_the_blocks_is_named_with_the_file(namenode):
+    hdfs, _ = namenode
+    with pytest.raises(PerfkitError, match=r"cannot list the blocks of /d/gone.orc \(404"):
+        hdfs.damaged(Location("hdfs", "/d"), {"gone.orc": 1})
+
+
+@pytest.mark.parametrize("error, said", [
+    ("org.apache.hadoop.fs.ChecksumException: Checksum error: /perfkit/datasets/taxi/orc/part-00001.orc at 1048576 "
+     "exp: 123 got: -456", "corrupt block in /perfkit/datasets/taxi/orc/part-00001.orc (HDFS checksum error)"),
+    ("Error opening Hive split hdfs://127.0.0.1:9000/p/x.orc (offset=0, length=5): Checksum error: "
+     "hdfs://127.0.0.1:9000/p/x.orc at 0 exp: 1 got: 2", "corrupt block in /p/x.orc (HDFS checksum error)"),
+    ("org.apache.hadoop.hdfs.BlockMissingException: Could not obtain block: BP-1:blk_1073741825_1001 file=/p/a.orc "
+     "No live nodes contain current block", "missing block in /p/a.orc (no DataNode holds a replica)"),
+    ("java.net.ConnectException: Connection refused", None),
+])
+def test_an_engines_checksum_error_is_named_as_a_corrupt_block_in_its_file(error, said):
+    assert Hdfs.explain(error) == said
