@@ -1,5 +1,5 @@
 """Issue 21, item 6: a Hive-style partitioned folder is a partitioned table. Its partitions found from a listing, its
-keys typed, mixed layouts refused naming the folder."""
+keys typed, mixed layouts refused naming the folder, the DDL each engine runs, and the row count checked."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +10,13 @@ import pytest
 
 from perfkit import storages
 from perfkit.config import load_profile
-from perfkit.datasets.partitions import Partition, discover, key_type
+from perfkit.datasets.partitions import (Partition, Partitioning, add_partitions_ddl, check_rows, discover, key_type,
+                                         rows_problem)
 from perfkit.datasets.user_tables import user_tables
+from perfkit.engines import hive_ddl
+from perfkit.engines.hive import HiveEngine
+from perfkit.engines.spark import spark_ddl
+from perfkit.engines.trino import TrinoEngine, trino_ddl
 from perfkit.errors import PerfkitError
 from perfkit.storages import Storage
 from perfkit.storages.base import visible, visible_tree
@@ -99,6 +104,86 @@ def test_many_files_beside_partitions_are_named_by_a_few():
     listing = {f"f{i}.parquet": 1 for i in range(5)} | {"k=1/a.parquet": 1}
     with pytest.raises(PerfkitError, match=r"\(f0.parquet, f1.parquet, f2.parquet and 2 more\)"):
         discover(listing, LABEL, LOC)
+
+
+PARTS = Partitioning((("year", "int"), ("region", "string")),
+                     (Partition("year=2024/region=eu", ("2024", "eu")), Partition("year=2024/region=o'k", ("2024", "o'k")),
+                      Partition("year=2025/region=__HIVE_DEFAULT_PARTITION__", ("2025", None))), files=3, rows=300)
+
+
+def test_hive_and_the_spark_thrift_server_create_a_partitioned_table_then_add_each_partition_at_its_folder():
+    create = hive_ddl("ev_hdfs", "hdfs://nn:9000/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PARTS)
+    assert create == ("CREATE EXTERNAL TABLE perfkit.ev_hdfs (`id` bigint, `name` string) PARTITIONED BY "
+                      "(`year` int, `region` string) STORED AS PARQUET LOCATION 'hdfs://nn:9000/w/ev' "
+                      "TBLPROPERTIES ('perfkit.created'='true')")
+    assert add_partitions_ddl("perfkit.ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [
+        "ALTER TABLE perfkit.ev_hdfs ADD IF NOT EXISTS "
+        "PARTITION (`year`=2024, `region`='eu') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=eu' "
+        "PARTITION (`year`=2024, `region`='o\\'k') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=o\\'k' "
+        "PARTITION (`year`=2025, `region`='__HIVE_DEFAULT_PARTITION__') "
+        "LOCATION 'hdfs://nn:9000/w/ev/year=2025/region=__HIVE_DEFAULT_PARTITION__'"]
+    batches = add_partitions_ddl("perfkit.t", "s3a://b/t", PARTS, batch=2)
+    assert len(batches) == 2 and batches[1].count("PARTITION (") == 1
+
+
+def test_spark_sql_makes_a_partitioned_data_source_table_with_the_same_partitions():
+    statements = spark_ddl("ev_s3", "s3a://b/w/ev", "orc", [("id", "bigint")], PARTS)
+    assert statements[0] == ("CREATE TABLE perfkit.ev_s3 (`id` bigint, `year` int, `region` string) USING orc "
+                             "PARTITIONED BY (`year`, `region`) LOCATION 's3a://b/w/ev' "
+                             "TBLPROPERTIES ('perfkit.created'='true')")
+    assert statements[1:] == add_partitions_ddl("perfkit.ev_s3", "s3a://b/w/ev", PARTS)
+    assert spark_ddl("t", "s3a://b/t", "orc", [("id", "bigint")]) == [
+        "CREATE TABLE perfkit.t (`id` bigint) USING orc LOCATION 's3a://b/t' TBLPROPERTIES ('perfkit.created'='true')"]
+
+
+def test_trino_creates_the_table_partition_columns_last_and_syncs_its_partitions_from_the_folders():
+    assert trino_ddl("hive", "ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PARTS) == [
+        "CREATE TABLE perfkit.ev_s3 (\"id\" bigint, \"name\" varchar, \"year\" integer, \"region\" varchar) WITH "
+        "(format = 'PARQUET', external_location = 's3a://b/w/ev', partitioned_by = ARRAY['year', 'region'], "
+        "extra_properties = MAP(ARRAY['perfkit.created'], ARRAY['true']))",
+        "CALL hive.system.sync_partition_metadata(schema_name => 'perfkit', table_name => 'ev_s3', mode => 'FULL', "
+        "case_sensitive => false)"]
+    assert trino_ddl("hive", "t", "s3a://b/t", "orc", [("id", "bigint")]) == [
+        "CREATE TABLE perfkit.t (\"id\" bigint) WITH (format = 'ORC', external_location = 's3a://b/t', "
+        "extra_properties = MAP(ARRAY['perfkit.created'], ARRAY['true']))"]
+
+
+class _Recording:
+    """An engine's execute() recorded: perfkit's database is empty, count(*) answers `rows`."""
+
+    def __init__(self, rows=0):
+        self.statements, self.rows = [], rows
+
+    def execute(self, sql, timeout_s=None):
+        self.statements.append(sql)
+        return [(self.rows,)] if sql.startswith("SELECT count(*)") else []
+
+
+@pytest.mark.parametrize("engine_class", [HiveEngine, TrinoEngine])
+def test_each_engine_runs_its_ddl_for_a_partitioned_table(engine_class, monkeypatch):
+    engine = engine_class(load_profile("lab"))
+    recorded = _Recording()
+    monkeypatch.setattr(engine, "execute", recorded.execute)
+    engine.register_table("ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS)
+    created = [s for s in recorded.statements if s.startswith("CREATE TABLE") or s.startswith("CREATE EXTERNAL")]
+    assert len(created) == 1 and "year" in created[0]
+    last = recorded.statements[-1]
+    assert last.startswith("ALTER TABLE perfkit.ev_s3 ADD IF NOT EXISTS PARTITION (`year`=2024")\
+        if engine_class is HiveEngine else last.startswith("CALL hive.system.sync_partition_metadata(")
+
+
+def test_an_engine_that_counts_other_rows_than_the_footers_hold_stops_the_run_with_the_fix():
+    engine = _Recording(rows=200)
+    engine.name = "trino"
+    with pytest.raises(PerfkitError, match=(
+            r"^table own on s3 \(s3a://b/w/ev, partitioned by year int, region string: 3 partitions\): trino counts "
+            r"200 rows but the 3 files' footers hold 300: it does not read every partition. Fix: check that every "
+            r"partition folder is named key=value with the key in lower case")):
+        check_rows(engine, "perfkit.ev_s3", "table own on s3", "s3a://b/w/ev", PARTS, 30)
+    assert engine.statements == ["SELECT count(*) FROM perfkit.ev_s3"]
+    engine.rows = 300
+    assert check_rows(engine, "perfkit.ev_s3", "table own on s3", "s3a://b/w/ev", PARTS) == 300
+    assert rows_problem("t", "l", "hive", 300, PARTS) is None
 
 
 # -- a partitioned folder read where it is, through a storage (a local folder here; HDFS and S3 on the lab) --------
@@ -204,3 +289,27 @@ def test_the_partitions_do_not_depend_on_the_order_a_storage_lists_them_in():
     listing = {f"k={i}/a.parquet": i for i in range(20)}
     assert discover(listing, LABEL, LOC) == discover(dict(reversed(listing.items())), LABEL, LOC)
 
+
+def test_a_query_comparison_registers_a_partitioned_table_with_its_partitions_and_checks_its_rows_per_engine():
+    from perfkit.datasets.tables import Table, TableSet
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+
+    class Engine(_Recording):
+        name = "hive"
+
+        def register_table(self, *args):
+            self.statements.append(args)
+
+    table = {"table": Table("s3a://b/w/ev", "parquet", [("id", "bigint")], 3, 300, "", PARTS)}
+    tableset = TableSet("own", {"hdfs": table, "s3": table})
+    cmp = QueryComparison(load_profile("lab"), engines=["hive"])
+    engine = Engine(rows=300)
+    assert cmp.register_tables(engine, tableset) == {"hdfs": {"table": "perfkit.own_hdfs"},
+                                                     "s3": {"table": "perfkit.own_s3"}}
+    assert engine.statements[:2] == [("own_hdfs", "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS),
+                                     "SELECT count(*) FROM perfkit.own_hdfs"]
+    engine.rows = 299
+    with pytest.raises(PerfkitError, match=r"^the table on hdfs \(s3a://b/w/ev, partitioned by year int, region "
+                                           r"string: 3 partitions\): hive counts 299 rows but the 3 files' footers "
+                                           r"hold 300"):
+        cmp.register_tables(engine, tableset)
