@@ -12,7 +12,7 @@ from perfkit.config import Profile
 from perfkit.storages import Location, get_storage, storage_of_url
 from perfkit.storages.base import HIDDEN
 
-__all__ = ["HIDDEN", "Location", "delete_tree", "list_files", "make_folder", "open_file", "parse_location",
+__all__ = ["HIDDEN", "Location", "delete_tree", "list_files", "list_tree", "make_folder", "open_file", "parse_location",
            "profile_location", "read_text", "write_text"]
 
 
@@ -29,6 +29,11 @@ def profile_location(profile: Profile, storage_name: str, *parts: str) -> Locati
 def list_files(profile: Profile, loc: Location) -> dict[str, int] | None:
     """{name: bytes} of the data files directly in the folder (hidden ones left out); None if it does not exist."""
     return get_storage(loc.storage, profile).list_files(loc)
+
+
+def list_tree(profile: Profile, loc: Location) -> dict[str, int] | None:
+    """{path below the folder: bytes} of every data file at any depth (partition folders); None if it does not exist."""
+    return get_storage(loc.storage, profile).list_tree(loc)
 
 
 def open_file(profile: Profile, loc: Location, name: str, size: int) -> io.BufferedReader:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from perfkit.datasets.partitions import Partitioning
 from perfkit.suites import DEFAULT_TABLE
 
 
@@ -18,6 +19,12 @@ class Table:
     files: int = 0
     bytes: int = 0
     first_file: str = ""  # the path of one data file on its storage: its health probe may read it
+    partitioning: Partitioning | None = None  # key=value folders: the partition columns and partitions found
+
+    @property
+    def all_columns(self) -> list[tuple[str, str]]:
+        """The columns a query sees: the files' own, then the partition columns."""
+        return [*self.columns, *(self.partitioning.columns if self.partitioning else ())]
 
 
 @dataclass(frozen=True)

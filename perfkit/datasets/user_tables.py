@@ -5,23 +5,31 @@
     tables = {"hdfs": {"orders": "hdfs:///w/orders", "lineitem": "hdfs:///w/lineitem"},   # {table:orders}, ...
               "s3": {"orders": "s3://b/orders/", "lineitem": "s3://b/lineitem/"}}
 
-perfkit only lists these folders and reads one file's footer per table: it never writes there or deletes
-anything (the engines' tables over them are external: dropping one leaves the files).
+A location whose files sit in Hive-style key=value folders (year=2024/month=1/part-0.parquet) is a partitioned
+table: its partition columns are typed from the folder names, every engine registers its partitions, and each
+engine's count of its rows must equal the rows in the files' footers (perfkit.datasets.partitions).
+
+perfkit only lists these folders and reads one file's footer per table (every file's, for a partitioned table): it
+never writes there or deletes anything (the engines' tables over them are external: dropping one leaves the files).
 """
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
 from perfkit.config import Profile
-from perfkit.datasets import locations
-from perfkit.datasets.schema import FORMATS, columns_of, format_of, read_schema
+from perfkit.datasets import locations, partitions
+from perfkit.datasets.schema import FORMATS, columns_of, format_of, read_rows, read_schema
 from perfkit.datasets.tables import Table, TableSet
 from perfkit.errors import PerfkitError, shorten
 from perfkit.suites import DEFAULT_TABLE
 
 FORMAT_NAMES = sorted(set(FORMATS.values()))
+FOOTER_THREADS = 8  # footer reads are a few small ranged requests each
 
 
 def read_tables_file(path: str | Path) -> dict:
@@ -91,8 +99,15 @@ def user_tables(profile: Profile, tables, storages: list[str], name: str = "own"
             label = f"tables.{where}" + ("" if table == DEFAULT_TABLE else f".{table}")
             found[where][table] = inspect_location(profile, entry["location"], entry["format"], where, label)
     _same_columns(found)
-    return TableSet(name, found, "", {"source": "your own tables", "tables": {
-        where: {t: tb.location for t, tb in by_name.items()} for where, by_name in found.items()}})
+    details = {"source": "your own tables", "tables": {
+        where: {t: tb.location for t, tb in by_name.items()} for where, by_name in found.items()}}
+    partitioned = {where: {t: {"partitioned_by": tb.partitioning.keys, "partitions": len(tb.partitioning.partitions),
+                               "rows": tb.partitioning.rows}
+                           for t, tb in by_name.items() if tb.partitioning}
+                   for where, by_name in found.items()}
+    if any(partitioned.values()):
+        details["partitions"] = {where: by_name for where, by_name in partitioned.items() if by_name}
+    return TableSet(name, found, "", details)
 
 
 def inspect_location(profile: Profile, url: str, file_format: str | None, storage_name: str, label: str) -> Table:
@@ -100,18 +115,47 @@ def inspect_location(profile: Profile, url: str, file_format: str | None, storag
     if loc.storage != storage_name:
         raise PerfkitError(f"{label}: {url} is on {loc.storage}, not {storage_name}: give a location on "
                            f"{storage_name} for that storage")
-    files = locations.list_files(profile, loc)
-    if files is None:
+    tree = locations.list_tree(profile, loc)
+    if tree is None:
         raise PerfkitError(f"{label}: {loc} does not exist. Fix: give an existing folder of ORC or Parquet files")
+    layout = partitions.discover(tree, label, str(loc))
+    files = layout.files
     if not files:
-        raise PerfkitError(f"{label}: {loc} is empty (no data file directly in it; hidden _ and . files do "
-                           "not count). Fix: give the folder that holds the table's files")
+        if layout.other_folders:
+            raise PerfkitError(f"{label}: {loc} holds no data file directly, and its folders "
+                               f"({', '.join(layout.other_folders[:3])}) are not key=value partition folders. Fix: "
+                               "give the folder that holds the table's files, or its partitions as key=value folders "
+                               "(year=2024/month=1/...)")
+        raise PerfkitError(f"{label}: {loc} is empty (no data file in it or in key=value partition folders below it; "
+                           "hidden _ and . files do not count). Fix: give the folder that holds the table's files")
     first = sorted(files)[0]
     with locations.open_file(profile, loc, first, files[first]) as handle:
         detected = file_format or _detect_format(list(files), handle, f"{label} ({loc})")
         schema = read_schema(handle, detected)
-    return Table(loc.url(profile), detected, columns_of(schema), len(files), sum(files.values()),
-                 f"{loc.path}/{first}")
+    columns = columns_of(schema)
+    partitioning = layout.partitioning
+    if partitioning is not None:
+        clash = sorted({name.lower() for name, _ in columns} & set(partitioning.keys))
+        if clash:
+            raise PerfkitError(f"{label}: {loc} is partitioned by {', '.join(clash)}, which the files also hold as "
+                               "a column: a table cannot have both. Fix: give files without that column, or "
+                               "folders named by another key")
+        partitioning = replace(partitioning, rows=footer_rows(profile, loc, files, detected))
+        print(f"perfkit: {label}: {loc} is {partitioning.describe()}, {partitioning.files:,} files, "
+              f"{partitioning.rows:,} rows in their footers", file=sys.stderr)
+    return Table(loc.url(profile), detected, columns, len(files), sum(files.values()),
+                 f"{loc.path}/{first}", partitioning)
+
+
+def footer_rows(profile: Profile, loc, files: dict[str, int], file_format: str) -> int:
+    """The rows of every file, summed from their footers (a few KB read per file, in parallel)."""
+    def rows(item) -> int:
+        name, size = item
+        with locations.open_file(profile, loc, name, size) as handle:
+            return read_rows(handle, file_format)
+
+    with ThreadPoolExecutor(FOOTER_THREADS) as pool:
+        return sum(pool.map(rows, sorted(files.items())))
 
 
 def _detect_format(names: list[str], first_file, where: str) -> str:
@@ -132,9 +176,9 @@ def _same_columns(found: dict[str, dict[str, Table]]) -> None:
     """The storages are compared on the same data: a table whose columns differ between storages is refused."""
     storages = list(found)
     for table in found[storages[0]]:
-        first = found[storages[0]][table].columns
+        first = found[storages[0]][table].all_columns
         for other in storages[1:]:
-            if found[other][table].columns != first:
+            if found[other][table].all_columns != first:
                 raise PerfkitError(f"table {table}: the files on {storages[0]} and on {other} have different "
-                                   f"columns ({first} vs {found[other][table].columns}). Fix: point both at "
+                                   f"columns ({first} vs {found[other][table].all_columns}). Fix: point both at "
                                    "copies of the same table")

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 
 from perfkit.config import Profile
+from perfkit.datasets.partitions import Partitioning, quoted
 from perfkit.errors import PerfkitError
 from perfkit.registry import Registry
 
@@ -49,11 +50,13 @@ class Engine(ABC):
         """Run one statement and return every row; past `timeout_s` cancel it and raise QueryTimeout."""
 
     @abstractmethod
-    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
+    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                       partitioning: Partitioning | None = None) -> None:
         """(Re)create an external table over existing files: never moves or deletes data.
 
         `table` is a bare name: it lives in perfkit's own database (DATABASE), and a table of that name
-        that perfkit did not create is refused, never dropped (see drop_own_table).
+        that perfkit did not create is refused, never dropped (see drop_own_table). With `partitioning` (key=value
+        folders found below `location`) the table is partitioned by its columns and has those partitions.
         """
 
     def table_names(self) -> set[str]:
@@ -154,12 +157,16 @@ def run_with_deadline(run, cancel, timeout_s: float | None, every_s: float = 0.5
     return result
 
 
-def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> str:
-    """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own."""
+def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+             partitioning: Partitioning | None = None) -> str:
+    """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own; a partitioned
+    table's partition columns apart (PARTITIONED BY), its partitions added after (add_partitions_ddl)."""
     cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
+    parts = (" PARTITIONED BY (" + ", ".join(f"`{name}` {typ}" for name, typ in partitioning.columns) + ")"
+             if partitioning else "")
     stored = {"orc": "ORC", "parquet": "PARQUET"}[file_format]
-    return (f"CREATE EXTERNAL TABLE {DATABASE}.{table} ({cols}) STORED AS {stored} LOCATION '{location}' "
-            f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+    return (f"CREATE EXTERNAL TABLE {DATABASE}.{table} ({cols}){parts} STORED AS {stored} "
+            f"LOCATION '{quoted(location)}' TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
 
 
 _NINE_DIGITS = Context(prec=9, rounding=ROUND_HALF_EVEN)

@@ -1,8 +1,9 @@
 """Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
 from __future__ import annotations
 
-from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
 from perfkit.config import SECRET_NAME
+from perfkit.datasets.partitions import Partitioning, add_partitions_ddl, quoted
+from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -66,12 +67,10 @@ class SparkEngine(Engine):
         return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
                                  self.spark.sparkContext.cancelAllJobs, timeout_s)
 
-    def register_table(self, table, location, file_format, columns) -> None:
+    def register_table(self, table, location, file_format, columns, partitioning=None) -> None:
         self.drop_own_table(table)
-        # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
-        cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
-        self.spark.sql(f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format} LOCATION '{location}' "
-                       f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+        for statement in spark_ddl(table, location, file_format, columns, partitioning):
+            self.spark.sql(statement)
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
@@ -81,3 +80,15 @@ class SparkEngine(Engine):
             self.spark_version = self.spark.version
             self.spark.stop()
             self.spark = None
+
+
+def spark_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+              partitioning: Partitioning | None = None) -> list[str]:
+    """A Spark data-source table over the files, marked as perfkit's own; partitioned: its partition columns last
+    and each partition found added at its folder (not discovered by a scan: the same partitions as every engine)."""
+    # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
+    cols = ", ".join(f"`{name}` {typ}" for name, typ in [*columns, *(partitioning.columns if partitioning else ())])
+    parts = f" PARTITIONED BY ({', '.join(f'`{k}`' for k in partitioning.keys)})" if partitioning else ""
+    create = (f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format}{parts} LOCATION '{quoted(location)}' "
+              f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+    return [create, *(add_partitions_ddl(f"{DATABASE}.{table}", location, partitioning) if partitioning else [])]

@@ -23,6 +23,7 @@ from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
 from perfkit.datasets.generator import REGISTRY as GENERATORS, generator_class
+from perfkit.datasets.partitions import check_rows
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
@@ -258,9 +259,17 @@ class QueryComparison(Experiment):
             tables[where] = {}
             for name, table in tableset.tables[where].items():
                 registered = registered_name(tableset.name, name, where)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
+                self.register_table(engine, registered, table, _label(name, where))
                 tables[where][name] = f"{DATABASE}.{registered}"
         return tables
+
+    def register_table(self, engine, registered: str, table: Table, label: str) -> None:
+        """One external table; a partitioned one with its partitions, then its rows counted by the engine and
+        checked against the rows in its files' footers (a partition the engine missed stops the run here)."""
+        engine.register_table(registered, table.location, table.file_format, table.columns, table.partitioning)
+        if table.partitioning is not None:
+            check_rows(engine, f"{DATABASE}.{registered}", label, table.location, table.partitioning,
+                       self.query_timeout_s)
 
     def register_tier(self, engine, tableset: TableSet, where: str) -> dict[str, str] | None:
         """The tables read through a cache tier; None when this engine cannot read through it."""
@@ -271,11 +280,11 @@ class QueryComparison(Experiment):
         for name, table in tableset.tables[where].items():
             if cache.name == "trino-cache":  # the S3 table itself, read through the cache's own catalog
                 registered = registered_name(tableset.name, name, BACKING)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
+                self.register_table(engine, registered, table, _label(name, BACKING))
                 tables[name] = cache.table(f"{DATABASE}.{registered}")
             else:
                 registered = registered_name(tableset.name, name, where)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
+                self.register_table(engine, registered, table, _label(name, where))
                 tables[name] = f"{DATABASE}.{registered}"
         return tables
 
@@ -296,7 +305,7 @@ class QueryComparison(Experiment):
         """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after)."""
         spec = self.suite_spec.targets[query.writes]
         by_name = self.tableset.tables[step.storage]
-        columns = by_name[spec["like"]].columns if "like" in spec else [tuple(c) for c in spec["columns"]]
+        columns = by_name[spec["like"]].all_columns if "like" in spec else [tuple(c) for c in spec["columns"]]
         file_format = next(iter(by_name.values())).file_format
         folder = locations.profile_location(self.profile, step.storage, "runs", self.results.run_id, engine.name,
                                             query.id, f"{step.phase}-{step.iteration}")
@@ -418,6 +427,10 @@ def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) ->
                                f"{get_storage(where, profile).folder('datasets', placed.name, placed.file_format).path}/{first}")
                  for where in storages}
     return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
+
+
+def _label(table: str, where: str) -> str:
+    return f"the table on {where}" if table == DEFAULT_TABLE else f"table {table} on {where}"
 
 
 def with_tiers(tableset: TableSet, storages: list[str], profile: Profile) -> TableSet:

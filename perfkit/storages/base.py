@@ -66,6 +66,13 @@ class Storage:
         """{name: bytes} of the data files directly in the folder (hidden ones left out); None if it does not exist."""
         raise NotImplementedError
 
+    def list_tree(self, loc: Location) -> dict[str, int] | None:
+        """{path below the folder: bytes} of every data file in it and in its folders, at any depth
+        ("year=2024/month=1/part-0.parquet"), hidden files and folders left out at every level; None if it does
+        not exist. Partitioned tables are found by it. A storage that cannot list below a folder keeps this
+        default: its direct files only."""
+        return self.list_files(loc)
+
     def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
         raise NotImplementedError
 
@@ -164,6 +171,12 @@ class _RangeReader(io.RawIOBase):
 
 def visible(found: dict[str, int]) -> dict[str, int]:
     return {name: size for name, size in found.items() if name and not HIDDEN.match(name)}
+
+
+def visible_tree(found: dict[str, int]) -> dict[str, int]:
+    """The paths of `found` none of whose folders or name is hidden (_temporary/..., .hive-staging/..., _SUCCESS)."""
+    return {path: size for path, size in found.items()
+            if path and all(part and not HIDDEN.match(part) for part in path.split("/"))}
 
 
 def refuse_write(storage: Storage) -> PerfkitError:

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 from perfkit.datasets.digest import digest_file
 from perfkit.errors import PerfkitError
-from perfkit.storages.base import Storage
+from perfkit.storages.base import Location, Storage
 
 SIZE = 300_000  # a few ranged reads' worth, below any multipart threshold
 
@@ -40,6 +40,14 @@ def check_storage(storage: Storage, scratch: Path) -> list[str]:
         listed = storage.list_files(folder)
         assert listed == {local.name: SIZE}, f"listing {listed}, not the one uploaded file (hidden files left out)"
         done.append("lists an uploaded file with its size, hidden files left out")
+        partition = Location(folder.storage, f"{folder.path}/k=1", folder.bucket)
+        storage.upload(partition, local)
+        storage.write_text(Location(folder.storage, f"{folder.path}/_temporary", folder.bucket), local.name, "x")
+        tree = storage.list_tree(folder)
+        assert tree == {local.name: SIZE, f"k=1/{local.name}": SIZE}, (
+            f"listing below the folder gives {tree}, not the file in it and the one in k=1/ (hidden folders left out)")
+        assert storage.list_files(folder) == listed, "a folder below changed the listing of the folder's own files"
+        done.append("lists the files below a folder at any depth (partition folders), hidden folders left out")
         assert storage.read_text(folder, "_marker.json") == '{"by": "perfkit"}'
         assert storage.read_text(folder, "_absent.json") is None
         done.append("reads back a small file, and None for one that is not there")

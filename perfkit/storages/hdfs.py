@@ -13,7 +13,7 @@ from hdfs.util import HdfsError
 from perfkit import storage as clients
 from perfkit.datasets.digest import hdfs_checksum_matches
 from perfkit.errors import PerfkitError
-from perfkit.storages.base import Location, Storage, visible
+from perfkit.storages.base import HIDDEN, Location, Storage, visible
 
 BLOCK_THREADS = 8  # one small NameNode request per file
 # how a Hadoop client (Spark, Hive, Trino's HDFS file system) reports a damaged block in its error
@@ -43,6 +43,28 @@ class Hdfs(Storage):
                 return None
             raise
         return visible({name: st["length"] for name, st in entries if st["type"] == "FILE"})
+
+    def list_tree(self, loc: Location) -> dict[str, int] | None:
+        """One WebHDFS LISTSTATUS per folder; hidden folders (_temporary, .hive-staging) are not entered."""
+        found: dict[str, int] = {}
+        todo = [""]
+        while todo:
+            rel = todo.pop()
+            try:
+                entries = self.client.list(f"{loc.path}/{rel}".rstrip("/"), status=True)
+            except HdfsError as err:
+                if "does not exist" in str(err) and not rel:
+                    return None
+                raise
+            for name, st in entries:
+                if not name or HIDDEN.match(name):
+                    continue
+                path = f"{rel}/{name}" if rel else name
+                if st["type"] == "DIRECTORY":
+                    todo.append(path)
+                else:
+                    found[path] = st["length"]
+        return found
 
     def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
         with self.client.read(f"{loc.path}/{name}", offset=offset, length=length) as reader:

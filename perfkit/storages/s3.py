@@ -6,7 +6,7 @@ from pathlib import Path
 
 from perfkit import storage as clients
 from perfkit.datasets.digest import UPLOAD_CONFIG, s3_etag
-from perfkit.storages.base import Location, Storage, visible
+from perfkit.storages.base import Location, Storage, visible, visible_tree
 
 
 class S3(Storage):
@@ -34,6 +34,16 @@ class S3(Storage):
             any_key = any_key or bool(page.get("Contents") or page.get("CommonPrefixes"))
             found.update({o["Key"][len(prefix):]: o["Size"] for o in page.get("Contents", [])})
         return visible(found) if any_key else None
+
+    def list_tree(self, loc: Location) -> dict[str, int] | None:
+        """Every key below the prefix, without a delimiter (1,000 a request); folder markers ("name/", what S3A's
+        mkdir leaves) make the folder exist but are not files."""
+        found, prefix, any_key = {}, loc.path + "/", False
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=loc.bucket, Prefix=prefix):
+            contents = page.get("Contents", [])
+            any_key = any_key or bool(contents)
+            found.update({o["Key"][len(prefix):]: o["Size"] for o in contents if not o["Key"].endswith("/")})
+        return visible_tree(found) if any_key else None
 
     def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
         rng = f"bytes={offset}-{offset + length - 1}"

@@ -48,6 +48,9 @@ class Tier(Storage):
     def list_files(self, loc: Location) -> dict[str, int] | None:
         return self.copy.list_files(loc)
 
+    def list_tree(self, loc: Location) -> dict[str, int] | None:
+        return self.copy.list_tree(loc)
+
     def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
         return self.copy.read_range(loc, name, offset, length)
 

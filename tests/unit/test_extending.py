@@ -14,7 +14,7 @@ from perfkit.datasets import locations
 from perfkit.errors import ServiceError
 from perfkit.storages import Location, Storage
 from perfkit.storages.conformance import check_storage
-from perfkit.storages.base import visible
+from perfkit.storages.base import visible, visible_tree
 
 
 class LocalFolder(Storage):
@@ -33,6 +33,11 @@ class LocalFolder(Storage):
     def list_files(self, loc):
         path = Path(loc.path)
         return visible({p.name: p.stat().st_size for p in path.iterdir() if p.is_file()}) if path.is_dir() else None
+
+    def list_tree(self, loc):
+        path = Path(loc.path)
+        return visible_tree({str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*") if p.is_file()}
+                            ) if path.is_dir() else None
 
     def read_range(self, loc, name, offset, length):
         with open(Path(loc.path, name), "rb") as f:
@@ -73,7 +78,7 @@ def test_a_new_storage_passes_the_conformance_checks(local_folder, tmp_path):
     LocalFolder.root.mkdir()
     (tmp_path / "scratch").mkdir()
     done = check_storage(local_folder, tmp_path / "scratch")
-    assert "keeps a checksum that tells the file from a one-bit change" in done and len(done) == 8
+    assert "keeps a checksum that tells the file from a one-bit change" in done and len(done) == 9
     assert list(LocalFolder.root.joinpath("perfkit", "conformance").iterdir()) == []  # it deleted what it made
 
 
