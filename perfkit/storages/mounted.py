@@ -14,7 +14,7 @@ from pathlib import Path
 
 from perfkit import atomic
 from perfkit.errors import PerfkitError, ServiceError
-from perfkit.storages.base import Location, Storage, refuse_write, visible
+from perfkit.storages.base import Location, Storage, refuse_write, visible, visible_tree
 from perfkit.storages.registry import get_storage
 
 PROBE_TIMEOUT_S = 10.0  # a frozen mount blocks a stat for ever: the probe gives up after this
@@ -43,6 +43,13 @@ class MountedFolder(Storage):
         if not folder.is_dir():
             return None
         return visible({entry.name: entry.stat().st_size for entry in os.scandir(folder) if entry.is_file()})
+
+    def list_tree(self, loc: Location) -> dict[str, int] | None:
+        folder = self.path(loc)
+        if not folder.is_dir():
+            return None
+        return visible_tree({path.relative_to(folder).as_posix(): path.stat().st_size
+                             for path in folder.rglob("*") if path.is_file()})
 
     def read_range(self, loc: Location, name: str, offset: int, length: int) -> bytes:
         with open(self.path(loc, name), "rb") as f:

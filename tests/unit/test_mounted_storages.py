@@ -21,7 +21,7 @@ def test_the_nfs_export_passes_the_conformance_checks(tmp_path):
     (tmp_path / "scratch").mkdir()
     nfs = storages.get_storage("nfs", cluster(nfs_mount=str(tmp_path / "export")))
     done = check_storage(nfs, tmp_path / "scratch")
-    assert len(done) == 8, done
+    assert len(done) == 9, done
     assert list((tmp_path / "export" / "perfkit" / "conformance").iterdir()) == []
 
 
