@@ -64,11 +64,21 @@ def _print_status(rows) -> None:
 
 @lab.command("up")
 @click.argument("services", nargs=-1)
-def lab_up(services):
+@click.option("--s3-endpoint", metavar="URL|direct",
+              help="Send every S3 client of the lab (engines, tools, Alluxio) to URL, e.g. a proxy in front of the "
+                   "lab's S3 server; `direct` sends them to the server again. Restarts the running ones.")
+def lab_up(services, s3_endpoint):
     """Install what is missing, start SERVICES (default: all) and what they need, wait until healthy (idempotent)."""
     from perfkit.lab import Lab
+    from perfkit.storage import is_http_url
 
     lab = Lab()
+    if s3_endpoint is not None:
+        endpoint = None if s3_endpoint == "direct" else s3_endpoint
+        if endpoint is not None and not is_http_url(endpoint):
+            raise PerfkitError(f"--s3-endpoint {s3_endpoint!r} is not an http(s):// address: give one, e.g. "
+                               "http://127.0.0.1:18474, or `direct`")
+        lab.send_s3_to(endpoint)
     rows = lab.up(list(services) or None)
     _print_status(rows)
     # a service left down on purpose was named with its reason above; the others must be healthy

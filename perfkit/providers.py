@@ -100,6 +100,11 @@ class Provider:
         """When S3 refuses: (problem, fix) if another program answers where the provider's own S3 server should."""
         return None
 
+    def s3_clients_elsewhere(self, profile) -> tuple[str, str] | None:
+        """(problem, fix) when engines or tools that the provider configures (long-running servers) send their S3
+        requests somewhere else than the profile's s3_endpoint: a run would measure another S3 than it records."""
+        return None
+
     # -- where the data lands on this machine --------------------------------------------------------------------
     def nfs_export(self) -> Path | None:
         """The folder the NFS server exports, when it is on this machine (else the profile's nfs_mount is used)."""

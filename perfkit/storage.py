@@ -57,7 +57,7 @@ def _fix(profile: Profile, setting: str, service: str) -> str:
     return profile.provider.fix(service, f"check the profile's {setting} and that the service runs")
 
 
-def _is_http_url(url: str | None) -> bool:
+def is_http_url(url: str | None) -> bool:
     try:
         parts = urlsplit(url or "")
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -72,7 +72,7 @@ def _bucket_name_ok(name: str) -> bool:
 
 
 def check_hdfs(profile: Profile) -> None:
-    if not _is_http_url(profile.webhdfs_url):
+    if not is_http_url(profile.webhdfs_url):
         raise ServiceError(f"HDFS at {profile.webhdfs_url}", "webhdfs_url is not an http(s):// URL (WebHDFS)",
                            "set the profile's webhdfs_url to the NameNode's web address, e.g. http://namenode:9870")
     try:
@@ -85,7 +85,7 @@ def check_hdfs(profile: Profile) -> None:
 def check_s3(profile: Profile) -> None:
     where = f"S3 bucket {profile.s3_bucket!r}" + (f" at {profile.s3_endpoint}" if profile.s3_endpoint else "")
     # what boto3 would refuse with a traceback or a misleading error, named here before any request
-    if profile.s3_endpoint is not None and not _is_http_url(profile.s3_endpoint):
+    if profile.s3_endpoint is not None and not is_http_url(profile.s3_endpoint):
         raise ServiceError(where, f"invalid endpoint URL {profile.s3_endpoint!r}", "set the profile's s3_endpoint "
                            "to an http(s):// address, e.g. http://127.0.0.1:7070 (or null for AWS itself)")
     if not profile.s3_region:
@@ -97,6 +97,8 @@ def check_s3(profile: Profile) -> None:
         raise ServiceError(where, "the bucket name is empty" if not profile.s3_bucket else
                            f"invalid bucket name ({_BUCKET_RULES})",
                            "set the profile's s3_bucket (or bucket= / --bucket) to a valid bucket name")
+    if (elsewhere := profile.provider.s3_clients_elsewhere(profile)) is not None:
+        raise ServiceError(where, *elsewhere)
     try:
         s3_client(profile).head_bucket(Bucket=profile.s3_bucket)
     except NoCredentialsError:

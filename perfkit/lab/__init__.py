@@ -22,7 +22,10 @@ from perfkit.lab.s3 import S3Server
 from perfkit.lab.service import Service, start_order
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
-from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials
+from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials, set_lab_s3_endpoint
+
+# the services whose configuration names the S3 endpoint (written at their start)
+S3_CLIENTS = ("hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio")
 
 
 @dataclass
@@ -114,6 +117,20 @@ class Lab:
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""
         return {d.name for s in self.services if s.name in self.skipped for d in s.daemons}
+
+    def send_s3_to(self, endpoint: str | None) -> list[str]:
+        """Point every S3 client of the lab (the engines' servers, Alluxio, `hadoop` and DistCp) at `endpoint`
+        (None: the lab's S3 server itself); restart the running ones so they follow. Returns what restarted."""
+        set_lab_s3_endpoint(endpoint, self.home)
+        self.services[0].write_config()  # HDFS's core-site.xml, read by `hadoop fs` and DistCp at each start
+        running = [s for s in start_order(self.services)
+                   if s.name in S3_CLIENTS and any(pid for pid in s.pids().values())]
+        for service in reversed(running):
+            service.stop()
+        for service in running:
+            print(f"lab: restarting {service.name} against S3 at {endpoint or 'the lab S3 server'} ...", flush=True)
+            service.start()
+        return [s.name for s in running]
 
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""

@@ -18,7 +18,7 @@ from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, write_private
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_s3_endpoint, write_private
 
 HEAP = "-Xmx512m"
 MASTER_MAIN, WORKER_MAIN = "alluxio.master.AlluxioMaster", "alluxio.worker.AlluxioWorker"
@@ -136,7 +136,7 @@ class AlluxioServer(Service):
             "alluxio.worker.tieredstore.level0.dirs.mediumtype": "SSD",
             "alluxio.worker.tieredstore.level0.dirs.path": self.store,
             "alluxio.worker.tieredstore.level0.dirs.quota": store_size(),
-            "alluxio.underfs.s3.endpoint": f"http://{HOST}:{p.s3}",
+            "alluxio.underfs.s3.endpoint": lab_s3_endpoint(p, self.home),
             "alluxio.underfs.s3.endpoint.region": "us-east-1",
             "alluxio.underfs.s3.disable.dns.buckets": "true",
             "alluxio.underfs.s3.inherit.acl": "false",

@@ -13,7 +13,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_home
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_home, lab_s3_endpoint
 from perfkit.providers import Provider
 from perfkit.waiting import WaitTimeout, poll_until
 
@@ -62,7 +62,7 @@ class LabProvider(Provider):
         from perfkit.lab.spark_conf import lab_spark_conf
 
         ports = LabPorts.from_env()
-        return {**lab_spark_conf(ports, lab_credentials()),
+        return {**lab_spark_conf(ports, lab_credentials(), profile.s3_endpoint),
                 "spark.jars": ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()]),
                 "spark.driver.memory": "2g",
                 # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 cannot)
@@ -115,6 +115,15 @@ class LabProvider(Provider):
         return (f"the lab's S3 server is not running, and another program answers on its port ({who})",
                 "stop that program, or move the lab with PERFKIT_LAB_PORT_S3=<free port>; then run `perfkit lab up`")
 
+    def s3_clients_elsewhere(self, profile) -> tuple[str, str] | None:
+        configured = lab_s3_endpoint(LabPorts.from_env())
+        if (profile.s3_endpoint or "").rstrip("/") == configured.rstrip("/"):
+            return None
+        return (f"the lab's engines, tools and Alluxio send S3 requests to {configured}, not to the profile's "
+                f"s3_endpoint {profile.s3_endpoint}: a run would measure another S3 than its record says",
+                f"run `perfkit lab up --s3-endpoint {profile.s3_endpoint}` (restarts the lab's S3 clients against "
+                "it; `--s3-endpoint direct` goes back), or remove s3_endpoint from the profile")
+
     def nfs_export(self) -> Path:
         return lab_home() / "nfs"  # the folder the lab's NFS server exports
 
@@ -158,7 +167,7 @@ def lab_profile() -> Profile:
         hdfs_user="perfkit",
         s3_bucket=BUCKET,
         s3_scheme="s3a",
-        s3_endpoint=f"http://{HOST}:{ports.s3}",
+        s3_endpoint=lab_s3_endpoint(ports),
         s3_region="us-east-1",
         prefix="perfkit",
         spark_master="local[2]",

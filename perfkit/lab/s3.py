@@ -7,7 +7,7 @@ from perfkit.errors import PerfkitError
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_s3_endpoint
 
 
 class S3Server(Service):
@@ -23,7 +23,9 @@ class S3Server(Service):
         return f"http://{HOST}:{self.ports.s3}"
 
     def addresses(self) -> dict[str, str]:
-        return {"s3": f"{self.endpoint} (bucket {BUCKET})"}
+        clients = lab_s3_endpoint(self.ports, self.home)
+        through = "" if clients.rstrip("/") == self.endpoint.rstrip("/") else f"; its clients go through {clients}"
+        return {"s3": f"{self.endpoint} (bucket {BUCKET}{through})"}
 
     def start(self) -> None:
         creds = lab_credentials(create=True, home=self.home)

@@ -103,6 +103,31 @@ class LabPorts:
                 seen[port] = who
 
 
+S3_ENDPOINT_FILE = "s3-endpoint"  # in the lab home: where the lab's S3 clients send requests, when not direct
+
+
+def direct_s3_endpoint(ports: LabPorts) -> str:
+    return f"http://{HOST}:{ports.s3}"
+
+
+def lab_s3_endpoint(ports: LabPorts, home: Path | None = None) -> str:
+    """Where every S3 client of the lab (each engine, tool and tier) sends its requests: the lab's S3 server, or
+    the endpoint `perfkit lab up --s3-endpoint URL` put in front of it (a proxy)."""
+    path = checked_home(home) / S3_ENDPOINT_FILE
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else direct_s3_endpoint(ports)
+
+
+def set_lab_s3_endpoint(url: str | None, home: Path | None = None) -> None:
+    """Record where the lab's S3 clients send requests (None: straight to the lab's S3 server)."""
+    from perfkit import atomic
+
+    path = checked_home(home) / S3_ENDPOINT_FILE
+    if url is None:
+        path.unlink(missing_ok=True)
+    else:
+        atomic.write_text(path, url + "\n")
+
+
 def lab_credentials(create: bool = False, home: Path | None = None) -> dict[str, str]:
     """The S3 keys of the lab's server: made once per lab home, kept out of notebooks and reports."""
     path = checked_home(home) / "credentials.json"

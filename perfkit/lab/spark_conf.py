@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from perfkit.lab.alluxio import hadoop_conf
-from perfkit.lab.settings import HOST, LabPorts
+from perfkit.lab.settings import HOST, LabPorts, lab_s3_endpoint
 
 
-def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
-    """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing)."""
+def lab_spark_conf(ports: LabPorts, creds: dict[str, str], s3_endpoint: str | None = None) -> dict[str, str]:
+    """Loopback-only Spark that reads the lab's HDFS and S3 (S3A with path-style addressing) at `s3_endpoint`
+    (default: where the lab's S3 clients send requests)."""
     return {
         "spark.driver.host": HOST,
         "spark.driver.bindAddress": HOST,
@@ -15,7 +16,7 @@ def lab_spark_conf(ports: LabPorts, creds: dict[str, str]) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "4",  # small lab data; the default 200 tasks would dominate
         # Spark does not read the lab's hdfs-site.xml: one DataNode means one replica
         "spark.hadoop.dfs.replication": "1",
-        "spark.hadoop.fs.s3a.endpoint": f"http://{HOST}:{ports.s3}",
+        "spark.hadoop.fs.s3a.endpoint": s3_endpoint or lab_s3_endpoint(ports),
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
         "spark.hadoop.fs.s3a.path.style.access": "true",
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",

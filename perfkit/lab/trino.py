@@ -12,7 +12,7 @@ from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, lab_credentials, write_private
+from perfkit.lab.settings import HOST, LabPorts, lab_credentials, lab_s3_endpoint, write_private
 
 HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
 JVM_OPTIONS = [
@@ -65,7 +65,7 @@ class TrinoServer(Service):
             "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
             "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
             "fs.alluxio.enabled": "true",  # alluxio:///<bucket>/...: the lab's Alluxio (its address: jvm.config)
-            "s3.endpoint": f"http://{HOST}:{p.s3}", "s3.region": "us-east-1", "s3.path-style-access": "true",
+            "s3.endpoint": lab_s3_endpoint(p, self.home), "s3.region": "us-east-1", "s3.path-style-access": "true",
             "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
         }
         return {

@@ -1,0 +1,62 @@
+"""Where the lab's S3 clients send requests: one setting every engine, tool and tier is configured from, and a
+profile that names another endpoint refused before it could measure another S3 than it records."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from perfkit import storage
+from perfkit.config import load_profile
+from perfkit.errors import ServiceError
+from perfkit.lab.alluxio import AlluxioServer
+from perfkit.lab.settings import LabPorts, lab_s3_endpoint, set_lab_s3_endpoint
+from perfkit.lab.spark_conf import lab_spark_conf
+from perfkit.lab.trino import TrinoServer
+
+PROXY = "http://127.0.0.1:18474"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
+    (tmp_path / "credentials.json").write_text('{"access_key": "a", "secret_key": "s"}')
+    return tmp_path
+
+
+def configured_endpoints(home) -> dict[str, str]:
+    ports = LabPorts()
+    return {"spark and the hive/spark-thrift JVMs": lab_spark_conf(ports, {"access_key": "", "secret_key": ""})[
+                "spark.hadoop.fs.s3a.endpoint"],
+            "trino": TrinoServer(home, ports).config()["catalog/hive.properties"]["s3.endpoint"],
+            "alluxio": AlluxioServer(home, ports).site()["alluxio.underfs.s3.endpoint"],
+            "the lab profile": load_profile("lab").s3_endpoint}
+
+
+def test_every_client_of_the_lab_follows_one_s3_endpoint_setting(home):
+    assert set(configured_endpoints(home).values()) == {"http://127.0.0.1:7070"}  # the S3 server itself
+    set_lab_s3_endpoint(PROXY, home)
+    assert set(configured_endpoints(home).values()) == {PROXY}
+    set_lab_s3_endpoint(None, home)
+    assert lab_s3_endpoint(LabPorts(), home) == "http://127.0.0.1:7070"
+
+
+def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_the_fix(home, tmp_path, monkeypatch):
+    from perfkit.lab import alluxio_dist, tools
+
+    monkeypatch.setattr(tools, "s3a_jars", lambda: [])  # the jars are fetched with the lab: not needed here
+    monkeypatch.setattr(alluxio_dist, "alluxio_client_jar", lambda: "alluxio-client.jar")
+    near = tmp_path / "near.yml"
+    near.write_text(f"base: lab\ns3_endpoint: {PROXY}\n")
+    profile = load_profile(str(near))
+    with pytest.raises(ServiceError, match=(
+            rf"the lab's engines, tools and Alluxio send S3 requests to http://127.0.0.1:7070, not to the profile's "
+            rf"s3_endpoint {PROXY}.*Fix: run `perfkit lab up --s3-endpoint {PROXY}`")):
+        storage.check_s3(profile)
+    spark = profile.provider.spark_conf(profile)
+    assert spark["spark.hadoop.fs.s3a.endpoint"] == PROXY  # perfkit's own Spark session follows the profile
+
+
+def test_a_cluster_profile_is_never_refused_for_its_endpoint():
+    cluster = dataclasses.replace(load_profile("emr", bucket="b"), s3_endpoint=PROXY)
+    assert cluster.provider.s3_clients_elsewhere(cluster) is None
