@@ -31,7 +31,8 @@ def spark_properties(conf: dict[str, str]) -> str:
 
 
 def driver_log_conf() -> dict[str, str]:
-    """Driver JVM options pointing log4j2 at a file under perfkit's log folder (spark-driver.log)."""
+    """Driver JVM options pointing log4j2 at a file under perfkit's log folder (spark-driver.log), and the Hive
+    client inside Spark kept silent: it prints "Hive Session ID = ..." to the process's stderr, past log4j."""
     folder = log_dir()
     config = folder / "spark-driver-log4j2.properties"
     text = DRIVER_LOG4J2.format(log=folder / "spark-driver.log")
@@ -46,4 +47,5 @@ def driver_log_conf() -> dict[str, str]:
                    f"cannot be written ({err.strerror or err})")
         raise PerfkitError(f"{name} {problem}: the Spark driver logs there. "
                            "Fix: set PERFKIT_LOG_DIR to a folder you can write to") from None
-    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(config).as_uri()}"}
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(config).as_uri()}",
+            "spark.hadoop.hive.session.silent": "true"}

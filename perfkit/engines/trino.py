@@ -1,6 +1,7 @@
 """Trino (Presto's successor) through its DB-API client: tables in a Hive-connector catalog over the shared metastore."""
 from __future__ import annotations
 
+import contextlib
 import re
 
 from perfkit.datasets.partitions import Partitioning
@@ -57,14 +58,35 @@ class TrinoEngine(Engine):
             if err.error_name == TIME_LIMIT_EXCEEDED and timeout_s:
                 raise QueryTimeout(timeout_s) from None
             raise QueryError(_reason(err)) from None
+        except Exception as err:
+            if self.answers():
+                raise
+            p = self.profile  # the coordinator died or was stopped mid-statement: say so, not the client's retries
+            raise ServiceError(f"Trino at {p.trino_host}:{p.trino_port}", f"is not answering ({_reason(err)})",
+                               p.provider.fix(self.service, "check that the coordinator runs")) from None
+
+    def answers(self) -> bool:
+        """Does the coordinator answer its info page now (within a few seconds)?"""
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://{self.profile.trino_host}:{self.profile.trino_port}/v1/info",
+                                        timeout=5):
+                return True
+        except OSError:
+            return False
 
     def _fetch(self, sql: str) -> list[tuple]:
         cursor = self.conn.cursor()
         try:
             cursor.execute(sql)
-            return [tuple(row) for row in cursor.fetchall()]
-        finally:
-            cursor.close()
+            rows = [tuple(row) for row in cursor.fetchall()]
+        except BaseException:
+            with contextlib.suppress(Exception):  # closing cancels the query: a failed cancel must not hide why
+                cursor.close()
+            raise
+        cursor.close()
+        return rows
 
     def _limit(self, timeout_s: float | None) -> None:
         if timeout_s == self.time_limit_s:

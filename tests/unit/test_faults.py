@@ -293,3 +293,33 @@ def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path, monkeypatch):
         assert nfs_probe(replace(profile, nfs_url=""))() is None  # no NFS server in this profile: nothing to ask
     finally:
         listener.close()
+
+
+def test_a_trino_that_dies_mid_query_is_named_with_its_fix_not_the_failed_cancel():
+    import dataclasses
+    import socket
+
+    import requests
+
+    from perfkit.engines.trino import TrinoEngine
+    from perfkit.errors import ServiceError
+
+    with socket.socket() as s:  # a port nothing listens on: the coordinator is gone
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    class Cursor:
+        def execute(self, sql):
+            raise requests.exceptions.ConnectionError("HTTPConnectionPool(host='127.0.0.1'): Max retries exceeded "
+                                                      "with url: /v1/statement (Connection refused)")
+
+        def close(self):
+            raise Exception("failed to cancel query: Max retries exceeded")
+
+    engine = TrinoEngine(dataclasses.replace(load_profile("lab"), trino_port=port))
+    engine.conn = type("Conn", (), {"cursor": lambda self: Cursor()})()
+    engine.time_limit_s = 30
+    with pytest.raises(ServiceError) as caught:
+        engine.execute("SELECT 1", timeout_s=30)
+    assert str(caught.value) == (f"Trino at 127.0.0.1:{port}: is not answering (Connection refused). "
+                                 "Fix: start it with `perfkit lab up trino`")
