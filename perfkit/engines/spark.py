@@ -1,6 +1,8 @@
 """Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
 from __future__ import annotations
 
+import contextlib
+
 from perfkit.config import SECRET_NAME
 from perfkit.datasets.partitions import Partitioning, add_partitions_ddl, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
@@ -64,8 +66,13 @@ class SparkEngine(Engine):
         self.spark_version = self.spark.version
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
-        return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
-                                 self.spark.sparkContext.cancelAllJobs, timeout_s)
+        try:
+            return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
+                                     self.spark.sparkContext.cancelAllJobs, timeout_s)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop the jobs too (as pyspark's own Ctrl-C handler does)
+            with contextlib.suppress(Exception):
+                self.spark.sparkContext.cancelAllJobs()
+            raise
 
     def register_table(self, table, location, file_format, columns, partitioning=None) -> None:
         self.drop_own_table(table)
@@ -76,10 +83,11 @@ class SparkEngine(Engine):
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
 
     def close(self) -> None:
-        if self.spark is not None:
-            self.spark_version = self.spark.version
-            self.spark.stop()
-            self.spark = None
+        spark, self.spark = self.spark, None
+        if spark is not None:
+            # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
+            with contextlib.suppress(Exception):
+                spark.stop()
 
 
 def spark_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],

@@ -353,6 +353,10 @@ class QueryComparison(Experiment):
                 error = None
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
                 error = storage_class(step.storage).explain(str(err)) or root_cause(err, 500)
+            except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
+                results.add(**record, started_at=started, wall_s=None, ok=False,
+                            error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
+                raise
             wall = time.perf_counter() - t0
         if watch.problem:  # the storage's fault is the cause, whatever the engine said
             error = watch.problem + (f"; the engine said: {error}" if error else "")
