@@ -18,7 +18,8 @@ from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_s3_endpoint, write_private
+from perfkit.lab.settings import (BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint,
+                                  write_private)
 
 HEAP = "-Xmx512m"
 MASTER_MAIN, WORKER_MAIN = "alluxio.master.AlluxioMaster", "alluxio.worker.AlluxioWorker"
@@ -161,7 +162,8 @@ class AlluxioServer(Service):
 
     def java(self, main: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         conf = conf_dir or self.conf_dir
-        return [str(tools.java_home() / "bin" / "java"), HEAP, *ADD_OPENS, f"-Dalluxio.conf.dir={conf}",
+        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), *ADD_OPENS,
+                f"-Dalluxio.conf.dir={conf}",
                 f"-Dalluxio.logs.dir={self.home / 'logs'}",  # a JVM property only: Alluxio refuses it in the site file
                 f"-Dlog4j2.configurationFile={(conf / 'log4j2.properties').as_uri()}", "-Duser.timezone=UTC",
                 "-cp", f"{conf}:{alluxio_dist.alluxio_lib()}/*", main, *args]

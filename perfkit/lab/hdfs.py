@@ -11,7 +11,7 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, lab_credentials
+from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, java_tmpdir, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
 HEAP = "-Xmx512m"
@@ -114,7 +114,8 @@ class Hdfs(Service):
     def java(self, main_class: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         java = tools.java_home() / "bin" / "java"
         classpath = f"{conf_dir or self.conf_dir}:{tools.hadoop_lib()}/*"
-        return [str(java), HEAP, f"-Dhadoop.log.dir={self.home / 'logs'}", "-cp", classpath, main_class, *args]
+        return [str(java), HEAP, java_tmpdir(self.home), f"-Dhadoop.log.dir={self.home / 'logs'}", "-cp", classpath,
+                main_class, *args]
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         if daemon is None or daemon is self.namenode:

@@ -13,7 +13,7 @@ from perfkit.lab.hdfs import site_xml
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts
+from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
 MAIN = "org.apache.hive.service.server.HiveServer2"
@@ -86,7 +86,7 @@ class HiveServer2(Service):
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:{alluxio_dist.alluxio_client_jar()}"
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
-        return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
+        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j}",
                 *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in OPENS),
                 "--add-opens=java.sql/java.sql=ALL-UNNAMED", "-cp", classpath, MAIN]

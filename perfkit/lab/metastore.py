@@ -11,7 +11,7 @@ from perfkit.lab import alluxio, alluxio_dist, hive_jars, tools, versions
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, lab_credentials
+from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
 HEAP = "-Xmx512m"
@@ -115,7 +115,7 @@ class HiveMetastore(Service):
         # the metastore checks and makes table locations: alluxio:// ones through Alluxio's client
         classpath = (f"{self.conf_dir}:{hive_jars.metastore_home() / 'lib'}/*:{tools.hadoop_lib()}/*:"
                      f"{alluxio_dist.alluxio_client_jar()}")
-        return [str(tools.java_home() / "bin" / "java"), HEAP, "-Duser.timezone=UTC",
+        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j.as_uri()}", f"-Dderby.stream.error.file={self.root / 'derby.log'}",
                 "-cp", classpath, main_class, *args]
 

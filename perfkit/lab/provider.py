@@ -13,7 +13,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_home, lab_s3_endpoint
+from perfkit.lab.settings import BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_home, lab_s3_endpoint
 from perfkit.providers import Provider
 from perfkit.waiting import WaitTimeout, poll_until
 
@@ -41,7 +41,8 @@ class LabProvider(Provider):
 
         java = tools.java_home() / "bin" / "java"
         classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*:{alluxio_client_jar()}"
-        return [str(java), "-Xmx512m", "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath, MAIN_CLASSES[sub], *args]
+        return [str(java), "-Xmx512m", java_tmpdir(), "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
+                MAIN_CLASSES[sub], *args]
 
     def testdfsio_command(self, *args: str) -> list[str]:
         return self.hadoop_command("testdfsio", *args)

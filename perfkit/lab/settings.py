@@ -103,6 +103,14 @@ class LabPorts:
                 seen[port] = who
 
 
+def java_tmpdir(home: Path | None = None) -> str:
+    """The JVM option that keeps a lab JVM's temporary files (Hive's <session>_resources, Jetty's folders, Hadoop's
+    *.tmp) under the lab home: everything a lab process writes belongs there, not in /tmp."""
+    folder = checked_home(home) / "tmp"
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"-Djava.io.tmpdir={folder}"
+
+
 S3_ENDPOINT_FILE = "s3-endpoint"  # in the lab home: where the lab's S3 clients send requests, when not direct
 
 

@@ -12,7 +12,7 @@ from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, lab_credentials, lab_s3_endpoint, write_private
+from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint, write_private
 
 HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
 JVM_OPTIONS = [
@@ -107,7 +107,7 @@ class TrinoServer(Service):
         alluxio = AlluxioServer(self.home, self.ports)
         alluxio.write_client_config()
         alluxio_conf = f"-Dalluxio.conf.dir={alluxio.client_conf_dir}"
-        (self.etc / "jvm.config").write_text("\n".join([*JVM_OPTIONS, alluxio_conf]) + "\n")
+        (self.etc / "jvm.config").write_text("\n".join([*JVM_OPTIONS, java_tmpdir(self.home), alluxio_conf]) + "\n")
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         """The launcher exec's java itself: the pid the lab records is the server's JVM."""

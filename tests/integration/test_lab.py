@@ -52,3 +52,19 @@ def test_each_new_service_listens_on_loopback_only(lab):
         for daemon in service.daemons:
             addresses = listening_addresses(daemon.pid())
             assert addresses and all(host == "127.0.0.1" for host, _ in addresses), (daemon.name, addresses)
+
+
+def test_every_lab_jvm_keeps_its_temporary_files_under_the_lab_home(lab):
+    """Hive's <session>_resources, Jetty's folders and Hadoop's *.tmp files go where java.io.tmpdir says."""
+    import psutil
+
+    lab.up()
+    jvms = {}
+    for service in lab.services:
+        for name, pid in service.pids().items():
+            if pid and (line := psutil.Process(pid).cmdline()) and line[0].endswith("java"):
+                jvms[f"{service.name}/{name}"] = line
+    assert {s.split("/")[0] for s in jvms} >= {"hdfs", "hiveserver2", "hive-metastore", "trino", "alluxio",
+                                               "spark-thrift"}, sorted(jvms)
+    wrong = {name for name, line in jvms.items() if f"-Djava.io.tmpdir={lab.home / 'tmp'}" not in line}
+    assert not wrong, f"JVMs writing temporary files outside the lab home: {sorted(wrong)}"
