@@ -19,13 +19,13 @@ class SparkEngine(Engine):
         self.hadoop_secrets: dict[str, str] = {}
 
     def conf(self) -> dict[str, str]:
-        from perfkit.engines.spark_settings import driver_log_conf
+        from perfkit.engines.spark_settings import driver_log_conf, hive_session_conf
 
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}
         conf.update(self.profile.provider.spark_conf(self.profile))  # jars, keys and metastore of where it runs
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
-        conf = {**conf, **driver_log_conf(), **self.profile.spark_conf}
+        conf = {**conf, **driver_log_conf(), **hive_session_conf(), **self.profile.spark_conf}
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
         # becomes a spark-submit argument, visible to any user in `ps`
         self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)

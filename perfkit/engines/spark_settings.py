@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
@@ -31,8 +32,7 @@ def spark_properties(conf: dict[str, str]) -> str:
 
 
 def driver_log_conf() -> dict[str, str]:
-    """Driver JVM options pointing log4j2 at a file under perfkit's log folder (spark-driver.log), and the Hive
-    client inside Spark kept silent: it prints "Hive Session ID = ..." to the process's stderr, past log4j."""
+    """Driver JVM options pointing log4j2 at a file under perfkit's log folder (spark-driver.log)."""
     folder = log_dir()
     config = folder / "spark-driver-log4j2.properties"
     text = DRIVER_LOG4J2.format(log=folder / "spark-driver.log")
@@ -47,5 +47,11 @@ def driver_log_conf() -> dict[str, str]:
                    f"cannot be written ({err.strerror or err})")
         raise PerfkitError(f"{name} {problem}: the Spark driver logs there. "
                            "Fix: set PERFKIT_LOG_DIR to a folder you can write to") from None
-    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(config).as_uri()}",
-            "spark.hadoop.hive.session.silent": "true"}
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={Path(config).as_uri()}"}
+
+
+def hive_session_conf() -> dict[str, str]:
+    """A Hive session id of this session's own, given rather than made: the Hive client inside Spark prints
+    "Hive Session ID = ..." to the process's stderr (past log4j, whatever hive.session.silent says) only when it
+    makes one. Unique per session: Hive names its scratch folders after it."""
+    return {"spark.hadoop.hive.session.id": str(uuid.uuid4())}

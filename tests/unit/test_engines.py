@@ -174,3 +174,11 @@ def test_a_failed_hive_task_says_where_its_cause_is_logged():
     refused = "Error while compiling statement: FAILED: SemanticException [Error 10011]: Invalid function count_if"
     assert on_lab.with_task_logs(refused) == refused  # the message is the cause already
     assert engine_class("spark-thrift")(load_profile("lab")).with_task_logs(failed) == failed
+
+
+def test_each_spark_session_gives_hive_its_own_session_id_so_hive_prints_none():
+    from perfkit.config import load_profile as load
+    from perfkit.engines.spark import SparkEngine
+
+    ids = {SparkEngine(load("emr", bucket="b")).conf()["spark.hadoop.hive.session.id"] for _ in range(3)}
+    assert len(ids) == 3 and all(len(i) == 36 for i in ids)
