@@ -34,7 +34,7 @@ from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
-from perfkit.storages import get_storage, placed, storage_class, tiers
+from perfkit.storages import get_storage, placed, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 
 EXPERIMENT = "hdfs_vs_s3_queries"
@@ -352,7 +352,7 @@ class QueryComparison(Experiment):
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
-                error = storage_class(step.storage).explain(str(err)) or root_cause(err, 500)
+                error = get_storage(step.storage, self.profile).explain(str(err)) or root_cause(err, 500)
             except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
                 results.add(**record, started_at=started, wall_s=None, ok=False,
                             error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")

@@ -95,8 +95,7 @@ class Storage:
         its NameNode knows corrupt or without a live replica); a checksum over the stored CRCs cannot tell."""
         return {}
 
-    @classmethod
-    def explain(cls, error: str) -> str | None:
+    def explain(self, error: str) -> str | None:
         """What an engine's error says about this storage, in one line naming the file (a corrupt block), or None."""
         return None
 

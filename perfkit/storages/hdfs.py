@@ -109,12 +109,19 @@ class Hdfs(Storage):
                 return f"{where} has no live replica"
         return None
 
-    @classmethod
-    def explain(cls, error: str) -> str | None:
+    def explain(self, error: str) -> str | None:
         if found := _CHECKSUM.search(error):
             return f"corrupt block in {_path_of(found.group(1))} (HDFS checksum error)"
         if found := _MISSING.search(error):
-            return f"missing block in {_path_of(found.group(1))} (no DataNode holds a replica)"
+            path = _path_of(found.group(1))
+            # a client that finds every replica failing its checksum reports them and then finds none to read
+            try:
+                corrupt = "is corrupt" in (self.block_problem(path, 1 << 62) or "")
+            except PerfkitError:
+                corrupt = False
+            if corrupt:
+                return f"corrupt block in {path} (HDFS checksum error)"
+            return f"missing block in {path} (no DataNode holds a replica)"
         return None
 
     def upload(self, loc: Location, local: Path) -> None:

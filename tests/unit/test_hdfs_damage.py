@@ -76,5 +76,13 @@ def test_a_namenode_that_cannot_list_the_blocks_is_named_with_the_file(namenode)
      "No live nodes contain current block", "missing block in /p/a.orc (no DataNode holds a replica)"),
     ("java.net.ConnectException: Connection refused", None),
 ])
-def test_an_engines_checksum_error_is_named_as_a_corrupt_block_in_its_file(error, said):
-    assert Hdfs.explain(error) == said
+def test_an_engines_checksum_error_is_named_as_a_corrupt_block_in_its_file(namenode, error, said):
+    hdfs, _ = namenode  # it knows no file /p/a.orc: the missing block is not known corrupt
+    assert hdfs.explain(error) == said
+
+
+def test_a_block_missing_because_its_only_replica_failed_its_checksum_is_named_corrupt(namenode):
+    hdfs, _ = namenode
+    said = hdfs.explain("org.apache.hadoop.hdfs.BlockMissingException: Could not obtain block: BP-1:blk_7_1001 "
+                        "file=/d/corrupt.orc No live nodes contain current block")
+    assert said == "corrupt block in /d/corrupt.orc (HDFS checksum error)"
