@@ -86,7 +86,7 @@ class ResultSet:
 
     def save(self) -> Path:
         text = "".join(json.dumps(asdict(record), default=str) + "\n" for record in self.records)
-        return atomic.write_text(self.path, text, mode=0o600)  # 0600: the mode results always had (mkstemp's)
+        return atomic.write_text(self.path, text)  # the user's umask, as any file they make: results are for sharing
 
     def to_frame(self) -> pd.DataFrame:
         return records_frame([asdict(r) for r in self.records])

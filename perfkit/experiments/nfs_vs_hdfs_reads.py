@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from perfkit import provenance, storage
+from perfkit import atomic, provenance, storage
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
@@ -101,8 +101,7 @@ class ReadComparison(Experiment):
                 path = local / name
                 if not path.exists() or path.stat().st_size != sizes[name]:
                     content = fileset.content(i)
-                    path.with_suffix(".tmp").write_bytes(content)
-                    path.with_suffix(".tmp").replace(path)
+                    atomic.write_bytes(path, content)
                 if on_hdfs.get(name) != sizes[name]:
                     hdfs.write(f"/{rel}/{name}", data=content or fileset.content(i), overwrite=True,
                                replication=self.replicas)
