@@ -14,6 +14,7 @@ from perfkit.registry import Registry
 
 DATABASE = "perfkit"  # every table perfkit registers lives here, apart from the user's own
 OWNER_PROPERTY = "perfkit.created"  # set on perfkit's tables: no other table is ever dropped
+DEFINITION_PROPERTY = "perfkit.definition"  # what the table is: a digest of its engine, location, format and columns
 
 REGISTRY = Registry("engine", {
     "spark": "perfkit.engines.spark:SparkEngine",
@@ -49,12 +50,45 @@ class Engine(ABC):
         """Run one statement and return every row; past `timeout_s` cancel it and raise QueryTimeout."""
 
     @abstractmethod
-    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
-        """(Re)create an external table over existing files: never moves or deletes data.
+    def create_table_sql(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                         properties: dict[str, str]) -> str:
+        """The statement that creates the external table DATABASE.`table` over existing files, with `properties` as
+        its table properties (the metastore's parameters)."""
 
-        `table` is a bare name: it lives in perfkit's own database (DATABASE), and a table of that name
-        that perfkit did not create is refused, never dropped (see drop_own_table).
+    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> None:
+        """An external table over existing files, made if it is not there already: never moves or deletes data.
+
+        `table` is a bare name in perfkit's own database (DATABASE). A table there that is already this one (the
+        same definition, recorded in its properties) is kept as it is: another run may be reading it, and runs
+        only read these tables. One of perfkit's with another definition is replaced; one that perfkit did not
+        create is refused, never dropped (see drop_own_table).
         """
+        digest = table_definition(self.name, location, file_format, columns)
+        if self._holds(table, digest):
+            return
+        self.drop_own_table(table)
+        try:
+            self.execute(self.create_table_sql(table, location, file_format, columns,
+                                               {OWNER_PROPERTY: "true", DEFINITION_PROPERTY: digest}))
+        except Exception:
+            if not self._holds(table, digest):  # else a concurrent run made the same table first: use it
+                raise
+
+    def register_shared_table(self, base: str, location: str, file_format: str,
+                              columns: list[tuple[str, str]]) -> str:
+        """register_table under `base` and a digest of the definition: the name says what the table is, so runs at
+        once share a table when they read the same files and never replace one another's (the taxi table of 1 M
+        rows and the one of 10 M are two tables). Returns the table's bare name."""
+        table = f"{base}_{table_definition(self.name, location, file_format, columns)[:8]}"
+        self.register_table(table, location, file_format, columns)
+        return table
+
+    def _holds(self, table: str, digest: str) -> bool:
+        """Is `table` in perfkit's database, perfkit's, and that definition?"""
+        if table.lower() not in self.table_names():
+            return False
+        properties = self.table_properties(table)
+        return properties.get(OWNER_PROPERTY) == "true" and properties.get(DEFINITION_PROPERTY) == digest
 
     def table_names(self) -> set[str]:
         """The tables in perfkit's database (created if needed), lower case."""
@@ -154,12 +188,24 @@ def run_with_deadline(run, cancel, timeout_s: float | None, every_s: float = 0.5
     return result
 
 
-def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> str:
+def table_definition(engine: str, location: str, file_format: str, columns: list[tuple[str, str]]) -> str:
+    """A digest of what a registered table is. The engine is part of it: each engine reads a table of its own DDL."""
+    text = "\n".join([engine, location, file_format, *(f"{name} {typ}" for name, typ in columns)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def sql_properties(properties: dict[str, str]) -> str:
+    """TBLPROPERTIES' list, as Hive and Spark write it."""
+    return ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
+
+
+def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+             properties: dict[str, str] | None = None) -> str:
     """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own."""
     cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
     stored = {"orc": "ORC", "parquet": "PARQUET"}[file_format]
     return (f"CREATE EXTERNAL TABLE {DATABASE}.{table} ({cols}) STORED AS {stored} LOCATION '{location}' "
-            f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+            f"TBLPROPERTIES ({sql_properties(properties or {OWNER_PROPERTY: 'true'})})")
 
 
 _NINE_DIGITS = Context(prec=9, rounding=ROUND_HALF_EVEN)

@@ -108,9 +108,8 @@ class HiveServer2Engine(Engine):
             state = TOperationState._VALUES_TO_NAMES.get(status.operationState, "?").removesuffix("_STATE")
             raise QueryError(root_cause(status.errorMessage or f"the statement ended in state {state}", 500))
 
-    def register_table(self, table, location, file_format, columns) -> None:
-        self.drop_own_table(table)
-        self.execute(hive_ddl(table, location, file_format, columns))
+    def create_table_sql(self, table, location, file_format, columns, properties) -> str:
+        return hive_ddl(table, location, file_format, columns, properties)
 
     def server_version(self) -> str:
         """The version the server reports ("4.0.1 r<git id>" from Hive and from Spark), or "?"."""

@@ -1,7 +1,7 @@
 """Spark SQL in a PySpark session: local in the lab, YARN on a cluster."""
 from __future__ import annotations
 
-from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
+from perfkit.engines import DATABASE, Engine, run_with_deadline, sql_properties
 from perfkit.config import SECRET_NAME
 from perfkit.errors import ServiceError, root_cause
 
@@ -66,12 +66,11 @@ class SparkEngine(Engine):
         return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
                                  self.spark.sparkContext.cancelAllJobs, timeout_s)
 
-    def register_table(self, table, location, file_format, columns) -> None:
-        self.drop_own_table(table)
+    def create_table_sql(self, table, location, file_format, columns, properties) -> str:
         # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
         cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
-        self.spark.sql(f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format} LOCATION '{location}' "
-                       f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+        return (f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format} LOCATION '{location}' "
+                f"TBLPROPERTIES ({sql_properties(properties)})")
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout, close_quietly
+from perfkit.engines import DATABASE, Engine, QueryTimeout, close_quietly
 from perfkit.errors import ServiceError, root_cause
 
 # Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
@@ -90,12 +90,11 @@ class TrinoEngine(Engine):
             cursor.close()
         return {str(k): str(v) for k, v in zip(columns, values[0])} if values else {}
 
-    def register_table(self, table, location, file_format, columns) -> None:
-        self.drop_own_table(table)
+    def create_table_sql(self, table, location, file_format, columns, properties) -> str:
         cols = ", ".join(f'"{name}" {trino_type(typ)}' for name, typ in columns)
-        self.execute(f"CREATE TABLE {DATABASE}.{table} ({cols}) WITH (format = '{file_format.upper()}', "
-                     f"external_location = '{location}', "
-                     f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true']))")
+        keys, values = (", ".join(f"'{text}'" for text in texts) for texts in (properties, properties.values()))
+        return (f"CREATE TABLE {DATABASE}.{table} ({cols}) WITH (format = '{file_format.upper()}', "
+                f"external_location = '{location}', extra_properties = MAP(ARRAY[{keys}], ARRAY[{values}]))")
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Trino {self.server_version}"}

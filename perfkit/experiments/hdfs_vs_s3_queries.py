@@ -238,7 +238,10 @@ class QueryComparison(Experiment):
             self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
 
     def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str]]:
-        """One external table per (storage, table): storage -> {placeholder name: the engine's table}."""
+        """One external table per (storage, table): storage -> {placeholder name: the engine's table}.
+
+        Shared, read-only and made once: a table's name ends with a digest of what it is (engine, location, format,
+        columns), so runs at once on the same files use the same table and no run drops a table another reads."""
         tables: dict[str, dict[str, str] | None] = {}
         for where in self.storages:
             if is_tier(where):
@@ -246,8 +249,8 @@ class QueryComparison(Experiment):
                 continue
             tables[where] = {}
             for name, table in tableset.tables[where].items():
-                registered = registered_name(tableset.name, name, where)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
+                registered = engine.register_shared_table(registered_name(tableset.name, name, where),
+                                                          table.location, table.file_format, table.columns)
                 tables[where][name] = f"{DATABASE}.{registered}"
         return tables
 
@@ -258,14 +261,10 @@ class QueryComparison(Experiment):
             return None
         tables = {}
         for name, table in tableset.tables[where].items():
-            if cache.name == "trino-cache":  # the S3 table itself, read through the cache's own catalog
-                registered = registered_name(tableset.name, name, BACKING)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
-                tables[name] = cache.table(f"{DATABASE}.{registered}")
-            else:
-                registered = registered_name(tableset.name, name, where)
-                engine.register_table(registered, table.location, table.file_format, table.columns)
-                tables[name] = f"{DATABASE}.{registered}"
+            # trino-cache: the S3 table itself, read through the cache's own catalog
+            base = registered_name(tableset.name, name, BACKING if cache.name == "trino-cache" else where)
+            registered = f"{DATABASE}.{engine.register_shared_table(base, table.location, table.file_format, table.columns)}"
+            tables[name] = cache.table(registered) if cache.name == "trino-cache" else registered
         return tables
 
     def unavailable_reason(self, engine_name: str, where: str, query) -> str | None:
@@ -282,7 +281,9 @@ class QueryComparison(Experiment):
         return None
 
     def write_target(self, engine, query: Query, step, tables: dict[str, str]) -> dict[str, str]:
-        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after)."""
+        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after).
+
+        Its name has the digest of that folder: this run's and this step's own, dropped once the run is measured."""
         spec = self.suite_spec.targets[query.writes]
         by_name = self.tableset.tables[step.storage]
         columns = by_name[spec["like"]].columns if "like" in spec else [tuple(c) for c in spec["columns"]]
@@ -290,8 +291,9 @@ class QueryComparison(Experiment):
         folder = locations.profile_location(self.profile, step.storage, "runs", self.results.run_id, engine.name,
                                             query.id, f"{step.phase}-{step.iteration}")
         locations.make_folder(self.profile, folder)
-        registered = registered_name(f"{self.tableset.name}_out", query.writes, step.storage)
-        engine.register_table(registered, folder.url(self.profile), file_format, columns)
+        registered = engine.register_shared_table(registered_name(f"{self.tableset.name}_out", query.writes,
+                                                                  step.storage), folder.url(self.profile),
+                                                  file_format, columns)
         return {**tables, query.writes: f"{DATABASE}.{registered}"}
 
     def cleanup(self) -> None:
@@ -311,15 +313,25 @@ class QueryComparison(Experiment):
                 results.add_unavailable(engine.name, step.storage, query.id, reason)
             return
         params = {"cache": drop_page_cache()} if step.cold else {}
-        if getattr(query, "writes", None):
-            params["writes"] = query.writes
-            try:
-                tables = self.write_target(engine, query, step, tables)
-            except Exception as err:  # noqa: BLE001 - the target cannot be made on this engine: this run fails
-                results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
-                            iteration=step.iteration, params=params, started_at=now(), wall_s=None, ok=False,
-                            error=f"creating the write target: {root_cause(err, 400)}")
-                return
+        if not getattr(query, "writes", None):
+            return self._measure(results, engine, query, step, tables, params)
+        params["writes"] = query.writes
+        try:
+            tables = self.write_target(engine, query, step, tables)
+        except Exception as err:  # noqa: BLE001 - the target cannot be made on this engine: this run fails
+            results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
+                        iteration=step.iteration, params=params, started_at=now(), wall_s=None, ok=False,
+                        error=f"creating the write target: {root_cause(err, 400)}")
+            return
+        try:
+            self._measure(results, engine, query, step, tables, params)
+        finally:
+            # the table only (its files go with the run's folder at cleanup); an engine that died mid-run cannot
+            # drop it, and that run is recorded as failed already: a leftover table is no reason to stop
+            with contextlib.suppress(Exception):
+                engine.drop_own_table(tables[query.writes].split(".", 1)[1])
+
+    def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
         started = now()
