@@ -202,8 +202,10 @@ class QueryComparison(Experiment):
             results.config["interrupted"] = True
             raise
         finally:
-            results.save()
-            self.cleanup()
+            try:
+                results.save()  # a save that fails (a full disk) keeps the records elsewhere and says where
+            finally:
+                self.cleanup()
 
     @staticmethod
     def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:
