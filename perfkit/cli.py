@@ -204,8 +204,6 @@ def compare_cmd(a, b, factor, alpha, fail_on_regression):
 def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, scale, tables_file,
                 table_pairs, queries, cold_cache, query_timeout_s, storages, baseline):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
-    import pandas as pd
-
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 
@@ -214,11 +212,31 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
                                  suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
                                  query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline,
                                  scale=scale, tables=_tables(tables_file, table_pairs))
-    results = comparison.run()
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        click.echo(comparison.recap().to_string(index=False))
+    results = _measure(comparison)
+    _echo_recap(comparison)
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
+
+
+def _measure(comparison):
+    """comparison.run(); when its results could not be saved, the recap of what was measured is printed before the
+    error (which says where the records were kept): a full disk at the end must not hide an hour of measuring."""
+    from perfkit.keep import ResultsNotSaved
+
+    try:
+        return comparison.run()
+    except ResultsNotSaved:
+        if comparison.results is not None and comparison.results.records:
+            click.echo("perfkit: the results could not be saved; what was measured:", err=True)
+            _echo_recap(comparison)
+        raise
+
+
+def _echo_recap(comparison) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        click.echo(comparison.recap().to_string(index=False))
 
 
 def _tables(tables_file: str | None, pairs: tuple[str, ...]):
@@ -279,8 +297,8 @@ def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, 
                                     concurrency=levels, repeats=repeats, order=order,
                                     source_prefix=source_prefix or None, files=files, mean_mb=mean_mb,
                                     checksum=checksum)
-    results = comparison.run()
-    click.echo(comparison.recap().to_string(index=False))
+    results = _measure(comparison)
+    _echo_recap(comparison)
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
 

@@ -34,6 +34,12 @@ def log_dir() -> Path:
     return Path(os.environ.get("PERFKIT_LOG_DIR", Path.home() / ".local/state/perfkit/logs"))
 
 
+def lock_dir() -> Path:
+    """Locks that runs on this machine share (a dataset being placed): per user, not per checkout, since two
+    checkouts (git worktrees) may run against the one lab."""
+    return Path(os.environ.get("PERFKIT_LOCK_DIR", Path.home() / ".local/state/perfkit/locks"))
+
+
 def ensure_writable_dir(path: Path | str, what: str, fix: str = "") -> Path:
     """`path`, created if missing and proven writable (a temporary file made and removed), else a PerfkitError
     naming the folder, the problem and the fix. Call it before any work whose result goes there: a folder found

@@ -16,6 +16,7 @@ import pandas as pd
 
 from perfkit import atomic
 from perfkit.errors import PerfkitError, shorten
+from perfkit.keep import keep_elsewhere
 from perfkit.paths import results_dir
 
 PHASES = ("warmup", "measured")
@@ -86,8 +87,14 @@ class ResultSet:
                         started_at=now(), wall_s=None, ok=False, error=UNAVAILABLE + reason, **values)
 
     def save(self) -> Path:
+        """Write every record to the run's file; if it cannot be written, to a fallback folder, then raise
+        ResultsNotSaved naming both (a run that stops there keeps what it measured)."""
         text = "".join(json.dumps(asdict(record), default=str) + "\n" for record in self.records)
-        return atomic.write_text(self.path, text, mode=0o600)  # 0600: the mode results always had (mkstemp's)
+        try:
+            return atomic.write_text(self.path, text)  # the user's umask, as any file they make: results are shared
+        except OSError as err:
+            relative = self.path.relative_to(self.folder)
+            raise keep_elsewhere(self.path, relative, text, len(self.records), err) from err
 
     def to_frame(self) -> pd.DataFrame:
         return records_frame([asdict(r) for r in self.records])

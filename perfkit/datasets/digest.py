@@ -22,6 +22,8 @@ from pathlib import Path
 import crc32c
 from boto3.s3.transfer import TransferConfig
 
+from perfkit import atomic
+
 MiB = 1024 * 1024
 READ_CHUNK = 8 * MiB
 # perfkit's own S3 uploads use these sizes, so the expected multipart ETag can be computed locally
@@ -70,9 +72,7 @@ def recorded_digests(paths: list[Path]) -> tuple[dict[str, FileDigest], list[Pat
             del book[path.name]
     if not (added or changed):
         return book, changed
-    tmp = book_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({name: asdict(d) for name, d in sorted(book.items())}, indent=1))
-    tmp.replace(book_path)
+    atomic.write_text(book_path, json.dumps({name: asdict(d) for name, d in sorted(book.items())}, indent=1))
     return book, changed
 
 

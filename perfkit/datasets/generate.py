@@ -27,10 +27,11 @@ from perfkit.datasets import replicate
 from perfkit.datasets.generator import Generator
 from perfkit.datasets.placing.copy import copy
 from perfkit.datasets.placing.generate import generate
-from perfkit.datasets.placing.plan import plan_placement
+from perfkit.datasets.placing.plan import Plan, dataset_folders, plan_over
 from perfkit.datasets.placing.verify import mark_complete, verify
 from perfkit.datasets.tables import TableSet
 from perfkit.errors import PerfkitError
+from perfkit.locks import dataset_lock
 
 FORMATS = ("orc", "parquet")
 VERIFIED = ("per table: the generator's row count, and an order-insensitive checksum of every row read back from "
@@ -63,7 +64,15 @@ def place_generated(gen: Generator, file_format: str, storages: list[str], progr
     if method not in METHODS:
         raise PerfkitError(f"placement {method!r}: give {' or '.join(METHODS)}")
     placement = placement if placement is not None else Placement()
-    plan = plan_placement(gen, file_format, storages, method)
+    folders = dataset_folders(gen, file_format, storages)
+    # a second run waits here, then its plan finds the first run's complete copies and reuses them; without the lock
+    # it would take the first run's incomplete marker for a stopped run's leftover and delete the folder being filled
+    with dataset_lock(gen.name, file_format, [str(folder.root) for folder in folders.values()]):
+        return _place(gen, file_format, plan_over(gen, file_format, folders, method), placement, progress)
+
+
+def _place(gen: Generator, file_format: str, plan: Plan, placement: Placement, progress: bool) -> TableSet:
+    storages = plan.storages
     placement.reused = plan.decision.reused
     with tqdm(total=len(plan.todo) * len(gen.tables), desc=f"placing {gen.name}", unit="table",
               disable=not progress or not plan.todo) as bar:

@@ -18,6 +18,7 @@ from perfkit.config import Profile
 from perfkit.datasets.digest import FileDigest, recorded_digests
 from perfkit.datasets.taxi import TaxiDataset
 from perfkit.errors import PerfkitError
+from perfkit.locks import dataset_lock
 from perfkit.storages import Location, Storage, get_storage, placed
 from perfkit.paths import project_root
 
@@ -47,7 +48,17 @@ CHECK_THREADS = 8  # checksum requests are small and independent
 def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc", progress: bool = True,
                where: list[str] | None = None) -> PlacedDataset:
     """Generate the dataset once, upload what is missing to each storage that holds data (every placed storage of
-    the registry unless `where` names some), then verify them all, content included."""
+    the registry unless `where` names some), then verify them all, content included.
+
+    One run at a time per dataset and storage folders: a second run waits, then finds every file in place."""
+    rel = f"datasets/{dataset.name}/{file_format}"
+    targets = {name: _Target(get_storage(name, profile), rel) for name in (where or placed())}
+    # keyed on the shared folders, not the local one: two checkouts on one lab upload to the same place
+    with dataset_lock(dataset.name, file_format, [t.storage.url(t.folder) for t in targets.values()]):
+        return _place(dataset, targets, file_format, progress)
+
+
+def _place(dataset: TaxiDataset, targets: dict[str, "_Target"], file_format: str, progress: bool) -> PlacedDataset:
     folder = staging_dir() / dataset.name / file_format
     local = dataset.write(folder, file_format)
     digests, changed = recorded_digests(local)
@@ -57,9 +68,6 @@ def place_taxi(dataset: TaxiDataset, profile: Profile, file_format: str = "orc",
         local = dataset.write(folder, file_format)
         digests, _ = recorded_digests(local)
     expected = {p.name: p.stat().st_size for p in local}
-    rel = f"datasets/{dataset.name}/{file_format}"
-    targets = {name: _Target(get_storage(name, profile), rel) for name in (where or placed())}
-
     listed = {name: target.listing() for name, target in targets.items()}  # one listing per storage
     todo = [(path, name) for name in targets for path in local if listed[name].get(path.name) != expected[path.name]]
     _upload(targets, todo, f"placing {dataset.name}", progress)

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
+from perfkit import atomic
 from perfkit.errors import PerfkitError
 from perfkit.validate import whole
 
@@ -145,13 +146,13 @@ class TaxiDataset:
         for index in range(self.files):
             path = folder / f"part-{index:05d}.{file_format}"
             if not path.exists():
-                tmp = path.with_suffix(".tmp")
                 table = self.table(index)
-                if file_format == "orc":
-                    orc.write_table(table, tmp, compression="zlib")
-                else:
-                    pq.write_table(table, tmp, compression="snappy")
-                tmp.replace(path)
+                # a temporary name of this write's own: a concurrent run writing the same file cannot move it away
+                with atomic.replacing(path) as tmp:
+                    if file_format == "orc":
+                        orc.write_table(table, str(tmp), compression="zlib")
+                    else:
+                        pq.write_table(table, str(tmp), compression="snappy")
             paths.append(path)
         return paths
 

@@ -6,6 +6,8 @@ double prices, dates); varchar(n) becomes varchar, which every engine reads as a
 """
 from __future__ import annotations
 
+import uuid
+
 from perfkit.datasets.generator import Generator
 from perfkit.engines import DATABASE, OWNER_PROPERTY
 from perfkit.engines.trino import TrinoEngine
@@ -37,6 +39,7 @@ class TpchGenerator(Generator):
         self.engine.open()
         self.columns: dict[str, list[tuple[str, str]]] = {}
         self.produced: dict[str, int] = {}  # table -> rows the connector produced, as the first CTAS reported
+        self.scratch_id = uuid.uuid4().hex[:8]
 
     @classmethod
     def checked_scale(cls, scale) -> float:
@@ -68,7 +71,7 @@ class TpchGenerator(Generator):
 
     def _create(self, table: str, url: str, file_format: str, select: str = "") -> str:
         """A scratch table of perfkit's over `url` (filled by CTAS when `select` is given)."""
-        scratch = f"perfkit_gen_{table}"
+        scratch = f"perfkit_gen_{table}_{self.scratch_id}"  # this generator's own: a concurrent one has another
         self.engine.drop_own_table(scratch)
         cols = "" if select else " (" + ", ".join(
             f"{n} {'varchar' if t.startswith('varchar') else t}" for n, t in self.source_columns(table)) + ")"

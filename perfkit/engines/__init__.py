@@ -1,7 +1,9 @@
 """Query engines behind one interface, registered by name and imported lazily."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import math
 import threading
 from abc import ABC, abstractmethod
@@ -9,12 +11,14 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 
 from perfkit.config import Profile
-from perfkit.datasets.partitions import Partitioning, quoted
+from perfkit.datasets.partitions import Partitioning, add_partitions_ddl, quoted
 from perfkit.errors import PerfkitError
+from perfkit.locks import table_lock
 from perfkit.registry import Registry
 
 DATABASE = "perfkit"  # every table perfkit registers lives here, apart from the user's own
 OWNER_PROPERTY = "perfkit.created"  # set on perfkit's tables: no other table is ever dropped
+DEFINITION_PROPERTY = "perfkit.definition"  # what the table is: a digest of its definition (table_definition)
 
 REGISTRY = Registry("engine", {
     "spark": "perfkit.engines.spark:SparkEngine",
@@ -50,14 +54,73 @@ class Engine(ABC):
         """Run one statement and return every row; past `timeout_s` cancel it and raise QueryTimeout."""
 
     @abstractmethod
-    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
-                       partitioning: Partitioning | None = None) -> None:
-        """(Re)create an external table over existing files: never moves or deletes data.
+    def create_table_sql(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                         properties: dict[str, str], partitioning: Partitioning | None = None) -> str:
+        """The statement that creates the external table DATABASE.`table` over existing files, with `properties` as
+        its table properties (the metastore's parameters); with `partitioning`, partitioned by its columns (its
+        partitions are added after, by add_partitions_sql)."""
 
-        `table` is a bare name: it lives in perfkit's own database (DATABASE), and a table of that name
-        that perfkit did not create is refused, never dropped (see drop_own_table). With `partitioning` (key=value
-        folders found below `location`) the table is partitioned by its columns and has those partitions.
+    def add_partitions_sql(self, table: str, location: str, partitioning: Partitioning) -> list[str]:
+        """The statements that give the just-created partitioned table DATABASE.`table` the partitions found, each at
+        its folder: ALTER TABLE ... ADD PARTITION for Hive, the Spark Thrift Server and Spark SQL (as Hive's MSCK
+        REPAIR TABLE would, without a scan); Trino has its own."""
+        return add_partitions_ddl(f"{DATABASE}.{table}", location, partitioning)
+
+    def register_table(self, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                       partitioning: Partitioning | None = None) -> bool:
+        """An external table over existing files, made if it is not there already: never moves or deletes data.
+        True when this call made it.
+
+        `table` is a bare name in perfkit's own database (DATABASE). A table there that is already this one (the
+        same definition, recorded in its properties) is kept as it is: another run may be reading it, and runs
+        only read these tables. One of perfkit's with another definition is replaced; one that perfkit did not
+        create is refused, never dropped (see drop_own_table).
+
+        With `partitioning` (key=value folders found below `location`) the table is partitioned by its columns and
+        the partitions found are part of its definition: it is created, then given those partitions, only when it
+        is made. Those are several statements, so the make holds a lock (per user and machine, keyed on the engine
+        and the table): a second run waits, then finds the whole table. If adding the partitions fails, the table
+        just made is dropped, so that no table carries the definition without its partitions.
         """
+        digest = table_definition(self.name, location, file_format, columns, partitioning)
+        making = table_lock(self.name, table) if partitioning else contextlib.nullcontext()
+        with making:
+            if self._holds(table, digest):
+                return False
+            self.drop_own_table(table)
+            try:
+                self.execute(self.create_table_sql(table, location, file_format, columns,
+                                                   {OWNER_PROPERTY: "true", DEFINITION_PROPERTY: digest}, partitioning))
+            except Exception:
+                if not self._holds(table, digest):  # else a concurrent run made the same table first: use it
+                    raise
+                return False
+            if partitioning:
+                try:
+                    for statement in self.add_partitions_sql(table, location, partitioning):
+                        self.execute(statement)
+                except Exception:
+                    with contextlib.suppress(Exception):  # the error that stopped the partitions is the one to say
+                        self.drop_own_table(table)
+                    raise
+        return True
+
+    def register_shared_table(self, base: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                              partitioning: Partitioning | None = None) -> str:
+        """register_table under `base` and a digest of the definition: the name says what the table is, so runs at
+        once share a table when they read the same files and never replace one another's (the taxi table of 1 M
+        rows and the one of 10 M are two tables; a partitioned folder with one more partition is another table).
+        Returns the table's bare name."""
+        table = f"{base}_{table_definition(self.name, location, file_format, columns, partitioning)[:8]}"
+        self.register_table(table, location, file_format, columns, partitioning)
+        return table
+
+    def _holds(self, table: str, digest: str) -> bool:
+        """Is `table` in perfkit's database, perfkit's, and that definition?"""
+        if table.lower() not in self.table_names():
+            return False
+        properties = self.table_properties(table)
+        return properties.get(OWNER_PROPERTY) == "true" and properties.get(DEFINITION_PROPERTY) == digest
 
     def table_names(self) -> set[str]:
         """The tables in perfkit's database (created if needed), lower case."""
@@ -157,16 +220,34 @@ def run_with_deadline(run, cancel, timeout_s: float | None, every_s: float = 0.5
     return result
 
 
+def table_definition(engine: str, location: str, file_format: str, columns: list[tuple[str, str]],
+                     partitioning: Partitioning | None = None) -> str:
+    """A digest of what a registered table is. The engine is part of it: each engine reads a table of its own DDL.
+    A partitioned table's partition columns (names and types) and the partitions found (their folders, which hold
+    their values) are too: a partition added to the folder gives a new table, made with every partition."""
+    lines = [engine, location, file_format, *(f"{name} {typ}" for name, typ in columns)]
+    if partitioning:
+        lines.append(json.dumps({"partitioned_by": [list(column) for column in partitioning.columns],
+                                 "partitions": [p.path for p in partitioning.partitions]}))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def sql_properties(properties: dict[str, str]) -> str:
+    """TBLPROPERTIES' list, as Hive and Spark write it."""
+    return ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
+
+
 def hive_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
-             partitioning: Partitioning | None = None) -> str:
-    """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own; a partitioned
-    table's partition columns apart (PARTITIONED BY), its partitions added after (add_partitions_ddl)."""
+             partitioning: Partitioning | None = None, *, properties: dict[str, str] | None = None) -> str:
+    """External-table DDL that Hive and Spark's Thrift server accept, marked as perfkit's own (`properties`, else
+    the owner's mark alone); a partitioned table's partition columns apart (PARTITIONED BY), its partitions added
+    after (add_partitions_ddl)."""
     cols = ", ".join(f"`{name}` {typ}" for name, typ in columns)
     parts = (" PARTITIONED BY (" + ", ".join(f"`{name}` {typ}" for name, typ in partitioning.columns) + ")"
              if partitioning else "")
     stored = {"orc": "ORC", "parquet": "PARQUET"}[file_format]
     return (f"CREATE EXTERNAL TABLE {DATABASE}.{table} ({cols}){parts} STORED AS {stored} "
-            f"LOCATION '{quoted(location)}' TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
+            f"LOCATION '{quoted(location)}' TBLPROPERTIES ({sql_properties(properties or {OWNER_PROPERTY: 'true'})})")
 
 
 _NINE_DIGITS = Context(prec=9, rounding=ROUND_HALF_EVEN)

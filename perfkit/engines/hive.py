@@ -6,8 +6,7 @@ import re
 import time
 from contextlib import contextmanager
 
-from perfkit.datasets.partitions import add_partitions_ddl
-from perfkit.engines import DATABASE, Engine, QueryTimeout, close_quietly, hive_ddl
+from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
 
 TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
@@ -109,12 +108,8 @@ class HiveServer2Engine(Engine):
             state = TOperationState._VALUES_TO_NAMES.get(status.operationState, "?").removesuffix("_STATE")
             raise QueryError(root_cause(status.errorMessage or f"the statement ended in state {state}", 500))
 
-    def register_table(self, table, location, file_format, columns, partitioning=None) -> None:
-        self.drop_own_table(table)
-        self.execute(hive_ddl(table, location, file_format, columns, partitioning))
-        if partitioning:  # each partition found, at its folder (as Hive's MSCK REPAIR TABLE would, without a scan)
-            for statement in add_partitions_ddl(f"{DATABASE}.{table}", location, partitioning):
-                self.execute(statement)
+    def create_table_sql(self, table, location, file_format, columns, properties, partitioning=None) -> str:
+        return hive_ddl(table, location, file_format, columns, partitioning, properties=properties)
 
     def server_version(self) -> str:
         """The version the server reports ("4.0.1 r<git id>" from Hive and from Spark), or "?"."""

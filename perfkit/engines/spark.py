@@ -4,8 +4,8 @@ from __future__ import annotations
 import contextlib
 
 from perfkit.config import SECRET_NAME
-from perfkit.datasets.partitions import Partitioning, add_partitions_ddl, quoted
-from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline
+from perfkit.datasets.partitions import Partitioning, quoted
+from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline, sql_properties
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -74,10 +74,8 @@ class SparkEngine(Engine):
                 self.spark.sparkContext.cancelAllJobs()
             raise
 
-    def register_table(self, table, location, file_format, columns, partitioning=None) -> None:
-        self.drop_own_table(table)
-        for statement in spark_ddl(table, location, file_format, columns, partitioning):
-            self.spark.sql(statement)
+    def create_table_sql(self, table, location, file_format, columns, properties, partitioning=None) -> str:
+        return spark_ddl(table, location, file_format, columns, partitioning, properties=properties)
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
@@ -91,12 +89,12 @@ class SparkEngine(Engine):
 
 
 def spark_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
-              partitioning: Partitioning | None = None) -> list[str]:
-    """A Spark data-source table over the files, marked as perfkit's own; partitioned: its partition columns last
-    and each partition found added at its folder (not discovered by a scan: the same partitions as every engine)."""
+              partitioning: Partitioning | None = None, *, properties: dict[str, str] | None = None) -> str:
+    """A Spark data-source table over the files, marked as perfkit's own (`properties`, else the owner's mark
+    alone); partitioned: its partition columns last, its partitions added after at their folders (Engine's
+    add_partitions_sql: not discovered by a scan, the same partitions as every engine)."""
     # the schema is given, not inferred: a bad file then fails the query that reads it, not the setup
     cols = ", ".join(f"`{name}` {typ}" for name, typ in [*columns, *(partitioning.columns if partitioning else ())])
     parts = f" PARTITIONED BY ({', '.join(f'`{k}`' for k in partitioning.keys)})" if partitioning else ""
-    create = (f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format}{parts} LOCATION '{quoted(location)}' "
-              f"TBLPROPERTIES ('{OWNER_PROPERTY}'='true')")
-    return [create, *(add_partitions_ddl(f"{DATABASE}.{table}", location, partitioning) if partitioning else [])]
+    return (f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format}{parts} LOCATION '{quoted(location)}' "
+            f"TBLPROPERTIES ({sql_properties(properties or {OWNER_PROPERTY: 'true'})})")

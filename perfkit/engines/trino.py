@@ -113,10 +113,11 @@ class TrinoEngine(Engine):
             cursor.close()
         return {str(k): str(v) for k, v in zip(columns, values[0])} if values else {}
 
-    def register_table(self, table, location, file_format, columns, partitioning=None) -> None:
-        self.drop_own_table(table)
-        for statement in trino_ddl(self.profile.trino_catalog, table, location, file_format, columns, partitioning):
-            self.execute(statement)
+    def create_table_sql(self, table, location, file_format, columns, properties, partitioning=None) -> str:
+        return trino_ddl(table, location, file_format, columns, partitioning, properties=properties)
+
+    def add_partitions_sql(self, table, location, partitioning) -> list[str]:
+        return [sync_partitions_sql(self.profile.trino_catalog, table)]
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Trino {self.server_version}"}
@@ -125,23 +126,28 @@ class TrinoEngine(Engine):
         self.conn = close_quietly(self.conn)
 
 
-def trino_ddl(catalog: str, table: str, location: str, file_format: str, columns: list[tuple[str, str]],
-              partitioning: Partitioning | None = None) -> list[str]:
-    """An external table of the Hive connector, marked as perfkit's own. Partitioned: the partition columns last
-    (as the connector requires) and named in partitioned_by, then the connector's own procedure registers the
-    key=value folders it finds below the location in the metastore (Trino has no ALTER TABLE ... ADD PARTITION;
-    case_sensitive false: a folder Year=2024 is the partition of column year, as for Hive and Spark)."""
+def trino_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],
+              partitioning: Partitioning | None = None, *, properties: dict[str, str] | None = None) -> str:
+    """An external table of the Hive connector, marked as perfkit's own (`properties` as its extra properties, else
+    the owner's mark alone). Partitioned: the partition columns last (as the connector requires) and named in
+    partitioned_by; its partitions are registered after (sync_partitions_sql)."""
     every = [*columns, *(partitioning.columns if partitioning else ())]
     cols = ", ".join(f'"{name}" {trino_type(typ)}' for name, typ in every)
     parts = (f"partitioned_by = ARRAY[{', '.join(repr(k) for k in partitioning.keys)}], " if partitioning else "")
     location = location.replace("'", "''")
-    create = (f"CREATE TABLE {DATABASE}.{table} ({cols}) WITH (format = '{file_format.upper()}', "
-              f"external_location = '{location}', {parts}"
-              f"extra_properties = MAP(ARRAY['{OWNER_PROPERTY}'], ARRAY['true']))")
-    if not partitioning:
-        return [create]
-    return [create, f"CALL {catalog}.system.sync_partition_metadata(schema_name => '{DATABASE}', "
-                    f"table_name => '{table}', mode => 'FULL', case_sensitive => false)"]
+    properties = properties or {OWNER_PROPERTY: "true"}
+    keys, values = (", ".join(f"'{text}'" for text in texts) for texts in (properties, properties.values()))
+    return (f"CREATE TABLE {DATABASE}.{table} ({cols}) WITH (format = '{file_format.upper()}', "
+            f"external_location = '{location}', {parts}"
+            f"extra_properties = MAP(ARRAY[{keys}], ARRAY[{values}]))")
+
+
+def sync_partitions_sql(catalog: str, table: str) -> str:
+    """The Hive connector's own procedure: it registers in the metastore the key=value folders it finds below the
+    table's location (Trino has no ALTER TABLE ... ADD PARTITION; case_sensitive false: a folder Year=2024 is the
+    partition of column year, as for Hive and Spark)."""
+    return (f"CALL {catalog}.system.sync_partition_metadata(schema_name => '{DATABASE}', table_name => '{table}', "
+            "mode => 'FULL', case_sensitive => false)")
 
 
 def _reason(err: Exception) -> str:

@@ -213,8 +213,10 @@ class QueryComparison(Experiment):
             results.config["interrupted"] = True
             raise
         finally:
-            results.save()
-            self.cleanup()
+            try:
+                results.save()  # a save that fails (a full disk) keeps the records elsewhere and says where
+            finally:
+                self.cleanup()
 
     @staticmethod
     def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:
@@ -250,7 +252,10 @@ class QueryComparison(Experiment):
             self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
 
     def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str]]:
-        """One external table per (storage, table): storage -> {placeholder name: the engine's table}."""
+        """One external table per (storage, table): storage -> {placeholder name: the engine's table}.
+
+        Shared, read-only and made once: a table's name ends with a digest of what it is (engine, location, format,
+        columns, and a partitioned table's partition columns and partitions), so runs at once on the same files use the same table and no run drops a table another reads."""
         tables: dict[str, dict[str, str] | None] = {}
         for where in self.storages:
             if is_tier(where):
@@ -258,18 +263,26 @@ class QueryComparison(Experiment):
                 continue
             tables[where] = {}
             for name, table in tableset.tables[where].items():
-                registered = registered_name(tableset.name, name, where)
-                self.register_table(engine, registered, table, _label(name, where))
+                registered = self.register_table(engine, registered_name(tableset.name, name, where), table,
+                                                 _label(name, where))
                 tables[where][name] = f"{DATABASE}.{registered}"
         return tables
 
-    def register_table(self, engine, registered: str, table: Table, label: str) -> None:
-        """One external table; a partitioned one with its partitions, then its rows counted by the engine and
-        checked against the rows in its files' footers (a partition the engine missed stops the run here)."""
-        engine.register_table(registered, table.location, table.file_format, table.columns, table.partitioning)
+    def register_table(self, engine, base: str, table: Table, label: str) -> str:
+        """One shared external table (Engine.register_shared_table: named `base` and the digest of its definition,
+        partitions included, made only when no run has made it yet); a partitioned one is then counted by the engine
+        and checked against the rows in its files' footers (a partition the engine missed stops the run here).
+        Returns the table's bare name.
+
+        The check runs on every registration, not only when this run made the table: it is a count(*) per table,
+        the footers are read afresh by each run, and a table made by another run (one on another machine still
+        adding its partitions, or files replaced since) is caught before any timing instead of skewing it."""
+        registered = engine.register_shared_table(base, table.location, table.file_format, table.columns,
+                                                  table.partitioning)
         if table.partitioning is not None:
             check_rows(engine, f"{DATABASE}.{registered}", label, table.location, table.partitioning,
                        self.query_timeout_s)
+        return registered
 
     def register_tier(self, engine, tableset: TableSet, where: str) -> dict[str, str] | None:
         """The tables read through a cache tier; None when this engine cannot read through it."""
@@ -278,14 +291,11 @@ class QueryComparison(Experiment):
             return None
         tables = {}
         for name, table in tableset.tables[where].items():
-            if cache.name == "trino-cache":  # the S3 table itself, read through the cache's own catalog
-                registered = registered_name(tableset.name, name, BACKING)
-                self.register_table(engine, registered, table, _label(name, BACKING))
-                tables[name] = cache.table(f"{DATABASE}.{registered}")
-            else:
-                registered = registered_name(tableset.name, name, where)
-                self.register_table(engine, registered, table, _label(name, where))
-                tables[name] = f"{DATABASE}.{registered}"
+            through_cache = cache.name == "trino-cache"  # the S3 table itself, read through the cache's catalog
+            at = BACKING if through_cache else where
+            bare = self.register_table(engine, registered_name(tableset.name, name, at), table, _label(name, at))
+            registered = f"{DATABASE}.{bare}"
+            tables[name] = cache.table(registered) if through_cache else registered
         return tables
 
     def unavailable_reason(self, engine_name: str, where: str, query) -> str | None:
@@ -302,7 +312,9 @@ class QueryComparison(Experiment):
         return None
 
     def write_target(self, engine, query: Query, step, tables: dict[str, str]) -> dict[str, str]:
-        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after)."""
+        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after).
+
+        Its name has the digest of that folder: this run's and this step's own, dropped once the run is measured."""
         spec = self.suite_spec.targets[query.writes]
         by_name = self.tableset.tables[step.storage]
         columns = by_name[spec["like"]].all_columns if "like" in spec else [tuple(c) for c in spec["columns"]]
@@ -310,8 +322,9 @@ class QueryComparison(Experiment):
         folder = locations.profile_location(self.profile, step.storage, "runs", self.results.run_id, engine.name,
                                             query.id, f"{step.phase}-{step.iteration}")
         locations.make_folder(self.profile, folder)
-        registered = registered_name(f"{self.tableset.name}_out", query.writes, step.storage)
-        engine.register_table(registered, folder.url(self.profile), file_format, columns)
+        registered = engine.register_shared_table(registered_name(f"{self.tableset.name}_out", query.writes,
+                                                                  step.storage), folder.url(self.profile),
+                                                  file_format, columns)
         return {**tables, query.writes: f"{DATABASE}.{registered}"}
 
     def cleanup(self) -> None:
@@ -331,15 +344,25 @@ class QueryComparison(Experiment):
                 results.add_unavailable(engine.name, step.storage, query.id, reason)
             return
         params = {"cache": drop_page_cache()} if step.cold else {}
-        if getattr(query, "writes", None):
-            params["writes"] = query.writes
-            try:
-                tables = self.write_target(engine, query, step, tables)
-            except Exception as err:  # noqa: BLE001 - the target cannot be made on this engine: this run fails
-                results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
-                            iteration=step.iteration, params=params, started_at=now(), wall_s=None, ok=False,
-                            error=f"creating the write target: {root_cause(err, 400)}")
-                return
+        if not getattr(query, "writes", None):
+            return self._measure(results, engine, query, step, tables, params)
+        params["writes"] = query.writes
+        try:
+            tables = self.write_target(engine, query, step, tables)
+        except Exception as err:  # noqa: BLE001 - the target cannot be made on this engine: this run fails
+            results.add(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
+                        iteration=step.iteration, params=params, started_at=now(), wall_s=None, ok=False,
+                        error=f"creating the write target: {root_cause(err, 400)}")
+            return
+        try:
+            self._measure(results, engine, query, step, tables, params)
+        finally:
+            # the table only (its files go with the run's folder at cleanup); an engine that died mid-run cannot
+            # drop it, and that run is recorded as failed already: a leftover table is no reason to stop
+            with contextlib.suppress(Exception):
+                engine.drop_own_table(tables[query.writes].split(".", 1)[1])
+
+    def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
         started = now()

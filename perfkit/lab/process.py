@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 
+from perfkit import atomic
 from perfkit.errors import STACK_FRAME, ServiceError, root_cause
 from perfkit.lab.settings import HOST
 from perfkit.waiting import WaitTimeout, poll_until
@@ -137,9 +138,8 @@ class Daemon:
                 argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True,
             )
-        tmp = self.pid_file.with_suffix(".tmp")  # never a half-written pid file for a concurrent reader
-        tmp.write_text(json.dumps({"pid": proc.pid, "argv": argv[:3], "started": start_ticks(proc.pid)}))
-        tmp.replace(self.pid_file)
+        # never a half-written pid file for a concurrent reader
+        atomic.write_text(self.pid_file, json.dumps({"pid": proc.pid, "argv": argv[:3], "started": start_ticks(proc.pid)}))
         self._wait_for_exec(proc)
         return proc.pid
 

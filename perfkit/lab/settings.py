@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from perfkit import atomic
 from perfkit.errors import PerfkitError
 
 HOST = "127.0.0.1"  # every lab service listens on loopback only
@@ -150,9 +151,4 @@ def lab_credentials(create: bool = False, home: Path | None = None) -> dict[str,
 
 def write_private(path: Path, text: str) -> None:
     """Replace a file that holds secrets: created 0600, so never readable by others, not even for an instant."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)  # O_EXCL below: a leftover could have looser permissions
-    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
-        out.write(text)
-    tmp.replace(path)
+    atomic.write_text(path, text, mode=atomic.PRIVATE)

@@ -99,3 +99,35 @@ def test_a_tier_smaller_than_the_data_is_said_by_the_tier_sized_against_the_s3_t
     own = {"s3": {"a": Table("s3a://perfkit-lab/p/a", "orc", [], 2, 300)}}
     tiered = with_tiers(TableSet("x", own), ["s3", "alluxio"], load_profile("lab"))
     assert tiered.tables["alluxio"]["a"].location == f"alluxio://{load_profile('lab').alluxio_master}/perfkit-lab/p/a"
+
+
+def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partitioned_one_is_counted_there():
+    """register_tier: the S3 table itself (its shared name: the S3 base and the definition's digest) is registered,
+    its rows checked when it is partitioned, and read through the cache's catalog."""
+    from perfkit.datasets.partitions import Partition, Partitioning
+
+    class Trino:
+        name = "trino"
+
+        def __init__(self):
+            self.calls = []
+
+        def register_shared_table(self, base, location, file_format, columns, partitioning=None):
+            self.calls.append((base, location, partitioning))
+            return f"{base}_0123abcd"
+
+        def execute(self, sql, timeout_s=None):
+            self.calls.append(sql)
+            return [(30,)]
+
+    parts = Partitioning((("year", "int"),), (Partition("year=2024", ("2024",)),), files=1, rows=30)
+    flat, partitioned = (Table("s3a://b/p/t", "orc", [("a", "int")], 1, 100, "", p) for p in (None, parts))
+    profile = load_profile("lab")
+    cmp = QueryComparison(profile, engines=["trino"], storages=["s3", "trino-cache"], baseline="s3")
+    cache = TrinoCache(profile)
+    for table, counted in ((flat, []), (partitioned, ["SELECT count(*) FROM perfkit.taxi_s3_0123abcd"])):
+        engine = Trino()
+        tiered = with_tiers(TableSet("taxi", {"s3": {DEFAULT_TABLE: table}}), ["s3", "trino-cache"], profile)
+        assert cmp.register_tier(engine, tiered, "trino-cache") == {
+            DEFAULT_TABLE: cache.table("perfkit.taxi_s3_0123abcd")}
+        assert engine.calls == [("taxi_s3", "s3a://b/p/t", table.partitioning), *counted]

@@ -188,7 +188,7 @@ class FakeGenerator:
 def place(monkeypatch, gen, folders: dict, method: str):
     from perfkit.datasets import generate
 
-    monkeypatch.setattr(generate, "plan_placement", lambda g, fmt, storages, m: plan_over(g, fmt, folders, m))
+    monkeypatch.setattr(generate, "dataset_folders", lambda g, fmt, storages: folders)
     placement = generate.Placement()
     return generate.place_generated(gen, "orc", list(folders), False, placement, method), placement
 

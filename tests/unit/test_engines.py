@@ -43,8 +43,8 @@ class _Catalog(Engine):
     def open(self):
         pass
 
-    def register_table(self, *args):
-        pass
+    def create_table_sql(self, table, *args):
+        return f"CREATE TABLE perfkit.{table}"
 
     def execute(self, sql, timeout_s=None):
         self.statements.append(sql)

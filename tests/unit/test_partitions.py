@@ -13,9 +13,9 @@ from perfkit.config import load_profile
 from perfkit.datasets.partitions import (Partition, Partitioning, add_partitions_ddl, check_rows, discover, key_type,
                                          rows_problem)
 from perfkit.datasets.user_tables import user_tables
-from perfkit.engines import hive_ddl
+from perfkit.engines import hive_ddl, table_definition
 from perfkit.engines.hive import HiveEngine
-from perfkit.engines.spark import spark_ddl
+from perfkit.engines.spark import SparkEngine, spark_ddl
 from perfkit.engines.trino import TrinoEngine, trino_ddl
 from perfkit.errors import PerfkitError
 from perfkit.storages import Storage
@@ -111,12 +111,20 @@ PARTS = Partitioning((("year", "int"), ("region", "string")),
                       Partition("year=2025/region=__HIVE_DEFAULT_PARTITION__", ("2025", None))), files=3, rows=300)
 
 
+PROPS = {"perfkit.created": "true", "perfkit.definition": "0123456789abcdef"}  # as Engine.register_table gives them
+MARKED = "TBLPROPERTIES ('perfkit.created'='true', 'perfkit.definition'='0123456789abcdef')"
+
+
 def test_hive_and_the_spark_thrift_server_create_a_partitioned_table_then_add_each_partition_at_its_folder():
-    create = hive_ddl("ev_hdfs", "hdfs://nn:9000/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PARTS)
+    create = hive_ddl("ev_hdfs", "hdfs://nn:9000/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PARTS,
+                      properties=PROPS)
     assert create == ("CREATE EXTERNAL TABLE perfkit.ev_hdfs (`id` bigint, `name` string) PARTITIONED BY "
-                      "(`year` int, `region` string) STORED AS PARQUET LOCATION 'hdfs://nn:9000/w/ev' "
-                      "TBLPROPERTIES ('perfkit.created'='true')")
-    assert add_partitions_ddl("perfkit.ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [
+                      "(`year` int, `region` string) STORED AS PARQUET LOCATION 'hdfs://nn:9000/w/ev' " + MARKED)
+    engine = HiveEngine(load_profile("lab"))
+    assert engine.create_table_sql("ev_hdfs", "hdfs://nn:9000/w/ev", "parquet", [("id", "bigint"), ("name", "string")],
+                                   PROPS, PARTS) == create
+    assert engine.add_partitions_sql("ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == add_partitions_ddl(
+        "perfkit.ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [
         "ALTER TABLE perfkit.ev_hdfs ADD IF NOT EXISTS "
         "PARTITION (`year`=2024, `region`='eu') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=eu' "
         "PARTITION (`year`=2024, `region`='o\\'k') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=o\\'k' "
@@ -127,25 +135,30 @@ def test_hive_and_the_spark_thrift_server_create_a_partitioned_table_then_add_ea
 
 
 def test_spark_sql_makes_a_partitioned_data_source_table_with_the_same_partitions():
-    statements = spark_ddl("ev_s3", "s3a://b/w/ev", "orc", [("id", "bigint")], PARTS)
-    assert statements[0] == ("CREATE TABLE perfkit.ev_s3 (`id` bigint, `year` int, `region` string) USING orc "
-                             "PARTITIONED BY (`year`, `region`) LOCATION 's3a://b/w/ev' "
-                             "TBLPROPERTIES ('perfkit.created'='true')")
-    assert statements[1:] == add_partitions_ddl("perfkit.ev_s3", "s3a://b/w/ev", PARTS)
-    assert spark_ddl("t", "s3a://b/t", "orc", [("id", "bigint")]) == [
-        "CREATE TABLE perfkit.t (`id` bigint) USING orc LOCATION 's3a://b/t' TBLPROPERTIES ('perfkit.created'='true')"]
+    engine = SparkEngine(load_profile("lab"))
+    assert engine.create_table_sql("ev_s3", "s3a://b/w/ev", "orc", [("id", "bigint")], PROPS, PARTS) == (
+        "CREATE TABLE perfkit.ev_s3 (`id` bigint, `year` int, `region` string) USING orc "
+        "PARTITIONED BY (`year`, `region`) LOCATION 's3a://b/w/ev' " + MARKED)
+    assert engine.add_partitions_sql("ev_s3", "s3a://b/w/ev", PARTS) == add_partitions_ddl("perfkit.ev_s3",
+                                                                                           "s3a://b/w/ev", PARTS)
+    assert engine.create_table_sql("t", "s3a://b/t", "orc", [("id", "bigint")], PROPS) == (
+        "CREATE TABLE perfkit.t (`id` bigint) USING orc LOCATION 's3a://b/t' " + MARKED)
+    assert spark_ddl("t", "s3a://b/t", "orc", [("id", "bigint")]).endswith("TBLPROPERTIES ('perfkit.created'='true')")
 
 
 def test_trino_creates_the_table_partition_columns_last_and_syncs_its_partitions_from_the_folders():
-    assert trino_ddl("hive", "ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PARTS) == [
+    engine = TrinoEngine(load_profile("lab"))
+    assert engine.create_table_sql("ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint"), ("name", "string")], PROPS,
+                                   PARTS) == (
         "CREATE TABLE perfkit.ev_s3 (\"id\" bigint, \"name\" varchar, \"year\" integer, \"region\" varchar) WITH "
         "(format = 'PARQUET', external_location = 's3a://b/w/ev', partitioned_by = ARRAY['year', 'region'], "
-        "extra_properties = MAP(ARRAY['perfkit.created'], ARRAY['true']))",
+        "extra_properties = MAP(ARRAY['perfkit.created', 'perfkit.definition'], ARRAY['true', '0123456789abcdef']))")
+    assert engine.add_partitions_sql("ev_s3", "s3a://b/w/ev", PARTS) == [
         "CALL hive.system.sync_partition_metadata(schema_name => 'perfkit', table_name => 'ev_s3', mode => 'FULL', "
         "case_sensitive => false)"]
-    assert trino_ddl("hive", "t", "s3a://b/t", "orc", [("id", "bigint")]) == [
+    assert trino_ddl("t", "s3a://b/t", "orc", [("id", "bigint")]) == (
         "CREATE TABLE perfkit.t (\"id\" bigint) WITH (format = 'ORC', external_location = 's3a://b/t', "
-        "extra_properties = MAP(ARRAY['perfkit.created'], ARRAY['true']))"]
+        "extra_properties = MAP(ARRAY['perfkit.created'], ARRAY['true']))")
 
 
 class _Recording:
@@ -164,9 +177,11 @@ def test_each_engine_runs_its_ddl_for_a_partitioned_table(engine_class, monkeypa
     engine = engine_class(load_profile("lab"))
     recorded = _Recording()
     monkeypatch.setattr(engine, "execute", recorded.execute)
-    engine.register_table("ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS)
+    assert engine.register_table("ev_s3", "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS) is True
     created = [s for s in recorded.statements if s.startswith("CREATE TABLE") or s.startswith("CREATE EXTERNAL")]
     assert len(created) == 1 and "year" in created[0]
+    digest = table_definition(engine.name, "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS)
+    assert "'perfkit.definition'" in created[0] and f"'{digest}'" in created[0]
     last = recorded.statements[-1]
     assert last.startswith("ALTER TABLE perfkit.ev_s3 ADD IF NOT EXISTS PARTITION (`year`=2024")\
         if engine_class is HiveEngine else last.startswith("CALL hive.system.sync_partition_metadata(")
@@ -297,17 +312,20 @@ def test_a_query_comparison_registers_a_partitioned_table_with_its_partitions_an
     class Engine(_Recording):
         name = "hive"
 
-        def register_table(self, *args):
-            self.statements.append(args)
+        def register_shared_table(self, base, *args):
+            self.statements.append((base, *args))
+            return f"{base}_0123abcd"  # the digest of its definition, partitions included
 
     table = {"table": Table("s3a://b/w/ev", "parquet", [("id", "bigint")], 3, 300, "", PARTS)}
     tableset = TableSet("own", {"hdfs": table, "s3": table})
     cmp = QueryComparison(load_profile("lab"), engines=["hive"])
     engine = Engine(rows=300)
-    assert cmp.register_tables(engine, tableset) == {"hdfs": {"table": "perfkit.own_hdfs"},
-                                                     "s3": {"table": "perfkit.own_s3"}}
+    assert cmp.register_tables(engine, tableset) == {"hdfs": {"table": "perfkit.own_hdfs_0123abcd"},
+                                                     "s3": {"table": "perfkit.own_s3_0123abcd"}}
     assert engine.statements[:2] == [("own_hdfs", "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS),
-                                     "SELECT count(*) FROM perfkit.own_hdfs"]
+                                     "SELECT count(*) FROM perfkit.own_hdfs_0123abcd"]
+    # the count is checked on every registration, also of a table another run made (register_shared_table made
+    # nothing here): the footers are read afresh and a table short of partitions is caught before any timing
     engine.rows = 299
     with pytest.raises(PerfkitError, match=r"^the table on hdfs \(s3a://b/w/ev, partitioned by year int, region "
                                            r"string: 3 partitions\): hive counts 299 rows but the 3 files' footers "

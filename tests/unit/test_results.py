@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from perfkit.keep import ResultsNotSaved
 from perfkit.results import RECORD_FIELDS, Record, ResultSet, load_results, now
 
 
@@ -58,7 +59,7 @@ def test_a_failed_save_leaves_the_previous_file_whole_and_no_temp_file(tmp_path,
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(ResultsNotSaved, match="disk full"):  # nor could it be kept elsewhere: os.replace fails there too
         rs.save()
     assert rs.path.read_bytes() == before
     assert [p.name for p in rs.path.parent.iterdir()] == [rs.path.name]
@@ -146,3 +147,12 @@ def test_blank_lines_are_not_errors_and_no_files_is_an_empty_frame(tmp_path):
     good = _good_run(tmp_path)
     good.path.write_text(good.path.read_text() + "\n\n")
     assert len(load_results("exp", folder=tmp_path)) == 2
+
+
+def test_a_result_file_has_the_users_umask_like_any_file_they_make(tmp_path):
+    old = os.umask(0o027)
+    try:
+        path = ResultSet("exp", folder=tmp_path).save()
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o640  # was 0600 always (mkstemp's), unreadable to the user's group

@@ -65,10 +65,14 @@ def decide(storages: list[str], complete: dict[str, dict | None], method: str) -
 
 def plan_placement(gen: Generator, file_format: str, storages: list[str], method: str) -> Plan:
     """Look at datasets/<name>/<format>/ on every storage, clear what perfkit must remake, and say what to make."""
+    return plan_over(gen, file_format, dataset_folders(gen, file_format, storages), method)
+
+
+def dataset_folders(gen: Generator, file_format: str, storages: list[str]) -> dict[str, DatasetFolder]:
+    """datasets/<name>/<format>/ under the profile's prefix on every storage."""
     identity = {**gen.describe(), "format": file_format, "tables": list(gen.tables)}
     rel = f"datasets/{gen.name}/{file_format}"
-    folders = {where: DatasetFolder.under_prefix(gen.profile, where, rel, identity) for where in storages}
-    return plan_over(gen, file_format, folders, method)
+    return {where: DatasetFolder.under_prefix(gen.profile, where, rel, identity) for where in storages}
 
 
 def plan_over(gen: Generator, file_format: str, folders: dict[str, DatasetFolder], method: str) -> Plan:
