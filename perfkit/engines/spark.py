@@ -59,10 +59,13 @@ class SparkEngine(Engine):
         for key, value in self.hadoop_secrets.items():
             hadoop.set(key, value)
         self.spark.sparkContext.setLogLevel("ERROR")
-        # py4j logs a traceback of its own when a call is interrupted (Ctrl-C); perfkit reports the interruption
+        # py4j logs a traceback of its own when a call is interrupted (Ctrl-C, SIGTERM), partly through the root
+        # logger; perfkit reports the interruption itself
         import logging
 
         logging.getLogger("py4j").setLevel(logging.CRITICAL)
+        if _from_py4j not in logging.getLogger().filters:
+            logging.getLogger().addFilter(_from_py4j)
         self.spark_version = self.spark.version
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
@@ -86,6 +89,11 @@ class SparkEngine(Engine):
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
                 spark.stop()
+
+
+def _from_py4j(record) -> bool:
+    """A logging filter: False for a record py4j's own code logged (by its path, whatever the logger)."""
+    return "/py4j/" not in record.pathname.replace("\\", "/")
 
 
 def spark_ddl(table: str, location: str, file_format: str, columns: list[tuple[str, str]],

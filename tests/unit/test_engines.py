@@ -182,3 +182,16 @@ def test_each_spark_session_gives_hive_its_own_session_id_so_hive_prints_none():
 
     ids = {SparkEngine(load("emr", bucket="b")).conf()["spark.hadoop.hive.session.id"] for _ in range(3)}
     assert len(ids) == 3 and all(len(i) == 36 for i in ids)
+
+
+def test_what_py4j_itself_logs_is_kept_out_of_the_terminal_whatever_its_logger():
+    import logging
+
+    from perfkit.engines.spark import _from_py4j
+
+    def record(path):
+        return logging.LogRecord("root", logging.ERROR, path, 1038, "KeyboardInterrupt while sending command.",
+                                 None, None)
+
+    assert not _from_py4j(record("/v/lib/python3.11/site-packages/py4j/java_gateway.py"))
+    assert _from_py4j(record("/work/perfkit/experiments/hdfs_vs_s3_queries.py"))
