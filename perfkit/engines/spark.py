@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from perfkit.config import SECRET_NAME
 from perfkit.datasets.partitions import Partitioning, quoted
@@ -44,6 +45,11 @@ class SparkEngine(Engine):
 
         from pyspark.sql import SparkSession
 
+        # py4j logs a traceback of its own when a call is interrupted (Ctrl-C, SIGTERM; the session's start too),
+        # partly through the root logger; perfkit reports the interruption itself
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
+        if _from_py4j not in logging.getLogger().filters:
+            logging.getLogger().addFilter(_from_py4j)
         for name, value in self.profile.provider.spark_environment().items():
             os.environ.setdefault(name, value)
 
@@ -59,13 +65,6 @@ class SparkEngine(Engine):
         for key, value in self.hadoop_secrets.items():
             hadoop.set(key, value)
         self.spark.sparkContext.setLogLevel("ERROR")
-        # py4j logs a traceback of its own when a call is interrupted (Ctrl-C, SIGTERM), partly through the root
-        # logger; perfkit reports the interruption itself
-        import logging
-
-        logging.getLogger("py4j").setLevel(logging.CRITICAL)
-        if _from_py4j not in logging.getLogger().filters:
-            logging.getLogger().addFilter(_from_py4j)
         self.spark_version = self.spark.version
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
