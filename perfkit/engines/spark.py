@@ -10,6 +10,9 @@ from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline,
 from perfkit.errors import ServiceError, root_cause
 
 
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
 class SparkEngine(Engine):
     name = "spark"
 
@@ -26,7 +29,9 @@ class SparkEngine(Engine):
                 "spark.sql.session.timeZone": "UTC"}
         conf.update(self.profile.provider.spark_conf(self.profile))  # jars, keys and metastore of where it runs
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
-        conf = {**conf, **driver_log_conf(), **hive_session_conf(), **self.profile.spark_conf}
+        logs = driver_log_conf()
+        java_options = " ".join(filter(None, [conf.get(JAVA_OPTIONS), logs.pop(JAVA_OPTIONS)]))
+        conf = {**conf, **logs, JAVA_OPTIONS: java_options, **hive_session_conf(), **self.profile.spark_conf}
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
         # becomes a spark-submit argument, visible to any user in `ps`
         self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)

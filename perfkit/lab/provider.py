@@ -66,6 +66,9 @@ class LabProvider(Provider):
         return {**lab_spark_conf(ports, lab_credentials(), profile.s3_endpoint),
                 "spark.jars": ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()]),
                 "spark.driver.memory": "2g",
+                # Hive's <session>_resources folder and Spark's block files: under the lab home, not /tmp
+                "spark.driver.extraJavaOptions": java_tmpdir(),
+                "spark.local.dir": str(lab_home() / "tmp"),
                 # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 cannot)
                 **spark_metastore_conf(ports)}
 

@@ -195,3 +195,14 @@ def test_what_py4j_itself_logs_is_kept_out_of_the_terminal_whatever_its_logger()
 
     assert not _from_py4j(record("/v/lib/python3.11/site-packages/py4j/java_gateway.py"))
     assert _from_py4j(record("/work/perfkit/experiments/hdfs_vs_s3_queries.py"))
+
+
+def test_the_providers_driver_java_options_and_the_log_settings_are_both_kept(monkeypatch):
+    from perfkit.config import load_profile as load
+    from perfkit.engines.spark import SparkEngine
+
+    cluster = load("emr", bucket="b")
+    monkeypatch.setattr(type(cluster.provider), "spark_conf",
+                        lambda self, profile: {"spark.driver.extraJavaOptions": "-Djava.io.tmpdir=/lab/tmp"})
+    options = SparkEngine(cluster).conf()["spark.driver.extraJavaOptions"]
+    assert options.startswith("-Djava.io.tmpdir=/lab/tmp -Dlog4j2.configurationFile=file:")
