@@ -23,6 +23,27 @@ _BUCKET_RULES = ("S3 bucket names are 3 to 63 lowercase letters, digits, dots an
 _REGION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$")  # what botocore accepts
 
 
+# what an S3 server answers when it asks for fewer requests: AWS's 503 SlowDown, and the codes of other stores
+THROTTLING_CODES = {"SlowDown", "SlowDownRead", "SlowDownWrite", "Throttling", "ThrottlingException",
+                    "RequestLimitExceeded", "TooManyRequests", "TooManyRequestsException", "503", "429"}
+THROTTLING_STATUS = {503, 429}
+
+
+def throttling(err: ClientError) -> str | None:
+    """'503 SlowDown' (the status and the server's code) when the answer says the server throttles, else None.
+
+    A HEAD answer has no body: its code is the status alone ('503'); S3 answers 503 only for SlowDown (and a
+    rare internal overload that asks for the same thing: fewer requests)."""
+    response = getattr(err, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", ""))
+    message = str(response.get("Error", {}).get("Message", ""))
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if code in THROTTLING_CODES or status in THROTTLING_STATUS or "reduce your request rate" in message.lower():
+        shown = [str(status)] if status else []
+        return " ".join(shown + ([code] if code and code != str(status) else [])) or code
+    return None
+
+
 def s3_client(profile: Profile, config: Config | None = None):
     """boto3 S3 client: the keys the profile's provider gives (the lab's), else the standard AWS chain."""
     kwargs = {"region_name": profile.s3_region, "config": RETRIES.merge(config) if config else RETRIES}
