@@ -130,6 +130,10 @@ def check_s3(profile: Profile) -> None:
         if code in ("404", "NoSuchBucket"):
             raise ServiceError(where, "the bucket does not exist",
                                "create it, or pass the name of an existing bucket (profile setting s3_bucket / bucket=)") from None
+        if throttled := throttling(err):  # the server answers, and asks for fewer requests: not a matter of keys
+            raise ServiceError(where, f"throttled ({throttled}): the S3 server asks for fewer requests",
+                               "lower the request rate (fewer engines/threads at once) or wait, and check the "
+                               "endpoint's request limits") from None
         raise ServiceError(where, f"refused ({code})", "check the credentials and the bucket policy") from None
     except ParamValidationError as err:  # a setting the checks above let through
         raise ServiceError(where, f"invalid request ({' '.join(str(err).split())})",

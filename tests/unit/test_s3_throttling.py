@@ -7,7 +7,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from perfkit import storage
 from perfkit.config import load_profile
+from perfkit.errors import ServiceError
 
 SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
              b"<Message>Please reduce your request rate.</Message><RequestId>1</RequestId></Error>")
@@ -80,3 +82,55 @@ def test_a_throttled_probe_is_one_request_and_a_server_that_answers(throttling):
     assert s3_probe(profile)() is None
     assert len(throttling.requests) == 1
 
+
+@pytest.fixture
+def lab_s3_running(tmp_path):
+    """The lab's S3 server counts as running (a stand-in process under its name): the server at the endpoint is the
+    lab's own (behind a proxy, say), not another program on its port."""
+    from perfkit.lab.process import Daemon
+
+    s3 = Daemon("s3", tmp_path, "versitygw")
+    s3.start(["bash", "-c", "exec -a versitygw-stand-in sleep 60"])
+    yield
+    s3.stop()
+
+
+THROTTLED = ("throttled ({what}): the S3 server asks for fewer requests. Fix: lower the request rate (fewer "
+             "engines/threads at once) or wait, and check the endpoint's request limits")
+
+
+@pytest.mark.parametrize("status, body, what", [
+    (503, SLOW_DOWN, "503"),  # HEAD: no body, the status alone
+    (429, b"", "429"),
+])
+def test_an_s3_server_that_answers_every_request_503_is_named_as_throttling(throttling, lab_s3_running, monkeypatch,
+                                                                               status, body, what):
+    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
+    throttling.status, throttling.body = status, body
+    profile = replace(load_profile("lab"), s3_endpoint=throttling.url)
+    with pytest.raises(ServiceError) as err:
+        storage.check_s3(profile)
+    assert str(err.value) == f"S3 bucket 'perfkit-lab' at {throttling.url}: " + THROTTLED.format(what=what)
+    assert "credentials" not in str(err.value) and "bucket policy" not in str(err.value)
+
+
+def test_a_slowdown_answer_with_its_body_is_named_with_its_code():
+    """A GET's answer carries S3's XML: the code is named beside the status."""
+    from botocore.exceptions import ClientError
+
+    err = ClientError({"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."},
+                       "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetObject")
+    assert storage.throttling(err) == "503 SlowDown"
+    other = ClientError({"Error": {"Code": "Busy", "Message": "Please reduce your request rate."},
+                         "ResponseMetadata": {"HTTPStatusCode": 400}}, "GetObject")
+    assert storage.throttling(other) == "400 Busy"
+    denied = ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"},
+                          "ResponseMetadata": {"HTTPStatusCode": 403}}, "HeadBucket")
+    assert storage.throttling(denied) is None
+
+
+def test_a_denied_bucket_still_names_the_credentials(throttling, lab_s3_running, monkeypatch):
+    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
+    throttling.status = 403
+    with pytest.raises(ServiceError, match=r": refused \(403\)\. Fix: check the credentials and the bucket policy$"):
+        storage.check_s3(replace(load_profile("lab"), s3_endpoint=throttling.url))
