@@ -28,14 +28,17 @@ def engine_class(name: str) -> type["Engine"]:
     return REGISTRY.load(name)
 
 
-def get_engine(name: str, profile: Profile) -> "Engine":
-    return engine_class(name)(profile)
+def get_engine(name: str, profile: Profile, query_timeout_s: float | None = None) -> "Engine":
+    engine = engine_class(name)(profile)
+    engine.query_timeout_s = query_timeout_s
+    return engine
 
 
 class Engine(ABC):
     """A SQL engine that reads tables whose files sit on HDFS or on S3."""
 
     name: str = "?"
+    query_timeout_s: float | None = None  # the run's time limit per statement, known before open() (get_engine)
 
     def __init__(self, profile: Profile):
         self.profile = profile

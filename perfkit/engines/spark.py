@@ -17,10 +17,14 @@ class SparkEngine(Engine):
 
     def conf(self) -> dict[str, str]:
         from perfkit.engines.spark_settings import driver_log_conf
+        from perfkit.s3_retries import s3a_retry_conf
 
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}
         conf.update(self.profile.provider.spark_conf(self.profile))  # jars, keys and metastore of where it runs
+        # S3A's retries bounded by the run's time limit (perfkit.s3_retries). Hadoop caches a FileSystem per bucket
+        # in the JVM: a later session in the same Python process keeps the first session's settings
+        conf.update({f"spark.hadoop.{k}": v for k, v in s3a_retry_conf(self.query_timeout_s).items()})
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
         conf = {**conf, **driver_log_conf(), **self.profile.spark_conf}
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting

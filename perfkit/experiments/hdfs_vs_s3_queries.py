@@ -222,7 +222,7 @@ class QueryComparison(Experiment):
                     iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
 
     def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
-        with get_engine(engine_name, self.profile) as engine:
+        with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
             results.config["versions"].update(engine.versions())
             try:
                 tables = self.register_tables(engine, tableset)
