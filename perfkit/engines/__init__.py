@@ -93,6 +93,13 @@ class Engine(ABC):
     def versions(self) -> dict[str, str]:
         return {}
 
+    def s3_counters(self) -> dict[str, int] | None:
+        """This engine's S3 requests so far that the server throttled (`s3_throttled`) and that were retried
+        (`s3_retried`), from the engine's own S3 client, for a difference before and after a run; None when the
+        engine does not expose them (Hive and the Spark Thrift Server: their S3A statistics live in a server JVM
+        perfkit cannot read): not counted, which is not zero."""
+        return None
+
     def close(self) -> None:
         pass
 
