@@ -201,8 +201,10 @@ def compare_cmd(a, b, factor, alpha, fail_on_regression):
               help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
 @click.option("--storages", default="hdfs,s3", show_default=True, help="Where the same files sit, comma-separated.")
 @click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
+@click.option("--include-throttled", is_flag=True,
+              help="Count runs the S3 server throttled in the speed-ups and verdicts (left out by default).")
 def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, scale, tables_file,
-                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline):
+                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline, include_throttled):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
@@ -211,7 +213,8 @@ def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
                                  suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
                                  query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline,
-                                 scale=scale, tables=_tables(tables_file, table_pairs))
+                                 scale=scale, tables=_tables(tables_file, table_pairs),
+                                 include_throttled=include_throttled)
     results = _measure(comparison)
     _echo_recap(comparison)
     click.echo(f"results: {results.path}")

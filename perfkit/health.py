@@ -24,8 +24,10 @@ _LAST_HEALTHY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # prob
 # a DataNode serving a benchmark's own parallel reads on 2 busy cores stalled a probe past 2 s (read jobs then
 # failed as "unhealthy"); a frozen or dead service never answers, so a longer wait costs only detection time
 PROBE_TIMEOUT_S = 10.0
-# one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage
-PROBE_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=PROBE_TIMEOUT_S,
+# one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage.
+# botocore's `max_attempts` in a Config's retries counts *retries* in every retry mode (1 meant two requests);
+# `total_max_attempts` counts the first request too: 1 is exactly one HTTP request
+PROBE_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=PROBE_TIMEOUT_S,
                       read_timeout=PROBE_TIMEOUT_S)
 
 
@@ -76,7 +78,9 @@ def nfs_probe(profile: Profile) -> Probe:
 
 
 def s3_probe(profile: Profile) -> Probe:
-    from perfkit.storage import s3_client
+    """One HEAD of the bucket. A throttled answer (503 SlowDown, 429) is a server that answers and asks for fewer
+    requests: healthy, since the engines count their throttled requests and flag the run (perfkit.storages.s3)."""
+    from perfkit.storage import s3_client, throttling
 
     client = s3_client(profile, PROBE_CONFIG)
     where = f"S3 bucket {profile.s3_bucket!r}" + (f" at {profile.s3_endpoint}" if profile.s3_endpoint else "")
@@ -84,7 +88,9 @@ def s3_probe(profile: Profile) -> Probe:
     def probe() -> str | None:
         try:
             client.head_bucket(Bucket=profile.s3_bucket)
-        except (BotoCoreError, ClientError) as err:
+        except ClientError as err:
+            return None if throttling(err) else f"{where} not healthy ({root_cause(err, 120)})"
+        except BotoCoreError as err:
             return f"{where} not healthy ({root_cause(err, 120)})"
         return None
 

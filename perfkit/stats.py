@@ -57,13 +57,25 @@ def label(storage: str) -> str:
     return storage.upper()
 
 
+def throttled_requests(params) -> int:
+    """The S3 requests the server throttled during a run (its record's params["throttled"]), 0 when none counted."""
+    return int(params.get("throttled") or 0) if isinstance(params, dict) else 0
+
+
 def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
-            by: tuple[str, ...] = ("subject", "case")) -> pd.DataFrame:
-    """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict."""
+            by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False) -> pd.DataFrame:
+    """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict.
+
+    A run the S3 server throttled measured its retries too: it is left out of the summaries and the verdict unless
+    include_throttled; throttled_runs / throttled_requests say how many there were either way."""
     rows = []
     for key, group in frame.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)
         ok = group[(group["phase"] == "measured") & group["ok"].astype(bool)]
+        throttled = (ok["params"].map(throttled_requests) if "params" in ok else pd.Series(0, index=ok.index)).astype(int)
+        throttled_runs, throttled_total = int((throttled > 0).sum()), int(throttled.sum())
+        if not include_throttled:
+            ok = ok[throttled == 0]
         base = ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy()
         oth = ok.loc[ok["storage"] == other, "wall_s"].to_numpy()
         sb, so = summary(base), summary(oth)
@@ -85,6 +97,8 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
             "results_match": results_match,
             "noisy": bool((sb["cv"] > NOISY_CV) or (so["cv"] > NOISY_CV)),
             "failed_runs": failed,
+            "throttled_runs": throttled_runs, "throttled_requests": throttled_total,
+            "throttled_kept": include_throttled,
         })
     return pd.DataFrame(rows)
 
@@ -96,14 +110,14 @@ def _results_match(hashes_by_storage: pd.Series) -> bool:
 
 
 def compare_storages(frame: pd.DataFrame, storages: list[str], baseline: str,
-                     by: tuple[str, ...] = ("subject", "case")) -> pd.DataFrame:
+                     by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False) -> pd.DataFrame:
     """compare() of every other storage against the baseline: one row per (subject, case, storage)."""
     parts = []
     for other in storages:
         if other == baseline:
             continue
         rows = frame[frame["storage"].isin([baseline, other])]
-        part = compare(rows, baseline, other, by)
+        part = compare(rows, baseline, other, by, include_throttled)
         part.insert(len(by), "storage", other)
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -23,6 +23,27 @@ _BUCKET_RULES = ("S3 bucket names are 3 to 63 lowercase letters, digits, dots an
 _REGION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$")  # what botocore accepts
 
 
+# what an S3 server answers when it asks for fewer requests: AWS's 503 SlowDown, and the codes of other stores
+THROTTLING_CODES = {"SlowDown", "SlowDownRead", "SlowDownWrite", "Throttling", "ThrottlingException",
+                    "RequestLimitExceeded", "TooManyRequests", "TooManyRequestsException", "503", "429"}
+THROTTLING_STATUS = {503, 429}
+
+
+def throttling(err: ClientError) -> str | None:
+    """'503 SlowDown' (the status and the server's code) when the answer says the server throttles, else None.
+
+    A HEAD answer has no body: its code is the status alone ('503'); S3 answers 503 only for SlowDown (and a
+    rare internal overload that asks for the same thing: fewer requests)."""
+    response = getattr(err, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", ""))
+    message = str(response.get("Error", {}).get("Message", ""))
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if code in THROTTLING_CODES or status in THROTTLING_STATUS or "reduce your request rate" in message.lower():
+        shown = [str(status)] if status else []
+        return " ".join(shown + ([code] if code and code != str(status) else [])) or code
+    return None
+
+
 def s3_client(profile: Profile, config: Config | None = None):
     """boto3 S3 client: the keys the profile's provider gives (the lab's), else the standard AWS chain."""
     kwargs = {"region_name": profile.s3_region, "config": RETRIES.merge(config) if config else RETRIES}
@@ -111,6 +132,10 @@ def check_s3(profile: Profile) -> None:
         if code in ("404", "NoSuchBucket"):
             raise ServiceError(where, "the bucket does not exist",
                                "create it, or pass the name of an existing bucket (profile setting s3_bucket / bucket=)") from None
+        if throttled := throttling(err):  # the server answers, and asks for fewer requests: not a matter of keys
+            raise ServiceError(where, f"throttled ({throttled}): the S3 server asks for fewer requests",
+                               "lower the request rate (fewer engines/threads at once) or wait, and check the "
+                               "endpoint's request limits") from None
         raise ServiceError(where, f"refused ({code})", "check the credentials and the bucket policy") from None
     except ParamValidationError as err:  # a setting the checks above let through
         raise ServiceError(where, f"invalid request ({' '.join(str(err).split())})",

@@ -33,14 +33,17 @@ def engine_class(name: str) -> type["Engine"]:
     return REGISTRY.load(name)
 
 
-def get_engine(name: str, profile: Profile) -> "Engine":
-    return engine_class(name)(profile)
+def get_engine(name: str, profile: Profile, query_timeout_s: float | None = None) -> "Engine":
+    engine = engine_class(name)(profile)
+    engine.query_timeout_s = query_timeout_s
+    return engine
 
 
 class Engine(ABC):
     """A SQL engine that reads tables whose files sit on HDFS or on S3."""
 
     name: str = "?"
+    query_timeout_s: float | None = None  # the run's time limit per statement, known before open() (get_engine)
 
     def __init__(self, profile: Profile):
         self.profile = profile
@@ -155,6 +158,13 @@ class Engine(ABC):
 
     def versions(self) -> dict[str, str]:
         return {}
+
+    def s3_counters(self) -> dict[str, int] | None:
+        """This engine's S3 requests so far that the server throttled (`s3_throttled`) and that were retried
+        (`s3_retried`), from the engine's own S3 client, for a difference before and after a run; None when the
+        engine does not expose them (Hive and the Spark Thrift Server: their S3A statistics live in a server JVM
+        perfkit cannot read): not counted, which is not zero."""
+        return None
 
     def close(self) -> None:
         pass

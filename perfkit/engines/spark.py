@@ -11,6 +11,8 @@ from perfkit.errors import ServiceError, root_cause
 
 
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+# perfkit's names for S3A's statistics (org.apache.hadoop.fs.s3a.Statistic)
+S3A_COUNTERS = {"s3_throttled": "store_io_throttled", "s3_retried": "store_io_retry"}
 
 
 class SparkEngine(Engine):
@@ -24,10 +26,14 @@ class SparkEngine(Engine):
 
     def conf(self) -> dict[str, str]:
         from perfkit.engines.spark_settings import driver_log_conf, hive_session_conf
+        from perfkit.s3_retries import s3a_retry_conf
 
         conf = {"spark.app.name": "perfkit", "spark.master": self.profile.spark_master,
                 "spark.sql.session.timeZone": "UTC"}
         conf.update(self.profile.provider.spark_conf(self.profile))  # jars, keys and metastore of where it runs
+        # S3A's retries bounded by the run's time limit (perfkit.s3_retries). Hadoop caches a FileSystem per bucket
+        # in the JVM: a later session in the same Python process keeps the first session's settings
+        conf.update({f"spark.hadoop.{k}": v for k, v in s3a_retry_conf(self.query_timeout_s).items()})
         # the driver's log4j output (Java stacks of failed tasks) goes to a log file, not the terminal or a report
         logs = driver_log_conf()
         java_options = " ".join(filter(None, [conf.get(JAVA_OPTIONS), logs.pop(JAVA_OPTIONS)]))
@@ -86,6 +92,23 @@ class SparkEngine(Engine):
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
+
+    def s3_counters(self) -> dict[str, int] | None:
+        """S3A's statistics of the bucket's file system (IOStatistics counters: store_io_throttled counts the
+        throttled tries S3A and the SDK under it saw, store_io_retry the other retries). None where they would not
+        say what the queries did: no session, a bucket not read through S3A (EMRFS's s3://), or executors in JVMs of
+        their own (not local mode: the driver's file system only lists)."""
+        p = self.profile
+        if self.spark is None or p.s3_scheme != "s3a" or not str(p.spark_master).startswith("local"):
+            return None
+        try:
+            jvm = self.spark.sparkContext._jvm
+            conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+            fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{p.s3_bucket}/"), conf)
+            counters = fs.getIOStatistics().counters()
+            return {name: int(counters.get(key) or 0) for name, key in S3A_COUNTERS.items()}
+        except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
+            return None
 
     def close(self) -> None:
         spark, self.spark = self.spark, None

@@ -11,6 +11,10 @@ from perfkit.errors import ServiceError, root_cause
 # Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
 TRINO_TYPES = {"string": "varchar", "int": "integer"}
 TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
+# the native S3 file system's counters of a catalog (io.trino.filesystem.s3.S3FileSystemStats, JMX through the jmx
+# catalog): AwsSdkV2ApiCallStats "total" over every S3 call; ThrottlingExceptions counts throttled attempts
+S3_STATS = 'jmx.current."io.trino.filesystem.s3:type=s3filesystemstats,name={catalog}"'
+S3_COUNTERS = {"s3_throttled": "total.throttlingexceptions.totalcount", "s3_retried": "total.retries.totalcount"}
 
 
 class QueryError(Exception):
@@ -121,6 +125,21 @@ class TrinoEngine(Engine):
 
     def versions(self) -> dict[str, str]:
         return {self.name: f"Trino {self.server_version}"}
+
+    def s3_counters(self) -> dict[str, int] | None:
+        """Throttled and retried S3 calls of the profile's catalogs (the plain one and the file-system cache's),
+        summed over the nodes; cluster-wide, so one query at a time. None when no catalog's counters answer."""
+        p, found = self.profile, None
+        for catalog in dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c):
+            columns = ", ".join(f'sum("{column}")' for column in S3_COUNTERS.values())
+            try:
+                row = self._fetch(f"SELECT {columns} FROM {S3_STATS.format(catalog=catalog)}")[0]
+            except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: not counted
+                continue
+            found = found or dict.fromkeys(S3_COUNTERS, 0)
+            for name, value in zip(S3_COUNTERS, row):
+                found[name] += int(value or 0)
+        return found
 
     def close(self) -> None:
         self.conn = close_quietly(self.conn)

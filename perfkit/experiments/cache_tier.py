@@ -54,7 +54,7 @@ class CacheTierComparison(QueryComparison):
             for note in results.config["tier_notes"].values():
                 tqdm.write(f"warning: {note}")
             for engine_name in self.engines:
-                with get_engine(engine_name, self.profile) as engine:
+                with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
                     results.config["versions"].update(engine.versions())
                     try:
                         tables = self.register_tables(engine, tableset)

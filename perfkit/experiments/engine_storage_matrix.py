@@ -73,7 +73,7 @@ class EngineStorageMatrix(QueryComparison):
         engines, tables = {}, {}
         for name in self.engines:
             try:
-                engine = stack.enter_context(get_engine(name, self.profile))
+                engine = stack.enter_context(get_engine(name, self.profile, self.query_timeout_s))
                 results.config["versions"].update(engine.versions())
                 tables[name] = self.register_tables(engine, tableset)
                 engines[name] = engine

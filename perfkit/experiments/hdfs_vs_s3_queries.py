@@ -65,6 +65,7 @@ class QueryComparison(Experiment):
     scale: str | float | None = None  # tpch: a scale factor (0.01); hibench: tiny|small|large|huge|...
     tables: dict | str | None = None  # the user's own tables: storage -> location(s), or a YAML file of that map
     placement: str = "copy"  # tpch, hibench: generate into HDFS and copy to S3, or "generate" into each storage
+    include_throttled: bool = False  # runs the S3 server throttled count in the speed-ups and verdicts too
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -79,6 +80,7 @@ class QueryComparison(Experiment):
         self.file_format = validate.choice("file_format", self.file_format, FORMATS)
         self.placement = validate.choice("placement", self.placement, PLACEMENTS)
         self.cold_cache = validate.flag("cold_cache", self.cold_cache)
+        self.include_throttled = validate.flag("include_throttled", self.include_throttled)
         self.query_timeout_s = validate.number("query_timeout_s", self.query_timeout_s, above=0, unit="seconds",
                                                none_means="no limit")
         self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
@@ -139,7 +141,8 @@ class QueryComparison(Experiment):
                 "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
-                "scale": self.scale, "tables": self.tables, "placement": self.placement}
+                "scale": self.scale, "tables": self.tables, "placement": self.placement,
+                "include_throttled": self.include_throttled}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -225,7 +228,7 @@ class QueryComparison(Experiment):
                     iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
 
     def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
-        with get_engine(engine_name, self.profile) as engine:
+        with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
             results.config["versions"].update(engine.versions())
             try:
                 tables = self.register_tables(engine, tableset)
@@ -365,6 +368,7 @@ class QueryComparison(Experiment):
     def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
+        before = self.s3_requests(results, engine, step.storage)
         started = now()
         with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
             if watch.problem:  # do not even start: the run would only wait in storage-client retries
@@ -381,6 +385,10 @@ class QueryComparison(Experiment):
                             error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
                 raise
             wall = time.perf_counter() - t0
+        after = self.s3_requests(results, engine, step.storage) if before else {}
+        for name, key in (("throttled", "s3_throttled"), ("retried", "s3_retried")):  # flagged, not failed
+            if (n := after.get(key, 0) - before.get(key, 0)) > 0:
+                params[name] = int(n)
         if watch.problem:  # the storage's fault is the cause, whatever the engine said
             error = watch.problem + (f"; the engine said: {error}" if error else "")
         if error:
@@ -390,9 +398,25 @@ class QueryComparison(Experiment):
             rows = engine.execute(f"SELECT * FROM {tables[query.writes]}")
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
+    def s3_requests(self, results: ResultSet, engine, where: str) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests so far, on a storage that reads S3 (s3, a tier in front
+        of it); {} when the engine does not count them, which the run's config records per engine."""
+        if where != BACKING and not is_tier(where):
+            return {}
+        try:
+            found = get_storage(where, self.profile).snapshot(engine)
+        except Exception:  # noqa: BLE001 - a counter that cannot be read is not counted; the run goes on
+            found = {}
+        found = {k: v for k, v in found.items() if k in ("s3_throttled", "s3_retried")}
+        counted = results.config.setdefault("s3_throttling_counted", {})
+        counted[engine.name] = counted.get(engine.name, False) or bool(found)
+        return found
+
     def comparison(self) -> pd.DataFrame:
-        """Every other storage against the baseline, per engine and query."""
-        return stats.compare_storages(self._frame(), self.storages, self.baseline)
+        """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left
+        out unless include_throttled."""
+        return stats.compare_storages(self._frame(), self.storages, self.baseline,
+                                      include_throttled=self.include_throttled)
 
     def recap(self) -> pd.DataFrame:
         """One row per engine and query; each engine labelled with the version that executed it."""
@@ -568,4 +592,7 @@ def _check(row) -> str:
         notes.append(f"{row.failed_runs} failed runs")
     if row.noisy:
         notes.append("noisy (CV > 10%)")
+    if getattr(row, "throttled_runs", 0):
+        kept = "kept in the verdict" if row.throttled_kept else "left out of the verdict"
+        notes.append(f"throttled: {row.throttled_requests} requests ({row.throttled_runs} runs, {kept})")
     return "; ".join(notes) or "ok"

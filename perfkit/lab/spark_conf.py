@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from perfkit.lab.alluxio import hadoop_conf
 from perfkit.lab.settings import HOST, LabPorts, lab_s3_endpoint
+from perfkit.s3_retries import s3a_retry_conf
 
 
 def lab_spark_conf(ports: LabPorts, creds: dict[str, str], s3_endpoint: str | None = None) -> dict[str, str]:
@@ -23,6 +24,9 @@ def lab_spark_conf(ports: LabPorts, creds: dict[str, str], s3_endpoint: str | No
         "spark.hadoop.fs.s3a.access.key": creds["access_key"],
         "spark.hadoop.fs.s3a.secret.key": creds["secret_key"],
         "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        # a throttled request gives up within a minute (perfkit.s3_retries): the Thrift Server, Hive and DistCp
+        # share these; perfkit's own Spark sessions bound them by the run's time limit instead
+        **{f"spark.hadoop.{k}": v for k, v in s3a_retry_conf().items()},
         # alluxio:///<bucket>/...: the lab's Alluxio (the client jar: perfkit.lab.alluxio_dist)
         **{f"spark.hadoop.{k}": v for k, v in hadoop_conf(ports).items()},
     }

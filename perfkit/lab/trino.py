@@ -13,6 +13,7 @@ from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint, write_private
+from perfkit.s3_retries import trino_s3_retries
 
 HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
 JVM_OPTIONS = [
@@ -67,6 +68,9 @@ class TrinoServer(Service):
             "fs.alluxio.enabled": "true",  # alluxio:///<bucket>/...: the lab's Alluxio (its address: jvm.config)
             "s3.endpoint": lab_s3_endpoint(p, self.home), "s3.region": "us-east-1", "s3.path-style-access": "true",
             "s3.aws-access-key": creds["access_key"], "s3.aws-secret-key": creds["secret_key"],
+            # a throttled request gives up within a minute (perfkit.s3_retries); a run's own time limit is
+            # query_max_run_time, which Trino enforces on the server
+            **trino_s3_retries(),
         }
         return {
             "node.properties": {

@@ -78,6 +78,11 @@ class S3(Storage):
     def check(self) -> None:
         clients.check_s3(self.profile)
 
+    def snapshot(self, engine=None) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests so far (Engine.s3_counters); {} when it does not count them."""
+        counters = engine.s3_counters() if engine is not None else None
+        return dict(counters) if counters is not None else {}
+
     def health_probe(self, read_file: str | None = None):
         from perfkit.health import s3_probe
 

@@ -34,6 +34,11 @@ class TrinoCache(Tier):
         deleted under a running Trino are neither read nor cached again); on a cluster it says it cannot."""
         return self.profile.provider.empty_trino_cache()
 
+    def snapshot(self, engine=None) -> dict[str, float]:
+        """The cache's counters and, as Trino reads S3 itself on a miss, its throttled and retried S3 requests."""
+        found = super().snapshot(engine)
+        return {**found, **self.copy.snapshot(engine)} if found else found
+
     def counters(self, engine=None) -> Counters:
         """Trino's own cache counters, summed over its nodes (JMX, through the jmx catalog)."""
         if engine is None or engine.name != "trino":
