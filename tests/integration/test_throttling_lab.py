@@ -1,7 +1,7 @@
 """Throttling on the lab: a proxy in front of the lab's S3 server answers some GETs 503 SlowDown; Spark's S3A counts
 each throttled try (perfkit's snapshot equals the proxy's count), gives up in bounded time when every GET is
-throttled, and Trino's S3 counters are read from its JMX. Spark reaches the proxy through the profile's spark_conf
-(the engines do not follow a profile's s3_endpoint yet: issue 21, item 2)."""
+throttled, and Trino's S3 counters are read from its JMX. Only perfkit's own Spark session goes through the proxy
+(the profile's spark_conf), so the lab's servers need no restart (that path: test_s3_endpoint_lab.py)."""
 from __future__ import annotations
 
 import http.client
