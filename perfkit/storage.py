@@ -118,8 +118,6 @@ def check_s3(profile: Profile) -> None:
         raise ServiceError(where, "the bucket name is empty" if not profile.s3_bucket else
                            f"invalid bucket name ({_BUCKET_RULES})",
                            "set the profile's s3_bucket (or bucket= / --bucket) to a valid bucket name")
-    if (elsewhere := profile.provider.s3_clients_elsewhere(profile)) is not None:
-        raise ServiceError(where, *elsewhere)
     try:
         s3_client(profile).head_bucket(Bucket=profile.s3_bucket)
     except NoCredentialsError:
@@ -142,6 +140,9 @@ def check_s3(profile: Profile) -> None:
                            "check the profile's s3_bucket and s3_region") from None
     except BotoCoreError as err:
         raise ServiceError(where, f"not reachable ({type(err).__name__})", _fix(profile, "s3_endpoint", "s3")) from None
+    # S3 answers at the endpoint: do the engines the provider configured send their requests there too?
+    if (elsewhere := profile.provider.s3_clients_elsewhere(profile)) is not None:
+        raise ServiceError(where, *elsewhere)
 
 
 def hdfs_listing(client: InsecureClient, path: str) -> dict[str, int]:

@@ -3,6 +3,8 @@ profile that names another endpoint refused before it could measure another S3 t
 from __future__ import annotations
 
 import dataclasses
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -41,20 +43,41 @@ def test_every_client_of_the_lab_follows_one_s3_endpoint_setting(home):
     assert lab_s3_endpoint(LabPorts(), home) == "http://127.0.0.1:7070"
 
 
-def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_the_fix(home, tmp_path, monkeypatch):
+@pytest.fixture
+def answering_s3():
+    """An S3 endpoint that answers every request 200 (a proxy in front of S3, as far as a HEAD of the bucket goes)."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_the_fix(home, tmp_path, monkeypatch,
+                                                                                      answering_s3):
     from perfkit.lab import alluxio_dist, tools
 
     monkeypatch.setattr(tools, "s3a_jars", lambda: [])  # the jars are fetched with the lab: not needed here
     monkeypatch.setattr(alluxio_dist, "alluxio_client_jar", lambda: "alluxio-client.jar")
     near = tmp_path / "near.yml"
-    near.write_text(f"base: lab\ns3_endpoint: {PROXY}\n")
+    near.write_text(f"base: lab\ns3_endpoint: {answering_s3}\n")
     profile = load_profile(str(near))
     with pytest.raises(ServiceError, match=(
             rf"the lab's engines, tools and Alluxio send S3 requests to http://127.0.0.1:7070, not to the profile's "
-            rf"s3_endpoint {PROXY}.*Fix: run `perfkit lab up --s3-endpoint {PROXY}`")):
+            rf"s3_endpoint {answering_s3}.*Fix: run `perfkit lab up --s3-endpoint {answering_s3}`")):
         storage.check_s3(profile)
     spark = profile.provider.spark_conf(profile)
-    assert spark["spark.hadoop.fs.s3a.endpoint"] == PROXY  # perfkit's own Spark session follows the profile
+    assert spark["spark.hadoop.fs.s3a.endpoint"] == answering_s3  # perfkit's own Spark session follows the profile
+    set_lab_s3_endpoint(answering_s3, home)  # `perfkit lab up --s3-endpoint` done: profile and engines agree
+    storage.check_s3(profile)
 
 
 def test_a_cluster_profile_is_never_refused_for_its_endpoint():
