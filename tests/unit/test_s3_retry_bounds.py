@@ -10,6 +10,15 @@ from perfkit.engines import engine_class, get_engine
 from perfkit.lab.settings import LabPorts
 
 
+@pytest.fixture(autouse=True)
+def no_tool_fetch(monkeypatch):
+    """The lab's Spark settings name jars the lab fetches when it starts: a unit test fetches nothing."""
+    from perfkit.lab import alluxio_dist, tools
+
+    monkeypatch.setattr(tools, "s3a_jars", lambda: [])
+    monkeypatch.setattr(alluxio_dist, "alluxio_client_jar", lambda: "alluxio-client.jar")
+
+
 def worst_s3a_wait(retries: int, interval_s: float) -> float:
     # Hadoop's exponentialBackoffRetry: before retry r (0, 1, ...) it sleeps interval * 2^(r+1) * [0.5, 1.5)
     return sum(interval_s * 2 ** (r + 1) * 1.5 for r in range(retries))
@@ -35,6 +44,7 @@ def test_spark_s3a_retries_fit_half_the_run_time_limit(timeout_s, throttle, othe
     conf = get_engine("spark", load_profile("lab"), timeout_s).conf()
     h = "spark.hadoop.fs.s3a."
     assert conf[f"{h}attempts.maximum"] == "0"  # the SDK makes one attempt per S3A try: S3A sees every throttle
+    assert conf[f"{h}input.stream.type"] == "classic"  # the stream whose reads S3A retries and counts
     assert conf[f"{h}retry.throttle.limit"] == str(throttle) and conf[f"{h}retry.limit"] == str(other)
     assert conf[f"{h}retry.throttle.interval"] == conf[f"{h}retry.interval"] == "500ms"
     budget = timeout_s / 2 if timeout_s else 60
