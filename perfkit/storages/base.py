@@ -178,6 +178,19 @@ def visible_tree(found: dict[str, int]) -> dict[str, int]:
             if path and all(part and not HIDDEN.match(part) for part in path.split("/"))}
 
 
+class WritesRefused:
+    """For a storage that reads another's copy (a cache tier, a read-only mount): perfkit never writes through it."""
+
+    def upload(self, loc: Location, local: Path) -> None:
+        raise refuse_write(self)
+
+    def write_text(self, loc: Location, name: str, text: str) -> None:
+        raise refuse_write(self)
+
+    def delete_tree(self, loc: Location) -> None:
+        raise refuse_write(self)
+
+
 def refuse_write(storage: Storage) -> PerfkitError:
     return PerfkitError(f"storage {storage.name!r} reads the {storage.backing} copy through {storage.reads_through}: "
                         f"perfkit writes to {storage.backing}, never through {storage.name}")

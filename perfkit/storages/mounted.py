@@ -14,7 +14,7 @@ from pathlib import Path
 
 from perfkit import atomic
 from perfkit.errors import PerfkitError, ServiceError
-from perfkit.storages.base import Location, Storage, refuse_write, visible, visible_tree
+from perfkit.storages.base import Location, Storage, WritesRefused, refuse_write, visible, visible_tree
 from perfkit.storages.registry import get_storage
 
 PROBE_TIMEOUT_S = 10.0  # a frozen mount blocks a stat for ever: the probe gives up after this
@@ -128,7 +128,7 @@ class Nfs(MountedFolder):
         return self.profile.provider.fix("nfs", "mount the NFS export at the profile's nfs_mount")
 
 
-class FuseHdfs(MountedFolder):
+class FuseHdfs(WritesRefused, MountedFolder):
     """HDFS mounted through FUSE (read-only): HDFS's folders, read as plain files through the mount."""
 
     name = "fuse-hdfs"
@@ -163,16 +163,7 @@ class FuseHdfs(MountedFolder):
     def fix(self) -> str:
         return self.profile.provider.fix("fuse-hdfs", "mount HDFS there")
 
-    def upload(self, loc: Location, local: Path) -> None:
-        raise refuse_write(self)
-
-    def write_text(self, loc: Location, name: str, text: str) -> None:
-        raise refuse_write(self)
-
     def make_folder(self, loc: Location) -> None:
-        raise refuse_write(self)
-
-    def delete_tree(self, loc: Location) -> None:
         raise refuse_write(self)
 
 

@@ -9,7 +9,7 @@ from perfkit import storages
 from perfkit.config import Profile
 from perfkit.errors import ServiceError
 from perfkit.storages import Location, Storage, get_storage
-from perfkit.storages.base import refuse_write
+from perfkit.storages.base import WritesRefused
 
 BACKING = "s3"  # every tier caches the S3 copy of the data
 SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
@@ -25,7 +25,7 @@ class Counters:
         return Counters(self.cache_bytes - before.cache_bytes, self.s3_bytes - before.s3_bytes)
 
 
-class Tier(Storage):
+class Tier(WritesRefused, Storage):
     """A storage that reads the backing storage's copy through a cache: listed, read and checked as that copy,
     never written through; engines read its url()."""
 
@@ -59,15 +59,6 @@ class Tier(Storage):
 
     def checksum_matches(self, loc: Location, local: Path, digest) -> bool:
         return self.copy.checksum_matches(loc, local, digest)
-
-    def upload(self, loc: Location, local: Path) -> None:
-        raise refuse_write(self)
-
-    def write_text(self, loc: Location, name: str, text: str) -> None:
-        raise refuse_write(self)
-
-    def delete_tree(self, loc: Location) -> None:
-        raise refuse_write(self)
 
     def check(self) -> None:
         """The backing storage answers, the tier is configured, and its own service answers."""
