@@ -5,8 +5,9 @@ import logging
 import re
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 
-from perfkit.engines import Engine, QueryTimeout, close_quietly, hive_ddl
+from perfkit.engines import DATABASE, Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
 
 TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
@@ -140,6 +141,16 @@ class HiveEngine(HiveServer2Engine):
 
     def settings(self) -> str:
         return "hive_host/hive_port"
+
+    def add_partitions_sql(self, table, location, partitioning) -> list[str]:
+        """ADD PARTITION for each partition found, but Hive refuses to name its partition of nulls in DDL ("Partition
+        value contains a reserved substring"): MSCK REPAIR TABLE finds that one in its folder."""
+        nulls = [p for p in partitioning.partitions if None in p.values]  # None: the partition of nulls
+        if not nulls:
+            return super().add_partitions_sql(table, location, partitioning)
+        others = replace(partitioning, partitions=tuple(p for p in partitioning.partitions if p not in nulls))
+        named = super().add_partitions_sql(table, location, others) if others.partitions else []
+        return [*named, f"MSCK REPAIR TABLE {DATABASE}.{table}"]
 
     def with_task_logs(self, message: str) -> str:
         # "FAILED: Execution Error, return code 2 from ...MapRedTask": the task's own error is only in the logs

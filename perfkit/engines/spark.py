@@ -115,6 +115,10 @@ class SparkEngine(Engine):
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
+                # Hadoop caches a file system per bucket in the JVM, which outlives the session: the next session
+                # in this process (another endpoint, other retry settings) would read through this one's
+                spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
+            with contextlib.suppress(Exception):
                 spark.stop()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
 from perfkit.lab.hdfs import site_xml
+from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
@@ -17,9 +18,6 @@ from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
 MAIN = "org.apache.hive.service.server.HiveServer2"
-# Hive 4 on Java 17: reflection into these packages (Kryo plans, "Error caching map.xml" without java.util.concurrent)
-OPENS = ["java.lang", "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.nio", "sun.nio.ch",
-         "java.net", "java.io", "java.lang.reflect", "java.lang.invoke", "java.text", "java.time", "java.math"]
 
 
 class HiveServer2(Service):

@@ -76,6 +76,11 @@ def hive_lib() -> Path:
                               f"Hive {versions.HIVE} jars")
 
 
+def hive_exec_jar() -> Path:
+    """Hive's query engine jar: the metastore reads HiveServer2's partition filters with a class of it."""
+    return hive_lib() / f"hive-exec-{versions.HIVE}.jar"
+
+
 def spark_metastore_jars() -> list[Path]:
     """The Hive client jars Spark loads for `spark.sql.hive.metastore.jars=path` (6 jars, 83 MiB, out of hive_lib)."""
     return sorted(p for p in hive_lib().iterdir() if _HIVE_FOR_SPARK.match(p.name))

@@ -14,6 +14,11 @@ from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
+# Hive 4 on Java 17: reflection into these packages (Kryo plans, "Error caching map.xml" without java.util.concurrent);
+# HiveServer2 needs them, and the metastore too where it reads HiveServer2's partition filters (hive-exec's Kryo)
+HIVE_OPENS = ["java.lang", "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.nio", "sun.nio.ch",
+              "java.net", "java.io", "java.lang.reflect", "java.lang.invoke", "java.text", "java.time", "java.math"]
+
 HEAP = "-Xmx512m"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 SCHEMA_TOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
@@ -94,7 +99,9 @@ class HiveMetastore(Service):
             "metastore.stats.auto.analyze": "none",  # an enum: none, all, existing
             # as in the distribution's metastore-site.xml
             "metastore.task.threads.always": "org.apache.hadoop.hive.metastore.events.EventCleanerTask",
-            "metastore.expression.proxy": "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy",
+            # HiveServer2 prunes partitions by sending the metastore its filter expression, which only hive-exec's
+            # proxy reads (the default one answers UnsupportedOperationException): hive-exec is on the classpath
+            "metastore.expression.proxy": "org.apache.hadoop.hive.ql.optimizer.ppr.PartitionExpressionForMetastore",
             "metastore.server.min.threads": 4,
             "metastore.server.max.threads": 64,
             # HiveServer2 reads the notification log at start: "User root is not allowed to perform this API call"
@@ -114,8 +121,10 @@ class HiveMetastore(Service):
         log4j = self.conf_dir / "metastore-log4j2.properties"
         # the metastore checks and makes table locations: alluxio:// ones through Alluxio's client
         classpath = (f"{self.conf_dir}:{hive_jars.metastore_home() / 'lib'}/*:{tools.hadoop_lib()}/*:"
-                     f"{alluxio_dist.alluxio_client_jar()}")
+                     f"{alluxio_dist.alluxio_client_jar()}:{hive_jars.hive_exec_jar()}")
         return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
+                # hive-exec reads HiveServer2's partition filters with Kryo, which reaches into java.base
+                *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in HIVE_OPENS),
                 f"-Dlog4j2.configurationFile={log4j.as_uri()}", f"-Dderby.stream.error.file={self.root / 'derby.log'}",
                 "-cp", classpath, main_class, *args]
 

@@ -14,6 +14,7 @@ import pyarrow.orc as orc
 import pytest
 
 from perfkit.datasets import locations
+from perfkit.datasets.partitions import DEFAULT_PARTITION
 from perfkit.engines import REGISTRY, get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
@@ -206,4 +207,8 @@ def test_keys_in_upper_case_padded_numbers_escaped_values_and_nulls_read_alike_o
         tables = cmp.register_tables(engine, cmp.tableset)
         for where in STORAGES:
             got = engine.execute(cmp.suite_queries[0].for_tables(tables[where], engine.name), timeout_s=600)
-            assert result_hash(got) == result_hash(EDGE_ANSWER), (engine_name, where, got)
+            # Hive answers its partition of nulls with the folder's name for a string key (the others: NULL); a
+            # suite comparing engines then finds the results differ, which is what Hive does
+            answer = [(DEFAULT_PARTITION if r is None and engine_name == "hive" else r, *rest)
+                      for r, *rest in EDGE_ANSWER]
+            assert result_hash(got) == result_hash(answer), (engine_name, where, got)

@@ -114,7 +114,7 @@ def test_every_s3_client_of_the_lab_goes_through_the_profiles_endpoint(lab, tmp_
         alluxio = tier("alluxio", profile)
         alluxio.empty()  # a cold read: the worker fetches from S3
         s3_key = f"{profile.s3_key('datasets', comparison.placed.name, 'orc')}/{sorted(comparison.placed.files)[0]}"
-        AlluxioClient(profile).fs("cat", f"{alluxio.mount}/{s3_key}")
+        AlluxioClient(profile).fs("copyToLocal", f"{alluxio.mount}/{s3_key}", str(tmp_path / "through-alluxio"))
         src = f"s3a://{profile.s3_bucket}/{s3_key}"
         HadoopCli(profile).run("distcp", "-overwrite", src, profile.hdfs_url("test-s3-endpoint", "copy"))
         aws = AwsCliMixin()

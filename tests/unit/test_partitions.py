@@ -123,13 +123,15 @@ def test_hive_and_the_spark_thrift_server_create_a_partitioned_table_then_add_ea
     engine = HiveEngine(load_profile("lab"))
     assert engine.create_table_sql("ev_hdfs", "hdfs://nn:9000/w/ev", "parquet", [("id", "bigint"), ("name", "string")],
                                    PROPS, PARTS) == create
-    assert engine.add_partitions_sql("ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == add_partitions_ddl(
-        "perfkit.ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [
-        "ALTER TABLE perfkit.ev_hdfs ADD IF NOT EXISTS "
-        "PARTITION (`year`=2024, `region`='eu') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=eu' "
-        "PARTITION (`year`=2024, `region`='o\\'k') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=o\\'k' "
-        "PARTITION (`year`=2025, `region`='__HIVE_DEFAULT_PARTITION__') "
-        "LOCATION 'hdfs://nn:9000/w/ev/year=2025/region=__HIVE_DEFAULT_PARTITION__'"]
+    named = ("ALTER TABLE perfkit.ev_hdfs ADD IF NOT EXISTS "
+             "PARTITION (`year`=2024, `region`='eu') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=eu' "
+             "PARTITION (`year`=2024, `region`='o\\'k') LOCATION 'hdfs://nn:9000/w/ev/year=2024/region=o\\'k'")
+    assert add_partitions_ddl("perfkit.ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [  # the Spark Thrift Server's
+        named + " PARTITION (`year`=2025, `region`='__HIVE_DEFAULT_PARTITION__') "
+                "LOCATION 'hdfs://nn:9000/w/ev/year=2025/region=__HIVE_DEFAULT_PARTITION__'"]
+    # Hive refuses to name its partition of nulls in DDL: MSCK REPAIR TABLE finds it in its folder
+    assert engine.add_partitions_sql("ev_hdfs", "hdfs://nn:9000/w/ev/", PARTS) == [
+        named, "MSCK REPAIR TABLE perfkit.ev_hdfs"]
     batches = add_partitions_ddl("perfkit.t", "s3a://b/t", PARTS, batch=2)
     assert len(batches) == 2 and batches[1].count("PARTITION (") == 1
 
@@ -183,8 +185,8 @@ def test_each_engine_runs_its_ddl_for_a_partitioned_table(engine_class, monkeypa
     digest = table_definition(engine.name, "s3a://b/w/ev", "parquet", [("id", "bigint")], PARTS)
     assert "'perfkit.definition'" in created[0] and f"'{digest}'" in created[0]
     last = recorded.statements[-1]
-    assert last.startswith("ALTER TABLE perfkit.ev_s3 ADD IF NOT EXISTS PARTITION (`year`=2024")\
-        if engine_class is HiveEngine else last.startswith("CALL hive.system.sync_partition_metadata(")
+    assert last == "MSCK REPAIR TABLE perfkit.ev_s3" if engine_class is HiveEngine else \
+        last.startswith("CALL hive.system.sync_partition_metadata(")
 
 
 def test_an_engine_that_counts_other_rows_than_the_footers_hold_stops_the_run_with_the_fix():
@@ -331,3 +333,17 @@ def test_a_query_comparison_registers_a_partitioned_table_with_its_partitions_an
                                            r"string: 3 partitions\): hive counts 299 rows but the 3 files' footers "
                                            r"hold 300"):
         cmp.register_tables(engine, tableset)
+
+
+def test_hive_finds_its_partition_of_nulls_by_msck_as_it_refuses_to_name_it_in_ddl():
+    from perfkit.config import load_profile
+    from perfkit.datasets.partitions import DEFAULT_PARTITION, discover
+    from perfkit.engines.hive import HiveEngine
+    from perfkit.engines.spark_thrift import SparkThriftEngine
+
+    layout = discover({"region=eu/a.parquet": 5, f"region={DEFAULT_PARTITION}/b.parquet": 5}, "t", "hdfs:///w/t")
+    hive = HiveEngine(load_profile("lab")).add_partitions_sql("t", "hdfs:///w/t", layout.partitioning)
+    assert hive[-1] == "MSCK REPAIR TABLE perfkit.t" and DEFAULT_PARTITION not in " ".join(hive)
+    assert "PARTITION (`region`='eu')" in hive[0]
+    spark_thrift = SparkThriftEngine(load_profile("lab")).add_partitions_sql("t", "hdfs:///w/t", layout.partitioning)
+    assert DEFAULT_PARTITION in spark_thrift[0]  # Spark names it in DDL
