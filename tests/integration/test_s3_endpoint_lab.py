@@ -117,10 +117,10 @@ def test_every_s3_client_of_the_lab_goes_through_the_profiles_endpoint(lab, tmp_
         AlluxioClient(profile).fs("copyToLocal", f"{alluxio.mount}/{s3_key}", str(tmp_path / "through-alluxio"))
         src = f"s3a://{profile.s3_bucket}/{s3_key}"
         HadoopCli(profile).run("distcp", "-overwrite", src, profile.hdfs_url("test-s3-endpoint", "copy"))
-        aws = AwsCliMixin()
+        aws = AwsCliMixin()  # the command perfkit's aws-cli transfer methods run, with the profile's endpoint
         aws.profile = profile
-        subprocess.run(aws.aws("s3", "ls", f"s3://{profile.s3_bucket}/{profile.prefix}/"), check=True,
-                       capture_output=True, env=aws_env(profile), timeout=120)
+        subprocess.run(aws.aws("s3", "cp", f"s3://{profile.s3_bucket}/{s3_key}", str(tmp_path / "through-aws")),
+                       check=True, capture_output=True, env=aws_env(profile), timeout=120)
         services = {pid: s.name for s in lab.services for pid in s.pids().values() if pid}
         seen = Counter(_who(pid, services) for pid in proxy.opened_by.elements())
         for client in ("spark", "trino", "hiveserver2", "spark-thrift", "alluxio", "distcp", "aws cli"):
