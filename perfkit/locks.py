@@ -30,9 +30,9 @@ def dataset_lock(name: str, file_format: str, where: list[str]) -> contextlib.Ab
 
 
 def table_lock(engine: str, table: str) -> contextlib.AbstractContextManager:
-    """The lock of making table `table` (a name that ends with its definition's digest) on `engine`: a partitioned
-    table is made in several statements (CREATE, then its partitions), and a second run must not take it as made
-    before its partitions are there."""
+    """The lock of making table `table` (a name that ends with its definition's digest) on `engine`: a table is made
+    in several statements (look, drop perfkit's stale one, CREATE, then its partitions), and a second run must neither
+    drop it nor take it as made before its partitions are there."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"table-{engine}-{table}")
     return held(lock_dir() / f"{safe}.lock", f"table {table} on {engine}", doing="making",
                 then="the table is shared")

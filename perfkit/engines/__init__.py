@@ -81,13 +81,15 @@ class Engine(ABC):
 
         With `partitioning` (key=value folders found below `location`) the table is partitioned by its columns and
         the partitions found are part of its definition: it is created, then given those partitions, only when it
-        is made. Those are several statements, so the make holds a lock (per user and machine, keyed on the engine
-        and the table): a second run waits, then finds the whole table. If adding the partitions fails, the table
-        just made is dropped, so that no table carries the definition without its partitions.
+        is made. If adding the partitions fails, the table just made is dropped, so that no table carries the
+        definition without its partitions.
+
+        Looking, dropping and creating are several statements, so the make holds a lock (per user and machine, keyed
+        on the engine and the table): two runs at once both found no table, and the second dropped the table the
+        first had just made and was about to query. A second run now waits, then finds the whole table.
         """
         digest = table_definition(self.name, location, file_format, columns, partitioning)
-        making = table_lock(self.name, table) if partitioning else contextlib.nullcontext()
-        with making:
+        with table_lock(self.name, table):
             if self._holds(table, digest):
                 return False
             self.drop_own_table(table)

@@ -160,7 +160,7 @@ def test_bad_table_locations_are_named_before_any_work(profile, tmp_path):
     s3 = locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", "nation")
     try:
         for folder, message in [("missing", r"does not exist\. Fix: give an existing folder"),
-                                ("empty", r"is empty \(no data file directly in it"),
+                                ("empty", r"is empty \(no data file in it or in key=value partition folders below it"),
                                 ("mixed", r"mixes formats \(orc, parquet\)")]:
             comparison = QueryComparison(profile, engines=["trino"], suite=str(_one_query(tmp_path)),
                                          tables={"hdfs": f"hdfs://{base}/{folder}", "s3": str(s3)})
