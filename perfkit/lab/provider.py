@@ -69,6 +69,7 @@ class LabProvider(Provider):
                 # Hive's <session>_resources folder and Spark's block files: under the lab home, not /tmp
                 "spark.driver.extraJavaOptions": java_tmpdir(),
                 "spark.local.dir": str(lab_home() / "tmp"),
+                "spark.hadoop.hadoop.tmp.dir": str(lab_home() / "tmp"),  # S3A's upload buffers (fs.s3a.buffer.dir)
                 # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 cannot)
                 **spark_metastore_conf(ports)}
 
