@@ -71,19 +71,16 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
     rows = []
     for key, group in frame.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        ok = group[(group["phase"] == "measured") & group["ok"].astype(bool)]
-        throttled = (ok["params"].map(throttled_requests) if "params" in ok else pd.Series(0, index=ok.index)).astype(int)
+        throttled = _throttled(_measured_ok(group))
         throttled_runs, throttled_total = int((throttled > 0).sum()), int(throttled.sum())
-        if not include_throttled:
-            ok = ok[throttled == 0]
+        ok = samples(group, include_throttled)
         base = ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy()
         oth = ok.loc[ok["storage"] == other, "wall_s"].to_numpy()
         sb, so = summary(base), summary(oth)
         by_median = so["median"] / sb["median"] if sb["n"] and so["n"] else np.nan
         by_min = so["min"] / sb["min"] if sb["n"] and so["n"] else np.nan
         ci = ratio_ci(oth, base)
-        hashes = group[group["ok"].astype(bool)].groupby("storage")["result_hash"].agg(lambda h: set(h.dropna()))
-        results_match = _results_match(hashes)
+        results_match = same_results(group)
         if not results_match:  # timing two different answers says nothing about the storages
             by_median = by_min = np.nan
             ci = (np.nan, np.nan)
@@ -103,10 +100,26 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
     return pd.DataFrame(rows)
 
 
-def _results_match(hashes_by_storage: pd.Series) -> bool:
-    """True when every successful run, on every storage, returned the same result."""
-    distinct = set().union(*hashes_by_storage.tolist()) if len(hashes_by_storage) else set()
-    return len(distinct) <= 1
+def samples(frame: pd.DataFrame, include_throttled: bool = False) -> pd.DataFrame:
+    """The rows that are samples: measured (never warm-up), successful, and not throttled by the S3 server unless
+    include_throttled (a throttled run timed its retries too)."""
+    ok = _measured_ok(frame)
+    return ok if include_throttled else ok[_throttled(ok) == 0]
+
+
+def same_results(frame: pd.DataFrame) -> bool:
+    """True when every successful run, on every storage, returned the same result: timing two different answers
+    says nothing about the storages."""
+    return frame.loc[frame["ok"].astype(bool), "result_hash"].dropna().nunique() <= 1
+
+
+def _measured_ok(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[(frame["phase"] == "measured") & frame["ok"].astype(bool)]
+
+
+def _throttled(rows: pd.DataFrame) -> pd.Series:
+    """Per row, the requests the S3 server throttled during it."""
+    return (rows["params"].map(throttled_requests) if "params" in rows else pd.Series(0, index=rows.index)).astype(int)
 
 
 def compare_storages(frame: pd.DataFrame, storages: list[str], baseline: str,
