@@ -86,6 +86,37 @@ def lab_up(services, s3_endpoint):
         raise PerfkitError("lab: some services are not healthy; see `perfkit lab status` and the logs")
 
 
+@lab.command("network")
+@click.argument("profile", required=False)
+@click.option("--rtt-ms", type=float, help="Round trip added to every S3 request (whole ms).")
+@click.option("--jitter-ms", type=float, help="+/- around the round trip (whole ms, at most half of it).")
+@click.option("--per-connection-mb-s", type=float, help="Bandwidth of each S3 connection, MB/s (10^6 bytes).")
+@click.option("--total-mb-s", type=float, help="Bandwidth of all S3 connections together, MB/s.")
+def lab_network(profile, rtt_ms, jitter_ms, per_connection_mb_s, total_mb_s):
+    """Put the lab's S3 behind an emulated network: PROFILE (local, ec2-s3, onprem-10gbe) and/or your own values.
+
+    Without arguments: the network the lab emulates now. Every S3 client of the lab (Spark, Trino, Hive, the Spark
+    Thrift Server, Alluxio, DistCp, the aws cli, boto3) goes through it; HDFS stays local. Refused while a run
+    measures."""
+    from perfkit.lab import Lab
+    from perfkit.network import PROFILES, network_profile
+
+    lab = Lab()
+    values = {"rtt_ms": rtt_ms, "jitter_ms": jitter_ms, "per_connection_mb_s": per_connection_mb_s,
+              "total_mb_s": total_mb_s}
+    values = {k: v for k, v in values.items() if v is not None}
+    if profile is None and not values:
+        network = lab.network()
+        click.echo(f"lab: S3 network {network.describe()}")
+        click.echo(f"     source: {network.source}")
+        click.echo("     profiles: " + "; ".join(p.describe() for p in PROFILES.values()))
+        return
+    network = network_profile({"base": profile, **values} if values else profile)
+    restarted = lab.set_network(network)
+    again = f" (restarted {', '.join(restarted)} to follow)" if restarted else ""
+    click.echo(f"lab: S3 network {network.describe()}{again}")
+
+
 @lab.command("down")
 def lab_down():
     """Stop every process the lab started."""
@@ -100,8 +131,10 @@ def lab_status():
     """Each service with its address, pid and health; exit 1 if any is down."""
     from perfkit.lab import Lab
 
-    rows = Lab().status()
+    lab = Lab()
+    rows = lab.status()
     _print_status(rows)
+    click.echo(f"S3 network: {lab.network().describe()}")
     if not all(r.healthy for r in rows):
         sys.exit(1)
 
@@ -203,13 +236,16 @@ def compare_cmd(a, b, factor, alpha, fail_on_regression):
 @click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
 @click.option("--include-throttled", is_flag=True,
               help="Count runs the S3 server throttled in the speed-ups and verdicts (left out by default).")
+@click.option("--network", default="", help="The lab's S3 network for this run: local, ec2-s3, onprem-10gbe "
+                                              "(default: as `perfkit lab network` set it).")
 def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, scale, tables_file,
-                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline, include_throttled):
+                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline, include_throttled, network):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 
-    comparison = QueryComparison(load_profile(profile, bucket=bucket), engines=_split(engines), rows=rows,
+    comparison = QueryComparison(load_profile(profile, bucket=bucket, network=network), engines=_split(engines),
+                                 rows=rows,
                                  files=files, file_format=file_format, runs=runs, warmup=warmup,
                                  suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
                                  query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline,
@@ -238,6 +274,8 @@ def _measure(comparison):
 def _echo_recap(comparison) -> None:
     import pandas as pd
 
+    if comparison.measured_network is not None:  # where S3 sat, first: the times mean nothing without it
+        click.echo(comparison.measured_network.headline())
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         click.echo(comparison.recap().to_string(index=False))
 
@@ -284,7 +322,10 @@ def _split(text: str) -> list[str]:
 @click.option("--mean-mb", default=16.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Generated file set: mean file size.")
 @click.option("--checksum/--no-checksum", default=False, help="Also compare every copy's MD5 with its source.")
-def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, order, files, mean_mb, checksum):
+@click.option("--network", default="", help="The lab's S3 network for this run: local, ec2-s3, onprem-10gbe "
+                                              "(default: as `perfkit lab network` set it).")
+def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, order, files, mean_mb, checksum,
+                 network):
     """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
@@ -296,7 +337,8 @@ def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, 
         levels = []
     if not levels or min(levels) < 1:
         raise PerfkitError(f"--concurrency {concurrency!r} is not a list of integers >= 1: write e.g. 1,4,8")
-    comparison = TransferComparison(load_profile(profile, bucket=bucket), methods=_split(methods) or list(REGISTRY),
+    comparison = TransferComparison(load_profile(profile, bucket=bucket, network=network),
+                                    methods=_split(methods) or list(REGISTRY),
                                     concurrency=levels, repeats=repeats, order=order,
                                     source_prefix=source_prefix or None, files=files, mean_mb=mean_mb,
                                     checksum=checksum)

@@ -202,10 +202,16 @@ def config_differences(side_a: pd.DataFrame, side_b: pd.DataFrame, experiments: 
         for name in sorted(set().union(*a, *b)):
             values_a = sorted({run.get(name, "(not recorded)") for run in a})
             values_b = sorted({run.get(name, "(not recorded)") for run in b})
-            if values_a != values_b:
+            if values_a != values_b and not _measured(name):
                 differences.append({"experiment": experiment, "setting": name,
                                     "a": ", ".join(values_a), "b": ", ".join(values_b)})
     return differences
+
+
+def _measured(setting: str) -> bool:
+    """A figure the run measured (the S3 path's calibration), not a setting: it differs between any two runs. The
+    network asked (network.network.*) is a setting."""
+    return setting.startswith("network.") and not setting.startswith("network.network.")
 
 
 def _settings(side: pd.DataFrame) -> list[dict]:
@@ -234,8 +240,8 @@ def only_in(table: pd.DataFrame, side: str) -> pd.DataFrame:
 
 # -- the default pair of the notebook ------------------------------------------------------------------------
 def latest_pair(experiment: str = DEFAULT_EXPERIMENT, folder: Path | str | None = None) -> tuple[str, str]:
-    """(A, B) run ids of `experiment`: the latest two complete runs with the same parameters (the same report
-    rendered twice: only the time differs), else the latest run and the latest earlier one sharing a case with it.
+    """(A, B) run ids of `experiment`: the latest two complete runs with the same parameters behind the same S3
+    network (the same report rendered twice: only the time differs), else the latest run and the latest earlier one sharing a case with it.
     A PerfkitError saying what is missing when there is no such pair (a fresh clone has one run after its first
     `make report`)."""
     root = Path(folder) if folder else results_dir()
@@ -248,7 +254,9 @@ def latest_pair(experiment: str = DEFAULT_EXPERIMENT, folder: Path | str | None 
         config = frame["config"].iloc[0] or {}
         if config.get("interrupted") or not frame["ok"].astype(bool).any():
             continue  # an interrupted or wholly failed run is a poor baseline and a poor candidate
-        runs[path.stem] = (set(_cases(frame)), json.dumps(config.get("parameters"), sort_keys=True, default=str))
+        # the same parameters behind the same S3 network asked: the same report rendered twice
+        asked = [config.get("parameters"), (config.get("network") or {}).get("network")]
+        runs[path.stem] = (set(_cases(frame)), json.dumps(asked, sort_keys=True, default=str))
     if len(runs) < 2:
         raise PerfkitError(f"{len(runs)} complete run(s) of {experiment} under {root}, and comparing needs two: "
                            f"render notebooks/{experiment}.ipynb again (make report), or give a and b")

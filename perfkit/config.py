@@ -148,7 +148,10 @@ def load_profile(name: str = "lab", **options) -> Profile:
         bucket: my-bucket
         spark_master: yarn
     """
+    network = options.pop("network", None)
     options = {k: v for k, v in options.items() if v not in (None, "")}
+    if network not in (None, ""):
+        return _behind_network(name, network, options)
     if name in BUILTIN:
         return _builtin(name, options, f"profile {name!r}")
     path = Path(name)
@@ -159,6 +162,20 @@ def load_profile(name: str = "lab", **options) -> Profile:
             raise PerfkitError(f"profile file {path}: base {base!r} is unknown; use one of {', '.join(BUILTIN)}")
         return replace(_builtin(base, {**data, **options}, f"profile file {path}"), name=path.stem)
     raise PerfkitError(f"unknown profile {name!r}: use 'lab', 'emr' or the path of a YAML profile file")
+
+
+def _behind_network(name: str, network, options: dict) -> Profile:
+    """The profile once its provider has put S3 behind `network` (a name of perfkit.network.PROFILES or values): the
+    lab's S3 clients, and so the profile's s3_endpoint, change with it."""
+    from perfkit.network import network_profile
+
+    wanted = network_profile(network)
+    before = load_profile(name, **options)
+    if "s3_endpoint" in options or (Path(name).suffix in (".yml", ".yaml") and "s3_endpoint" in _read_yaml(Path(name))):
+        raise PerfkitError(f"profile {name!r} sets s3_endpoint and network={wanted.name!r} sets the lab's S3 path too: "
+                           "keep one (remove s3_endpoint to emulate a network)")
+    before.provider.use_network(wanted)
+    return load_profile(name, **options)
 
 
 EMR_OPTIONS = ("bucket", "master", "region")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from perfkit.errors import PerfkitError
 from perfkit.paths import lock_dir
 
 
@@ -56,6 +57,40 @@ def held(path: Path, what: str, doing: str = "placing", then: str = "its data is
         handle.truncate()
         handle.write(f"perfkit run pid {os.getpid()} (since {time.strftime('%H:%M:%S')})")
         handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+NETWORK_LOCK = "s3-network.lock"
+
+
+@contextlib.contextmanager
+def network_in_use(what: str = "a perfkit run") -> Iterator[None]:
+    """Held (shared) by every run while it measures: the S3 network it records must be the one it ran behind.
+    Runs share it with each other; `perfkit lab network` takes it alone and is refused while any run holds it."""
+    path = lock_dir() / NETWORK_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)  # waits only while a network change is being made
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def network_change() -> Iterator[None]:
+    """Held (alone) while the S3 network changes; refused at once, with the fix, while a run measures."""
+    path = lock_dir() / NETWORK_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PerfkitError("the S3 network cannot change while a perfkit run is measuring behind it (lock "
+                               f"{path}): wait for the run to end, then set the network again") from None
         try:
             yield
         finally:

@@ -57,6 +57,32 @@ def speedups(comparison: pd.DataFrame, baseline: str = "hdfs"):
     return fig
 
 
+def s3_distance(samples: pd.DataFrame):
+    """Per engine: mean seconds per query against the round trip to S3 (left) and against each S3 connection's
+    bandwidth (right, log scale); S3 solid, HDFS (local: the flat reference) dashed; dots are every measured run."""
+    engines = sorted(samples["subject"].unique())
+    fig, axes = plt.subplots(max(len(engines), 1), 2, figsize=(12, 4 * max(len(engines), 1)), squeeze=False)
+    for row, engine in zip(axes, engines):
+        runs = samples[samples["subject"] == engine]
+        for ax, axis, limited in ((row[0], "rtt_ms", False), (row[1], "per_connection_mb_s", True)):
+            part = runs[runs["per_connection_mb_s"].notna() == limited]
+            for (query, where), group in part.groupby(["case", "storage"], sort=True):
+                means = group.groupby(axis)["wall_s"].mean()
+                colour = plt.cm.tab10(sorted(part["case"].unique()).index(query) % 10)
+                ax.plot(means.index, means.values, "-" if where == "s3" else "--", marker="o", color=colour,
+                        label=f"{query} {where.upper()}")
+                ax.scatter(group[axis], group["wall_s"], s=6, color=colour, alpha=0.5)
+            if limited:
+                ax.set_xscale("log")
+                ax.invert_xaxis()  # further right: less bandwidth, as further right is more round trip on the left
+            ax.set_xlabel("round trip to S3, ms" if not limited else "MB/s per S3 connection (round trip 0 ms)")
+            ax.set_ylabel("seconds")
+            ax.set_title(f"{engine}: query time against the " + ("round trip" if not limited else "bandwidth"))
+        row[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
 def transfer_rates(summary: pd.DataFrame):
     """MB/s of each method at its best concurrency, fastest on top."""
     best = (summary.dropna(subset=["MB/s"]).sort_values("MB/s").groupby("method", sort=False).tail(1))

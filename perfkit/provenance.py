@@ -28,9 +28,12 @@ def host() -> dict[str, str]:
             "python_executable": sys.executable}
 
 
-def run_config(profile, parameters: dict, **extra) -> dict:
-    """The configuration every record of a run carries: versions, host, profile, parameters (+ extra)."""
-    return {"versions": versions(profile), "host": host(), "profile": profile.describe(), "parameters": parameters, **extra}
+def run_config(profile, parameters: dict, network=None, **extra) -> dict:
+    """The configuration every record of a run carries: versions, host, profile, parameters, where S3 sat (a
+    perfkit.calibration.Calibration, for runs that use S3) (+ extra)."""
+    shown = {"network": network.as_dict()} if network is not None else {}
+    return {"versions": versions(profile), "host": host(), "profile": profile.describe(), "parameters": parameters,
+            **shown, **extra}
 
 
 def environment_table(profile, parameters: dict):

@@ -105,6 +105,21 @@ class Provider:
         requests somewhere else than the profile's s3_endpoint: a run would measure another S3 than it records."""
         return None
 
+    # -- where S3 sits ---------------------------------------------------------------------------------------------
+    def network(self):
+        """The emulated network S3 sits behind (perfkit.network.NetworkProfile), or None: S3 at its real distance."""
+        return None
+
+    def use_network(self, network) -> list[str]:
+        """Put S3 behind `network` (a NetworkProfile); returns the services that restarted to follow."""
+        raise PerfkitError(f"network={network.name!r} emulates a distance between the embedded lab and its S3 server; "
+                           "on a cluster S3 is where it is, and perfkit measures that path (the calibration in every "
+                           "record). Fix: leave network empty with this profile")
+
+    def direct_s3_endpoint(self, profile) -> str | None:
+        """When S3 sits behind an emulated network: the S3 server's own address (the calibration measures both)."""
+        return None
+
     # -- where the data lands on this machine --------------------------------------------------------------------
     def nfs_export(self) -> Path | None:
         """The folder the NFS server exports, when it is on this machine (else the profile's nfs_mount is used)."""

@@ -21,6 +21,7 @@ class Experiment(ABC):
     experiment: str = "?"  # results go to data/results/<experiment>/
     unit: str = "runs"  # what one record is, in failure messages: "query runs", "copies", "read jobs"
     results: ResultSet | None = None
+    _calibration = None
 
     def parameters(self) -> dict:
         """What the run was asked to do: every field but the profile (recorded with each run)."""
@@ -28,6 +29,26 @@ class Experiment(ABC):
 
     def environment(self) -> pd.DataFrame:
         return provenance.environment_table(self.profile, self.parameters())
+
+    def s3_network(self):
+        """Where S3 sat for this run and what its path measured (perfkit.calibration): once per experiment, before
+        its first measured run, and recorded with every run."""
+        if self._calibration is None:
+            from perfkit.calibration import calibrate
+
+            self._calibration = calibrate(self.profile)
+        return self._calibration
+
+    @property
+    def measured_network(self):
+        """The S3 path's calibration when it was measured (s3_network()), else None."""
+        return self._calibration
+
+    def network_headline(self):
+        """The report's first line: where S3 sat (the network, emulated or not) and what its path measured."""
+        from IPython.display import Markdown
+
+        return Markdown(f"**{self.s3_network().headline()}**")
 
     def prepare(self, progress: bool = True):
         """Check the services and put the data in place; idempotent."""

@@ -19,6 +19,7 @@ from tqdm import (
 
 from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
+from perfkit.experiments.copy_cost import COPY_METHODS
 from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
@@ -30,10 +31,12 @@ from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
 from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.health import HealthWatch, storage_probes
+from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
+from perfkit.transfer import REGISTRY as TRANSFER_METHODS
 from perfkit.storages import get_storage, placed, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 
@@ -66,6 +69,7 @@ class QueryComparison(Experiment):
     tables: dict | str | None = None  # the user's own tables: storage -> location(s), or a YAML file of that map
     placement: str = "copy"  # tpch, hibench: generate into HDFS and copy to S3, or "generate" into each storage
     include_throttled: bool = False  # runs the S3 server throttled count in the speed-ups and verdicts too
+    copy_methods: list[str] = field(default_factory=lambda: list(COPY_METHODS))  # the break-even's copy to HDFS
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -81,6 +85,9 @@ class QueryComparison(Experiment):
         self.placement = validate.choice("placement", self.placement, PLACEMENTS)
         self.cold_cache = validate.flag("cold_cache", self.cold_cache)
         self.include_throttled = validate.flag("include_throttled", self.include_throttled)
+        self.copy_methods = validate.names("copy_methods", self.copy_methods, choices=list(TRANSFER_METHODS),
+                                           empty_ok=True)
+        self.copy_cost = None  # measured once, by copy_to_hdfs()
         self.query_timeout_s = validate.number("query_timeout_s", self.query_timeout_s, above=0, unit="seconds",
                                                none_means="no limit")
         self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
@@ -142,7 +149,7 @@ class QueryComparison(Experiment):
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
                 "scale": self.scale, "tables": self.tables, "placement": self.placement,
-                "include_throttled": self.include_throttled}
+                "include_throttled": self.include_throttled, "copy_methods": self.copy_methods}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -191,7 +198,7 @@ class QueryComparison(Experiment):
             placed = self.placed
             dataset.update({"format": placed.file_format, "files": len(placed.files), "bytes": placed.total_bytes,
                             "replaced": placed.replaced, **asdict(self.dataset)})
-        return provenance.run_config(self.profile, self.parameters(), dataset=dataset)
+        return provenance.run_config(self.profile, self.parameters(), network=self.s3_network(), dataset=dataset)
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
@@ -208,18 +215,19 @@ class QueryComparison(Experiment):
         marked interrupted on Ctrl-C, SIGTERM or a service gone, and this run's own writes are cleaned up."""
         results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
         tableset = self.tableset or self.prepare(progress)
-        results = self.results = ResultSet(self.experiment, self.config())
-        self.watch_storages(tableset)
-        try:
-            yield results, tableset
-        except BaseException:
-            results.config["interrupted"] = True
-            raise
-        finally:
+        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
+            results = self.results = ResultSet(self.experiment, self.config())
+            self.watch_storages(tableset)
             try:
-                results.save()  # a save that fails (a full disk) keeps the records elsewhere and says where
+                yield results, tableset
+            except BaseException:
+                results.config["interrupted"] = True
+                raise
             finally:
-                self.cleanup()
+                try:
+                    results.save()  # a save that fails (a full disk) keeps the records elsewhere and says where
+                finally:
+                    self.cleanup()
 
     @staticmethod
     def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:
@@ -427,6 +435,32 @@ class QueryComparison(Experiment):
             table = recap_wide(self.comparison(), titles, self.baseline, self._others())
         versions = self._results().config.get("versions", {})
         table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
+        return table
+
+    def copy_to_hdfs(self, progress: bool = False):
+        """The copy half of the break-even, measured once after the query runs, behind the same network: the S3
+        tables' files copied to HDFS by each of copy_methods (verified; saved with the transfer runs)."""
+        from perfkit.experiments.copy_cost import measure_copy
+
+        if self.copy_cost is None:
+            if "s3" not in self.tableset.tables:
+                raise PerfkitError("break-even: the data is not on S3 in this run: add s3 to storages")
+            locations = [t.location for t in self.tableset.tables["s3"].values()]
+            self.copy_cost = measure_copy(self.profile, locations, self.copy_methods, progress=progress)
+        return self.copy_cost
+
+    def break_even(self, progress: bool = False) -> pd.DataFrame:
+        """After how many runs of each query copying the data to HDFS once, then querying HDFS, beats querying S3
+        directly (the first study's trade): the measured copy time over each query's measured S3 penalty."""
+        from perfkit.breakeven import break_even_table
+
+        if not {"hdfs", "s3"} <= set(self.storages):
+            raise PerfkitError("break-even compares querying S3 with copying to HDFS: give storages hdfs and s3")
+        cost = self.copy_to_hdfs(progress)
+        if cost.fastest is None:
+            return pd.DataFrame({"finding": [cost.sentence()]})
+        table = break_even_table(self._frame(), cost.fastest[1])
+        table.insert(2, "copied by", cost.fastest[0])
         return table
 
     def engines_table(self) -> pd.DataFrame:

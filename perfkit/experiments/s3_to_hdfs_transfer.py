@@ -20,6 +20,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from perfkit import provenance, storage, validate
+from perfkit.locks import network_in_use
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
@@ -106,9 +107,13 @@ class TransferComparison(Experiment):
         return f"{self.run_root}/{name}-c{concurrency}-r{repeat}"
 
     def run(self, progress: bool = True) -> ResultSet:
+        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
+            return self._run(progress)
+
+    def _run(self, progress: bool) -> ResultSet:
         results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         manifest = self.manifest or self.prepare(progress)
-        config = provenance.run_config(self.profile, self.parameters(), dataset={
+        config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network(), dataset={
             "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
             "bytes": manifest.total_bytes})
         results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)

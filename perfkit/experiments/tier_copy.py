@@ -26,6 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from perfkit import provenance, storage
+from perfkit.locks import network_in_use
 from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.config import Profile
 from boto3.s3.transfer import TransferConfig
@@ -193,10 +194,14 @@ class TierCopy(Experiment):
 
     # the protocol ------------------------------------------------------------------------------------------------
     def run(self, progress: bool = True) -> ResultSet:
+        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
+            return self._run(progress)
+
+    def _run(self, progress: bool) -> ResultSet:
         if not self.expected:
             self.prepare(progress)
         client = AlluxioClient(self.profile)
-        config = provenance.run_config(self.profile, self.parameters())
+        config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network())
         config["versions"]["alluxio"] = client.version()
         results = self.results = ResultSet(EXPERIMENT, config)
         readers = list(self.readers)

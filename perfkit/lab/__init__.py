@@ -19,10 +19,14 @@ from perfkit.lab.metastore import HiveMetastore
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
+from perfkit.lab.s3_network import S3Network, current_network, save_network
 from perfkit.lab.service import Service, start_order
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
-from perfkit.lab.settings import HOST, LabPorts, checked_home, lab_credentials, set_lab_s3_endpoint
+from perfkit.lab.settings import (HOST, LabPorts, checked_home, direct_s3_endpoint, lab_credentials, lab_s3_endpoint,
+                                  set_lab_s3_endpoint)
+from perfkit.locks import network_change
+from perfkit.network import NetworkProfile
 
 # the services whose configuration names the S3 endpoint (written at their start)
 S3_CLIENTS = ("hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio")
@@ -52,7 +56,7 @@ class Lab:
         self.skipped: set[str] = set()  # services the last up() left down on purpose (no Java for them, ...)
         # listed storage first, then what reads it; select() and down() follow each service's `needs` all the same
         self.services: list[Service] = [hdfs, *(kind(self.home, self.ports) for kind in (
-            S3Server, AlluxioServer, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
+            S3Server, S3Network, AlluxioServer, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
 
     def select(self, names: list[str] | None = None) -> list[Service]:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
@@ -106,6 +110,7 @@ class Lab:
         """Fetch (once, into the tool cache) what every service runs."""
         tools.hadoop_lib()
         tools.versitygw()
+        tools.toxiproxy()
         tools.rclone()
         tools.spark_home()
         hive_jars.metastore_home()
@@ -131,6 +136,26 @@ class Lab:
             print(f"lab: restarting {service.name} against S3 at {endpoint or 'the lab S3 server'} ...", flush=True)
             service.start()
         return [s.name for s in running]
+
+    def service(self, name: str) -> Service:
+        return next(s for s in self.services if s.name == name)
+
+    def set_network(self, network: NetworkProfile) -> list[str]:
+        """Put S3 behind `network` for every S3 client of the lab (refused while a run measures). Changing the toxics
+        is instant; going from `local` to an emulated network or back restarts the S3 clients that run (they read
+        the endpoint at start). Returns what restarted."""
+        with network_change():
+            save_network(network, self.home)
+            self.up([S3Network.name])  # the S3 server and the proxy, which applies the saved profile
+            proxy = self.service(S3Network.name)
+            wanted = proxy.endpoint if network.emulated else None
+            now = lab_s3_endpoint(self.ports, self.home)
+            if now == (wanted or direct_s3_endpoint(self.ports)):
+                return []
+            return self.send_s3_to(wanted)
+
+    def network(self) -> NetworkProfile:
+        return current_network(self.home)
 
     def down(self) -> list[str]:
         """Stop every process this lab started (and nothing else); return their names."""

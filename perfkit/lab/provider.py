@@ -13,7 +13,8 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
-from perfkit.lab.settings import BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_home, lab_s3_endpoint
+from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
+                                  lab_s3_endpoint)
 from perfkit.providers import Provider
 from perfkit.waiting import WaitTimeout, poll_until
 
@@ -128,6 +129,21 @@ class LabProvider(Provider):
                 f"s3_endpoint {profile.s3_endpoint}: a run would measure another S3 than its record says",
                 f"run `perfkit lab up --s3-endpoint {profile.s3_endpoint}` (restarts the lab's S3 clients against "
                 "it; `--s3-endpoint direct` goes back), or remove s3_endpoint from the profile")
+
+    def network(self):
+        from perfkit.lab.s3_network import current_network
+
+        return current_network(lab_home())
+
+    def use_network(self, network) -> list[str]:
+        from perfkit.lab import Lab
+
+        return Lab().set_network(network)
+
+    def direct_s3_endpoint(self, profile) -> str | None:
+        ports = LabPorts.from_env()
+        direct = direct_s3_endpoint(ports)
+        return direct if (profile.s3_endpoint or "").rstrip("/") != direct else None
 
     def nfs_export(self) -> Path:
         return lab_home() / "nfs"  # the folder the lab's NFS server exports

@@ -65,6 +65,8 @@ class LabPorts:
     alluxio_worker: int = 29999
     alluxio_worker_web: int = 30000
     alluxio_proxy: int = 39999  # Alluxio's S3 API
+    s3_proxy: int = 7071  # Toxiproxy's listener in front of the S3 server: S3 behind an emulated network
+    toxiproxy: int = 8474  # Toxiproxy's HTTP API (its default port)
 
     @classmethod
     def from_env(cls) -> "LabPorts":

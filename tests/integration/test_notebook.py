@@ -9,8 +9,9 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     report = render("notebooks/hdfs_vs_s3_queries.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
-    for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict"):
+    for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict", "copied by"):
         assert heading in page
+    assert "S3 on this machine, no emulated network (network local): measured" in page  # the first line says where
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
     for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
         assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report
@@ -23,6 +24,27 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     assert nb["metadata"]["papermill"]["parameters"]["rows"] == 5_000
     assert nb["metadata"]["perfkit"]["ok"] is True
     assert len(list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl"))) == 1
+
+
+def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path, monkeypatch):
+    from perfkit.network import PROFILES
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    params = {"rtt_ms": [0, 40], "per_connection_mb_s": [20], "rows": 20_000, "files": 2, "runs": 2, "warmup": 0,
+              "queries": ["q1"]}
+    try:
+        report = render("notebooks/s3_distance.ipynb", params, out_root=tmp_path / "reports")
+    finally:
+        lab.set_network(PROFILES["local"])  # the sweep leaves the lab behind its last setting
+    assert report.ok, report.error
+    page = report.html.read_text()
+    for shown in ("s_per_ms_rtt", "bound_by", "custom: 40 ms round trip", "custom: 20 MB/s per connection",
+                  "small_get_direct_ms", "data:image/png;base64"):
+        assert shown in page, shown
+    runs = sorted((tmp_path / "results" / "s3_distance").glob("*.jsonl"))
+    assert len(runs) == 3  # one run per setting, each with its own calibration
+    first = json.loads(runs[0].read_text().splitlines()[0])
+    assert first["config"]["network"]["network"]["rtt_ms"] in (0, 40)
 
 
 def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, tmp_path, monkeypatch):

@@ -1,16 +1,19 @@
-"""Every S3 client of the lab follows the one S3 endpoint setting: with a counting proxy in front of the lab's S3
-server (`perfkit lab up --s3-endpoint`), requests arrive through it from Spark, Trino, Hive, the Spark Thrift
-Server, Alluxio's S3 mount, DistCp and the aws cli (each working alone while counted), and a profile that names the
-proxy passes the S3 check."""
+"""S3 behind an emulated network (Toxiproxy in front of the lab's S3 server): every S3 client of the lab goes
+through it (the proxy's byte counter moves for Spark, Trino, Hive, the Spark Thrift Server, Alluxio's S3 mount,
+DistCp and the aws cli, each working alone while counted), the calibration measures the round trip asked, a profile
+that names the proxy passes the S3 check, and the network cannot change while a run measures."""
 from __future__ import annotations
 
-import socket
 import subprocess
-import threading
 
 import pytest
 
+from perfkit.calibration import calibrate
 from perfkit.engines import get_engine
+from perfkit.errors import PerfkitError
+from perfkit.lab.s3_network import S3Network
+from perfkit.locks import network_in_use
+from perfkit.network import PROFILES, network_profile
 from perfkit.config import load_profile
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.hadoop_cli import HadoopCli
@@ -26,63 +29,28 @@ from perfkit.transfer.cli import AwsCliMixin
 pytestmark = pytest.mark.lab
 
 
-class CountingProxy:
-    """A TCP forwarder on loopback that counts the bytes clients send through it (requests)."""
-
-    def __init__(self, target: tuple[str, int]):
-        self.target, self.sent = target, 0
-        self.lock = threading.Lock()
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, peer = self.server.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            threading.Thread(target=_pipe, args=(client, upstream, self.count), daemon=True).start()
-            threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
-
-    def count(self, data: bytes) -> None:
-        with self.lock:
-            self.sent += len(data)
-
-    def close(self):
-        self.server.close()
-
-
-def _pipe(src, dst, seen=None):
-    try:
-        while data := src.recv(65536):
-            if seen:
-                seen(data)
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def test_every_s3_client_of_the_lab_goes_through_the_profiles_endpoint(lab, tmp_path):
+def test_every_s3_client_of_the_lab_goes_through_the_emulated_network(lab, tmp_path):
+    lab.set_network(PROFILES["local"])
     direct = load_profile("lab")
     comparison = QueryComparison(direct, engines=["spark"], rows=20_000, files=2, runs=1, warmup=0, seed=23,
                                  queries=["q1"], query_timeout_s=120)
     comparison.prepare(progress=False)  # the data in place before the proxy goes in
-    host, port = direct.s3_endpoint.removeprefix("http://").split(":")
-    proxy = CountingProxy((host, int(port)))
+    local = calibrate(direct)
+    proxy = lab.service(S3Network.name)
     try:
-        restarted = lab.send_s3_to(proxy.url)
+        restarted = lab.set_network(network_profile({"rtt_ms": 20}))
         assert set(restarted) == {"hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio"}
         profile = load_profile("lab")
-        assert profile.s3_endpoint == proxy.url
+        assert profile.s3_endpoint == proxy.endpoint
         check_s3(profile)  # the profile and the lab's engines agree: no refusal
+        far = calibrate(profile)
+        # the round trip asked, on top of the direct path: within a few ms (the proxy's own hop costs ~2 ms here)
+        assert 18 <= far.small_get_ms - far.small_get_direct_ms <= 26, far
+        assert abs(far.small_get_direct_ms - local.small_get_ms) < 10, (far, local)
+        assert far.headline().startswith("S3 behind an emulated network (custom: 20 ms round trip)")
+        assert lab.set_network(network_profile({"rtt_ms": 20})) == []  # the same again: nothing restarts
+        with network_in_use(), pytest.raises(PerfkitError, match="cannot change while a perfkit run is measuring"):
+            lab.set_network(PROFILES["ec2-s3"])
         comparison.profile = profile
         comparison.results = ResultSet("test_s3_endpoint", {}, folder=lab.home / "test-results")
         comparison.probes = storage_probes(profile, ["s3"])
@@ -90,9 +58,9 @@ def test_every_s3_client_of_the_lab_goes_through_the_profiles_endpoint(lab, tmp_
         silent = []  # the clients that sent nothing through the proxy while they alone worked
 
         def through_proxy(client: str, work) -> None:
-            before = proxy.sent
+            before = proxy.proxied_bytes()["upstream"]  # requests, to S3
             work()
-            if proxy.sent == before:
+            if proxy.proxied_bytes()["upstream"] == before:
                 silent.append(client)
 
         def query_on(name: str) -> None:
@@ -117,7 +85,12 @@ def test_every_s3_client_of_the_lab_goes_through_the_profiles_endpoint(lab, tmp_
             aws.aws("s3", "cp", f"s3://{profile.s3_bucket}/{s3_key}", str(tmp_path / "through-aws")),
             check=True, capture_output=True, env=aws_env(profile), timeout=120))
         assert not silent, f"no request through the proxy from {silent}"
+        # all connections together held by the kernel (root here): behind the proxy already, nothing restarts
+        assert lab.set_network(network_profile({"per_connection_mb_s": 200, "total_mb_s": 40})) == []
+        held = calibrate(profile)
+        assert held.parallel_mb_s < 40 * 1.2 and held.one_connection_mb_s < 40 * 1.2, held
+        assert "htb" in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
     finally:
-        lab.send_s3_to(None)
-        proxy.close()
+        lab.set_network(PROFILES["local"])
     assert load_profile("lab").s3_endpoint == direct.s3_endpoint
+    assert "htb" not in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout

@@ -7,7 +7,7 @@ from perfkit.lab.process import port_owner
 from perfkit.lab.settings import DATANODE_PORT_STEP, HOST
 
 MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw", "rclone", "HiveMetaStore",
-           "org.apache.hive.service.server.HiveServer2", "io.trino.server.TrinoServer")
+           "org.apache.hive.service.server.HiveServer2", "io.trino.server.TrinoServer", "toxiproxy-server")
 
 
 def _lab_processes(home: Path) -> list[str]:
@@ -29,7 +29,7 @@ def test_lab_down_leaves_no_lab_process(lab):
     assert _lab_processes(lab.home)  # the lab was running
     stopped = lab.down()
     assert set(stopped) >= {"namenode", "datanode", "s3", "nfs", "hive-metastore", "hiveserver2", "spark-thrift",
-                            "trino", "fuse-hdfs"}
+                            "trino", "fuse-hdfs", "toxiproxy"}
     assert _lab_processes(lab.home) == []
     datanodes = len(lab.services[0].datanodes)
     ports = [getattr(lab.ports, f.name) + (DATANODE_PORT_STEP * i if f.name.startswith("datanode") else 0)

@@ -265,6 +265,23 @@ def test_latest_pair_prefers_the_latest_two_runs_with_the_same_parameters(result
     assert latest_pair(EXP) == ("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb")
 
 
+def test_latest_pair_pairs_runs_behind_the_same_network_and_names_the_difference(results):
+    times = {("trino", "hdfs", "q1"): A_TIMES}
+
+    def behind(name: str, small_get_ms: float) -> dict:
+        return {**CONFIG, "network": {"network": {"name": name, "rtt_ms": 20 if name != "local" else 0},
+                                      "small_get_ms": small_get_ms, "headline": f"{name}: {small_get_ms} ms"}}
+
+    _run(results, "20260101T000000Z-aaaaaa", times, config=behind("local", 4.1))
+    _run(results, "20260102T000000Z-bbbbbb", times, config=behind("ec2-s3", 26.0))
+    _run(results, "20260103T000000Z-cccccc", times, config=behind("local", 4.3))
+    _run(results, "20260104T000000Z-dddddd", times, config=behind("ec2-s3", 25.2))
+    assert latest_pair(EXP) == ("20260102T000000Z-bbbbbb", "20260104T000000Z-dddddd")
+    table = compare_runs("20260103T000000Z-cccccc", "20260104T000000Z-dddddd")
+    settings = {d["setting"]: (d["a"], d["b"]) for d in table.attrs["config_differences"]}
+    assert settings == {"network.network.name": ("local", "ec2-s3"), "network.network.rtt_ms": ("0", "20")}
+
+
 def test_latest_pair_falls_back_to_a_run_sharing_a_case(results):
     _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES})
     _run(results, "20260102T000000Z-bbbbbb", {("trino", "hdfs", "q9"): A_TIMES}, config={"parameters": {"x": 1}})

@@ -187,8 +187,8 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
     assert [s.name for s in lab.select(["s3", "namenode"])] == ["hdfs", "s3"]  # a daemon names its service
     assert [s.name for s in lab.select(["alluxio-worker"])] == ["s3", "alluxio"]  # S3 is its under-filesystem
     assert [s.name for s in lab.select(None)] == [s.name for s in lab.services]
-    with pytest.raises(PerfkitError, match=r"lab: no service presto: the lab's services are hdfs, s3, alluxio, nfs, "
-                                           r"hive-metastore, hiveserver2, spark-thrift, trino, fuse-hdfs"):
+    with pytest.raises(PerfkitError, match=r"lab: no service presto: the lab's services are hdfs, s3, s3-network, "
+                                           r"alluxio, nfs, hive-metastore, hiveserver2, spark-thrift, trino, fuse-hdfs"):
         lab.select(["presto"])
 
 

@@ -1,0 +1,156 @@
+"""What if S3 were further away: the same queries with S3 behind emulated networks of growing round trip and
+shrinking bandwidth, HDFS measured alongside as the flat reference (it stays local, as with data locality).
+
+Each network setting is one HDFS vs S3 comparison (QueryComparison) run behind it, saved as its own run with its
+calibration. The fit per engine and query says how many seconds one millisecond of round trip costs, and whether
+the query is latency-bound (time grows with the round trip) or bandwidth-bound (with less bandwidth).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+from scipy import stats as sps
+
+from perfkit import validate
+from perfkit.config import load_profile
+from perfkit.errors import PerfkitError
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.network import network_profile
+from perfkit.results import is_failure
+
+EXPERIMENT = "s3_distance"
+
+
+class DistancePoint(QueryComparison):
+    """One network setting's HDFS vs S3 runs, saved with the other points of the sweep."""
+
+    experiment = EXPERIMENT
+
+
+@dataclass
+class S3Distance:
+    profile_name: str  # the profile is re-resolved at each setting: the lab's S3 endpoint changes with the network
+    engines: list[str] = field(default_factory=lambda: ["trino"])
+    rtt_ms: list[int] = field(default_factory=lambda: [0, 10, 20, 40])  # at no bandwidth limit
+    per_connection_mb_s: list[float] = field(default_factory=lambda: [200, 85, 40])  # at rtt 0
+    rows: int = 1_000_000
+    files: int = 8
+    runs: int = 3
+    warmup: int = 1
+    queries: list[str] | None = None
+    query_timeout_s: float | None = None
+    copy_methods: list[str] = field(default_factory=lambda: ["stream"])  # the break-even's copy, at every setting
+    points: list[DistancePoint] = field(default_factory=list, init=False)
+
+    def __post_init__(self):
+        self.rtt_ms = validate.wholes("rtt_ms", self.rtt_ms, minimum=0)
+        if not isinstance(self.per_connection_mb_s, list):
+            raise PerfkitError(f"per_connection_mb_s {self.per_connection_mb_s!r}: give a list of MB/s, e.g. [85, 40]")
+        self.per_connection_mb_s = [validate.number("per_connection_mb_s", v, above=0, unit="MB/s")
+                                    for v in self.per_connection_mb_s]
+        if len(set(self.rtt_ms)) < 2:
+            raise PerfkitError(f"rtt_ms {self.rtt_ms!r}: give two or more round trips to fit a slope, e.g. [0, 20, 40]")
+        self.settings = ([network_profile({"rtt_ms": rtt}) for rtt in self.rtt_ms]
+                         + [network_profile({"per_connection_mb_s": bw}) for bw in self.per_connection_mb_s])
+        if load_profile(self.profile_name).provider.network() is None:
+            raise PerfkitError(f"s3_distance puts the embedded lab's S3 at other distances; profile "
+                               f"{self.profile_name!r} is a cluster's, where S3 is where it is. Fix: run it with "
+                               "profile lab; on a cluster, the HDFS vs S3 report's break-even uses the cluster's "
+                               "own numbers")
+        self.point_args = dict(engines=self.engines, rows=self.rows, files=self.files, runs=self.runs,
+                               warmup=self.warmup, queries=self.queries, query_timeout_s=self.query_timeout_s,
+                               storages=["hdfs", "s3"], baseline="hdfs", copy_methods=self.copy_methods)
+        DistancePoint(load_profile(self.profile_name), **self.point_args)  # every parameter checked before work
+
+    def run(self, progress: bool = True) -> pd.DataFrame:
+        """Each setting in turn: the network set (refused on a cluster), its calibration, its runs."""
+        for network in self.settings:
+            profile = load_profile(self.profile_name, network=network)
+            point = DistancePoint(profile, **self.point_args)
+            point.run(progress)
+            point.copy_to_hdfs()  # behind this setting's network, before the next one is set
+            self.points.append(point)
+        return self.samples()
+
+    def samples(self) -> pd.DataFrame:
+        """Every measured, successful run with the setting it ran behind (asked and measured)."""
+        frames = []
+        for point in self.points:
+            calibration = point.s3_network()
+            asked = calibration.network
+            frame = point.results.to_frame()
+            ok = [not is_failure(r) and r.ok for r in point.results.records]
+            frame = frame[ok & (frame["phase"] == "measured")]
+            frames.append(frame.assign(rtt_ms=asked["rtt_ms"], per_connection_mb_s=asked["per_connection_mb_s"],
+                                       small_get_ms=calibration.small_get_ms,
+                                       one_connection_mb_s=calibration.one_connection_mb_s))
+        columns = ["subject", "case", "storage", "wall_s", "rtt_ms", "per_connection_mb_s", "small_get_ms",
+                   "one_connection_mb_s"]
+        return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+    def calibrations(self) -> pd.DataFrame:
+        """What each setting asked and what its path measured."""
+        return pd.DataFrame([{"network": p.s3_network().network["name"], **{
+            k: getattr(p.s3_network(), k) for k in ("small_get_ms", "small_get_direct_ms", "one_connection_mb_s",
+                                                     "parallel_mb_s")},
+            "not as asked": "; ".join(p.s3_network().shortfalls()) or "-"} for p in self.points])
+
+    def slopes(self) -> pd.DataFrame:
+        return fit_slopes(self.samples())
+
+    def break_even(self) -> pd.DataFrame:
+        """Each setting's break-even (its own copy time and S3 penalties), one block of rows per setting."""
+        frames = [point.break_even().assign(network=point.s3_network().network["name"]) for point in self.points]
+        table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return table[["network", *[c for c in table.columns if c != "network"]]] if len(table) else table
+
+    def failures(self) -> pd.DataFrame:
+        frames = [point.failures().assign(network=point.s3_network().network["name"]) for point in self.points]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def raise_for_failures(self) -> None:
+        for point in self.points:
+            point.raise_for_failures()
+
+
+def fit_slopes(samples: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per engine, query and storage: seconds per ms of round trip (least squares over every sample of the RTT sweep,
+    with its confidence interval) and what the whole sweep costs; the seconds lost at the lowest bandwidth against no
+    limit (Welch's t-test says whether beyond noise); then which bounds the query. HDFS is the control: it should
+    be bound by neither."""
+    rows = []
+    for (engine, query, where), group in samples.groupby(["subject", "case", "storage"], sort=True):
+        sweep = group[group["per_connection_mb_s"].isna()]
+        slope = low = high = math.nan
+        if sweep["rtt_ms"].nunique() >= 2 and len(sweep) > 2:
+            fit = sps.linregress(sweep["rtt_ms"].astype(float), sweep["wall_s"].astype(float))
+            half = fit.stderr * sps.t.ppf(0.5 + confidence / 2, len(sweep) - 2)
+            slope, low, high = fit.slope, fit.slope - half, fit.slope + half
+        nearest = sweep[sweep["rtt_ms"] == sweep["rtt_ms"].min()]["wall_s"].astype(float)
+        limited = group[group["per_connection_mb_s"].notna()]
+        narrowest = limited[limited["per_connection_mb_s"] == limited["per_connection_mb_s"].min()]["wall_s"]
+        bandwidth_s, bandwidth_p = math.nan, math.nan
+        if len(narrowest) >= 2 and len(nearest) >= 2:
+            bandwidth_s = narrowest.astype(float).mean() - nearest.mean()
+            bandwidth_p = sps.ttest_ind(narrowest.astype(float), nearest, equal_var=False).pvalue
+        span = sweep["rtt_ms"].max() - sweep["rtt_ms"].min()
+        rows.append({"engine": engine, "query": query, "storage": where, "s_per_ms_rtt": slope, "ci_low": low,
+                     "ci_high": high, "rtt_sweep_ms": span, "rtt_cost_s": slope * span,
+                     "lowest_mb_s": limited["per_connection_mb_s"].min(), "bandwidth_cost_s": bandwidth_s,
+                     "bound_by": bound_by(low, slope * span, bandwidth_s, bandwidth_p, 1 - confidence)})
+    return pd.DataFrame(rows)
+
+
+def bound_by(slope_low: float, rtt_cost_s: float, bandwidth_cost_s: float, bandwidth_p: float,
+             alpha: float = 0.05) -> str:
+    """'latency' when the round trip's cost is beyond noise (its slope's interval above 0) and the larger of the two;
+    'bandwidth' when the lowest bandwidth's cost is beyond noise and the larger; else 'neither (within noise)'."""
+    latency = not math.isnan(slope_low) and slope_low > 0
+    bandwidth = not math.isnan(bandwidth_p) and bandwidth_p < alpha and bandwidth_cost_s > 0
+    if latency and (not bandwidth or rtt_cost_s >= bandwidth_cost_s):
+        return "latency"
+    if bandwidth:
+        return "bandwidth"
+    return "neither (within noise)"

@@ -1,0 +1,71 @@
+"""The what-if sweep's arithmetic: slopes against hand-made samples, which bound a query, the copy's words."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.errors import PerfkitError
+from perfkit.experiments.copy_cost import CopyCost
+from perfkit.experiments.s3_distance import S3Distance, bound_by, fit_slopes
+
+
+def _samples(rtt_slope: float, bandwidth_cost: float, noise=(0.0, 0.01, -0.01)) -> pd.DataFrame:
+    rows = []
+    for where, slope, cost in (("s3", rtt_slope, bandwidth_cost), ("hdfs", 0.0, 0.0)):
+        for rtt in (0, 10, 20, 40):
+            rows += [{"subject": "trino", "case": "q1", "storage": where, "rtt_ms": rtt, "per_connection_mb_s": np.nan,
+                      "wall_s": 1.0 + slope * rtt + e} for e in noise]
+        for mb_s, share in ((200, 0.25), (40, 1.0)):
+            rows += [{"subject": "trino", "case": "q1", "storage": where, "rtt_ms": 0, "per_connection_mb_s": mb_s,
+                      "wall_s": 1.0 + cost * share + e} for e in noise]
+    return pd.DataFrame(rows)
+
+
+def test_the_slope_is_seconds_per_ms_of_round_trip_and_hdfs_is_the_flat_control():
+    table = fit_slopes(_samples(rtt_slope=0.02, bandwidth_cost=0.1)).set_index("storage")
+    s3, hdfs = table.loc["s3"], table.loc["hdfs"]
+    assert s3["s_per_ms_rtt"] == pytest.approx(0.02)  # the noise is the same at every round trip: exact
+    assert s3["ci_low"] < 0.02 < s3["ci_high"] and s3["ci_low"] > 0
+    assert s3["rtt_cost_s"] == pytest.approx(0.8)  # 0.02 s/ms over a 40 ms sweep
+    assert s3["bandwidth_cost_s"] == pytest.approx(0.1)  # 40 MB/s against no limit, both at 0 ms
+    assert s3["bound_by"] == "latency"
+    assert hdfs["s_per_ms_rtt"] == pytest.approx(0.0, abs=1e-12) and hdfs["bound_by"] == "neither (within noise)"
+
+
+def test_a_query_that_moves_with_bandwidth_only_is_bandwidth_bound():
+    s3 = fit_slopes(_samples(rtt_slope=0.0, bandwidth_cost=2.0)).set_index("storage").loc["s3"]
+    assert s3["bandwidth_cost_s"] == pytest.approx(2.0)
+    assert s3["bound_by"] == "bandwidth"
+
+
+def test_bound_by_needs_an_effect_beyond_noise():
+    assert bound_by(-0.001, 0.2, 0.5, 0.30) == "neither (within noise)"  # slope's interval holds 0, p 0.3
+    assert bound_by(0.001, 0.2, 0.5, 0.01) == "bandwidth"
+    assert bound_by(0.001, 0.9, 0.5, 0.01) == "latency"
+    assert bound_by(math.nan, math.nan, math.nan, math.nan) == "neither (within noise)"
+
+
+def test_the_sweep_refuses_what_it_cannot_fit():
+    with pytest.raises(PerfkitError, match="two or more round trips"):
+        S3Distance("lab", rtt_ms=[20])
+    with pytest.raises(PerfkitError, match="rtt_ms"):
+        S3Distance("lab", rtt_ms=[0, -5])
+    with pytest.raises(PerfkitError, match="per_connection_mb_s"):
+        S3Distance("lab", per_connection_mb_s=[85, 0])
+
+
+def test_the_sweep_is_refused_on_a_cluster_profile(tmp_path):
+    yml = tmp_path / "cluster.yml"
+    yml.write_text("base: emr\nbucket: b\n")
+    with pytest.raises(PerfkitError, match="is a cluster's, where S3 is where it is. Fix: run it with profile lab"):
+        S3Distance(str(yml))
+
+
+def test_the_copy_cost_names_the_fastest_verified_method():
+    cost = CopyCost(seconds={"stream": 3.2, "distcp": 14.0}, bytes=37_000_000)
+    assert cost.fastest == ("stream", 3.2)
+    assert cost.sentence() == "copying 37 MB S3 → HDFS took 3.2 s by stream, the fastest (also distcp 14.0 s), verified"
+    none = CopyCost(failed={"distcp": "verification failed: 1 file missing"})
+    assert none.fastest is None
+    assert none.sentence() == "the copy to HDFS was not measured (distcp: verification failed: 1 file missing)"
