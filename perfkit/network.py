@@ -25,7 +25,9 @@ class NetworkProfile:
 
     @property
     def emulated(self) -> bool:
-        return any((self.rtt_ms, self.jitter_ms, self.per_connection_mb_s, self.total_mb_s))
+        """S3's clients go through the emulator: every profile but `local` (one with nothing added measures the
+        emulator's own hop, the zero point of a sweep)."""
+        return self.name != "local" or any((self.rtt_ms, self.jitter_ms, self.per_connection_mb_s, self.total_mb_s))
 
     def describe(self) -> str:
         """e.g. 'ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection'; 'local: none (S3 on this machine)'."""

@@ -17,8 +17,7 @@ from perfkit import validate
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.network import network_profile
-from perfkit.results import is_failure
+from perfkit.network import NetworkProfile, check
 
 EXPERIMENT = "s3_distance"
 
@@ -52,8 +51,10 @@ class S3Distance:
                                     for v in self.per_connection_mb_s]
         if len(set(self.rtt_ms)) < 2:
             raise PerfkitError(f"rtt_ms {self.rtt_ms!r}: give two or more round trips to fit a slope, e.g. [0, 20, 40]")
-        self.settings = ([network_profile({"rtt_ms": rtt}) for rtt in self.rtt_ms]
-                         + [network_profile({"per_connection_mb_s": bw}) for bw in self.per_connection_mb_s])
+        sweep = "the s3_distance sweep"
+        self.settings = ([check(NetworkProfile(f"rtt {rtt} ms", rtt_ms=rtt, source=sweep)) for rtt in self.rtt_ms]
+                         + [check(NetworkProfile(f"bandwidth {bw:g} MB/s", per_connection_mb_s=bw, source=sweep))
+                            for bw in self.per_connection_mb_s])
         if load_profile(self.profile_name).provider.network() is None:
             raise PerfkitError(f"s3_distance puts the embedded lab's S3 at other distances; profile "
                                f"{self.profile_name!r} is a cluster's, where S3 is where it is. Fix: run it with "
@@ -81,18 +82,18 @@ class S3Distance:
             calibration = point.s3_network()
             asked = calibration.network
             frame = point.results.to_frame()
-            ok = [not is_failure(r) and r.ok for r in point.results.records]
-            frame = frame[ok & (frame["phase"] == "measured")]
+            frame = frame[frame["ok"].astype(bool) & (frame["phase"] == "measured")]
             frames.append(frame.assign(rtt_ms=asked["rtt_ms"], per_connection_mb_s=asked["per_connection_mb_s"],
                                        small_get_ms=calibration.small_get_ms,
                                        one_connection_mb_s=calibration.one_connection_mb_s))
         columns = ["subject", "case", "storage", "wall_s", "rtt_ms", "per_connection_mb_s", "small_get_ms",
                    "one_connection_mb_s"]
-        return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+        frames = [f[columns] for f in frames if len(f)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
     def calibrations(self) -> pd.DataFrame:
         """What each setting asked and what its path measured."""
-        return pd.DataFrame([{"network": p.s3_network().network["name"], **{
+        return pd.DataFrame([{"network": self._network(p), **{
             k: getattr(p.s3_network(), k) for k in ("small_get_ms", "small_get_direct_ms", "one_connection_mb_s",
                                                      "parallel_mb_s")},
             "not as asked": "; ".join(p.s3_network().shortfalls()) or "-"} for p in self.points])
@@ -102,13 +103,17 @@ class S3Distance:
 
     def break_even(self) -> pd.DataFrame:
         """Each setting's break-even (its own copy time and S3 penalties), one block of rows per setting."""
-        frames = [point.break_even().assign(network=point.s3_network().network["name"]) for point in self.points]
+        frames = [point.break_even().assign(network=self._network(point)) for point in self.points]
         table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return table[["network", *[c for c in table.columns if c != "network"]]] if len(table) else table
 
     def failures(self) -> pd.DataFrame:
-        frames = [point.failures().assign(network=point.s3_network().network["name"]) for point in self.points]
+        frames = [point.failures().assign(network=self._network(point)) for point in self.points]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    @staticmethod
+    def _network(point: DistancePoint) -> str:
+        return NetworkProfile(**point.s3_network().network).describe()
 
     def raise_for_failures(self) -> None:
         for point in self.points:

@@ -21,6 +21,8 @@ def test_named_profiles_and_own_values():
     assert (based.rtt_ms, based.jitter_ms, based.per_connection_mb_s) == (40, 4, 85)
     assert based.name == "ec2-s3 with rtt_ms=40"
     assert PROFILES["ec2-s3"].describe() == "ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection"
+    zero = network_profile({"rtt_ms": 0})  # through the emulator with nothing added: a sweep's zero point
+    assert zero.emulated and zero.describe() == "custom: 0 ms round trip"
 
 
 @pytest.mark.parametrize("spec, message", [
