@@ -84,3 +84,16 @@ def to_html(notebook_json: str, show_code: bool = False) -> str:
                             exclude_output_prompt=hide)
     body, _ = exporter.from_notebook_node(nbformat.reads(notebook_json, as_version=4))
     return body
+
+
+WHERE_S3_SAT = re.compile(r"^\*\*(S3 (?:behind|on this machine|as this cluster).*)\*\*$", re.S)
+
+
+def report_title(nb) -> str:
+    """The page title: the notebook's first heading, then where S3 sat for the run (the network line an experiment
+    displays first) when it shows one: a shared page names its conditions before anyone opens it."""
+    heading = next((line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown"
+                    for line in cell.source.splitlines() if line.startswith("# ")), "")
+    where = next((match.group(1) for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
+                  if (match := WHERE_S3_SAT.match(str(output.get("data", {}).get("text/markdown", "")).strip()))), "")
+    return " — ".join(part for part in (heading, where) if part)

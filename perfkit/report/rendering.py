@@ -18,7 +18,7 @@ from pathlib import Path
 from perfkit import provenance
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.paths import ensure_writable_dir, project_root
-from perfkit.report.notebook import JVM_NOISE, read_notebook, tidy
+from perfkit.report.notebook import JVM_NOISE, read_notebook, report_title, tidy
 from perfkit.report.parameters import check_notebook_parameters
 from perfkit.report.store import Report, report_dir, store_report
 
@@ -75,6 +75,7 @@ def render(notebook: Path | str, parameters: dict | None = None, out_root: Path 
             if not executed.exists():
                 raise PerfkitError(f"papermill wrote no output for {notebook}: {error}")
             nb = tidy(nbformat.read(str(executed), as_version=4))
+            nb.metadata["title"] = report_title(nb)  # nbconvert's <title>; else the file's name
             if not marked:
                 _mark_stop(nb, error, kernel_log.read_text(errors="replace") if kernel_log.exists() else "")
             return store_report(out_dir, nb, ok=error is None, error=error, parameters=parameters,

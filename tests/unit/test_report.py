@@ -113,3 +113,20 @@ def test_the_index_leaves_out_an_unreadable_report_with_a_warning(tmp_path, cont
     with pytest.warns(UserWarning, match=f"report {junk / 'x.ipynb'} is unreadable .*left out of the index"):
         page = report.write_index(tmp_path).read_text()
     assert "a/2026-01-01T00:00:00.html" in page and "junk/x.html" not in page
+
+
+def test_the_page_title_names_the_report_and_where_s3_sat():
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from perfkit.report.notebook import report_title, to_html
+
+    headline = ("S3 behind an emulated network (ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection): measured "
+                "26.1 ms per small GET (1.3 ms direct), 73 MB/s on one connection, 251 MB/s on 4")
+    cell = new_code_cell("comparison.network_headline()")
+    cell.outputs = [new_output("execute_result", {"text/markdown": f"**{headline}**"}, execution_count=1)]
+    nb = new_notebook(cells=[new_markdown_cell("# HDFS vs S3: the same queries\n\nText."), new_code_cell("x = 1"), cell])
+    assert report_title(nb) == f"HDFS vs S3: the same queries — {headline}"
+    nb.metadata["title"] = report_title(nb)
+    assert f"<title>HDFS vs S3: the same queries — {headline}</title>" in to_html(nbformat.writes(nb))
+    assert report_title(new_notebook(cells=[new_markdown_cell("# Only a heading")])) == "Only a heading"
