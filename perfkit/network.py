@@ -53,11 +53,11 @@ PROFILES = {
                              source="S3 from EC2 in the same region: ~20-30 ms to first byte, 85-90 MB/s per "
                                     "connection (AWS S3 performance guidelines)"),
     # The on-premises study's object store on a 10 GbE network: a LAN round trip plus the store's request handling
-    # (~2 ms), a single connection near what one disk-backed object server streams, 10 Gbit/s = 1250 MB/s in all.
+    # (~2 ms) and one connection near what one disk-backed object server streams. The link's 10 Gbit/s (1250 MB/s)
+    # is no limit here: the emulator carries ~250 MB/s on this kind of machine, and a total would need root.
     "onprem-10gbe": NetworkProfile("onprem-10gbe", rtt_ms=2, jitter_ms=0, per_connection_mb_s=300,
-                                   total_mb_s=1250,
                                    source="an S3-compatible object store on premises over 10 GbE: ~2 ms per "
-                                          "request, 10 Gbit/s in all"),
+                                          "request, 300 MB/s per connection"),
 }
 
 

@@ -32,8 +32,8 @@ class DistancePoint(QueryComparison):
 class S3Distance:
     profile_name: str  # the profile is re-resolved at each setting: the lab's S3 endpoint changes with the network
     engines: list[str] = field(default_factory=lambda: ["trino"])
-    rtt_ms: list[int] = field(default_factory=lambda: [0, 10, 20, 40])  # at no bandwidth limit
-    per_connection_mb_s: list[float] = field(default_factory=lambda: [200, 85, 40])  # at rtt 0
+    rtt_ms: list[int] = field(default_factory=lambda: [0, 20, 40])  # at no bandwidth limit
+    per_connection_mb_s: list[float] = field(default_factory=lambda: [85, 40])  # at rtt 0
     rows: int = 1_000_000
     files: int = 8
     runs: int = 3
