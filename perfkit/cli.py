@@ -8,6 +8,8 @@ import warnings
 
 import click
 
+from perfkit import interrupts
+
 from perfkit.errors import PerfkitError
 
 
@@ -42,11 +44,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main():
     """Storage-performance analysis: HDFS vs S3 and more, on the embedded lab or a cluster."""
     # `kill` (SIGTERM) stops a run the way Ctrl-C does: the run's file is saved and marked interrupted
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupts.stop)
 
 
 @main.group()

@@ -7,6 +7,7 @@ import logging
 from perfkit.config import SECRET_NAME
 from perfkit.datasets.partitions import Partitioning, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, run_with_deadline, sql_properties
+from perfkit import interrupts
 from perfkit.errors import ServiceError, root_cause
 
 
@@ -80,8 +81,13 @@ class SparkEngine(Engine):
 
     def execute(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
         try:
-            return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
-                                     self.spark.sparkContext.cancelAllJobs, timeout_s)
+            try:
+                return run_with_deadline(lambda: [tuple(row) for row in self.spark.sql(sql).collect()],
+                                         self.spark.sparkContext.cancelAllJobs, timeout_s)
+            except Exception as err:
+                if interrupts.asked():  # the signal's KeyboardInterrupt, turned into a py4j error on the way
+                    raise KeyboardInterrupt(interrupts.asked()) from err
+                raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop the jobs too (as pyspark's own Ctrl-C handler does)
             with contextlib.suppress(Exception):
                 self.spark.sparkContext.cancelAllJobs()

@@ -23,7 +23,7 @@ def test_sigterm_during_a_spark_query_records_the_run_in_flight_and_prints_no_tr
     (suite / "pairs.sql").write_text(SLOW)
     results = tmp_path / "results"
     perfkit = Path(sys.executable).with_name("perfkit")
-    run = subprocess.Popen([str(perfkit), "queries", "--engines", "spark", "--storages", "hdfs,s3", "--rows", "40000",
+    run = subprocess.Popen([str(perfkit), "queries", "--engines", "spark", "--storages", "hdfs,s3", "--rows", "80000",
                             "--files", "2", "--runs", "3", "--warmup", "0", "--suite", str(suite)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={
                                **__import__("os").environ, "PERFKIT_RESULTS": str(results)})
@@ -35,7 +35,7 @@ def test_sigterm_during_a_spark_query_records_the_run_in_flight_and_prints_no_tr
     while "hdfs_vs_s3_queries:" not in "".join(said):  # the measuring has begun
         assert run.poll() is None and time.monotonic() < deadline, "".join(said)
         time.sleep(0.5)
-    time.sleep(40)  # the session started and inside the first query (a cross join of 40,000 rows: far longer)
+    time.sleep(40)  # the session started and inside a query (a cross join of 80,000 rows: ~25 s each here)
     run.send_signal(signal.SIGTERM)
     assert run.wait(120) != 0
     reader.join(10)
