@@ -137,3 +137,13 @@ class Provider:
     def versions(self) -> dict[str, str]:
         """Versions of what the provider runs that no engine reports (the lab's Hadoop)."""
         return {}
+
+    # -- what the storages count ------------------------------------------------------------------------------
+    def s3_request_log(self) -> Path | None:
+        """A file where the S3 server logs every request it answers, on this machine (the lab's server); None: on
+        AWS the server-side count is CloudWatch's request metrics (perfkit.metrics.s3_requests)."""
+        return None
+
+    def hdfs_metrics_period_s(self) -> float:
+        """How often the HDFS daemons refresh what their JMX shows (Hadoop's `*.period`: 10 s unless set)."""
+        return 10.0

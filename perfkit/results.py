@@ -41,6 +41,7 @@ class Record:
     mb_per_s: float | None = None
     result_hash: str | None = None
     params: dict = field(default_factory=dict)  # this record's own settings, e.g. concurrency, file
+    io: dict = field(default_factory=dict)  # what the run asked of the storages (perfkit.accounting.run_io)
     config: dict = field(default_factory=dict)  # the run's: versions, profile, dataset, host, parameters
 
     def __post_init__(self):

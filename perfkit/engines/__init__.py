@@ -168,6 +168,15 @@ class Engine(ABC):
         perfkit cannot read): not counted, which is not zero."""
         return None
 
+    def io_counters(self) -> dict[str, int] | None:
+        """What this engine's own storage clients asked so far, under perfkit.accounting.counters' names, for a
+        difference before and after a run; None when it keeps no count perfkit can read (not zero)."""
+        return self.s3_counters()
+
+    def io_source(self) -> str:
+        """Where io_counters come from, for the record."""
+        return f"{self.name}'s S3 client statistics"
+
     def close(self) -> None:
         pass
 

@@ -14,6 +14,16 @@ from perfkit.errors import ServiceError, root_cause
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # perfkit's names for S3A's statistics (org.apache.hadoop.fs.s3a.Statistic)
 S3A_COUNTERS = {"s3_throttled": "store_io_throttled", "s3_retried": "store_io_retry"}
+# S3A's IOStatistics -> perfkit's counters (perfkit.accounting.counters); exact with the classic input stream, which
+# the lab sets (perfkit.s3_retries): Hadoop 3.5's default `analytics` stream does not count its GETs
+S3A_IO_COUNTERS = {"s3_get": ("action_http_get_request",), "s3_head": ("action_http_head_request",),
+                   "s3_list": ("object_list_request", "object_continue_list_request"),
+                   "s3_put": ("object_put_request",), "s3_copy": ("object_copy_requests",),
+                   "s3_delete": ("object_delete_request", "object_bulk_delete_request"),
+                   "s3_bytes_read": ("stream_read_total_bytes",), "s3_bytes_written": ("object_put_bytes",),
+                   **{name: (key,) for name, key in S3A_COUNTERS.items()}}
+# Hadoop's per-scheme file-system statistics of HDFS's client, in this JVM (local mode: the executors' too)
+HDFS_CLIENT_COUNTERS = {"hdfs_bytes_read": "bytesRead", "hdfs_bytes_written": "bytesWritten"}
 
 
 class SparkEngine(Engine):
@@ -115,6 +125,30 @@ class SparkEngine(Engine):
             return {name: int(counters.get(key) or 0) for name, key in S3A_COUNTERS.items()}
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
+
+    def io_counters(self) -> dict[str, int] | None:
+        """S3A's request and byte counters of the bucket's file system, and HDFS's client byte counters: what this
+        session asked of each storage so far; None where they would not say what the queries did (see s3_counters)."""
+        if self.s3_counters() is None:
+            return None
+        jvm = self.spark.sparkContext._jvm
+        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+        fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{self.profile.s3_bucket}/"), conf)
+        s3a = fs.getIOStatistics().counters()
+        found = {name: sum(int(s3a.get(key) or 0) for key in keys) for name, keys in S3A_IO_COUNTERS.items()}
+        hdfs = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
+        if hdfs is not None:
+            found.update({name: int(hdfs.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()})
+        return found
+
+    def io_source(self) -> str:
+        return f"S3A IOStatistics ({self.input_stream()} input stream); HDFS client statistics"
+
+    def input_stream(self) -> str:
+        """Which S3A input stream this session reads with (its counters are exact with `classic`)."""
+        if self.spark is None:
+            return ""
+        return str(self.spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.input.stream.type") or "default")
 
     def close(self) -> None:
         spark, self.spark = self.spark, None

@@ -15,6 +15,10 @@ TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
 # catalog): AwsSdkV2ApiCallStats "total" over every S3 call; ThrottlingExceptions counts throttled attempts
 S3_STATS = 'jmx.current."io.trino.filesystem.s3:type=s3filesystemstats,name={catalog}"'
 S3_COUNTERS = {"s3_throttled": "total.throttlingexceptions.totalcount", "s3_retried": "total.retries.totalcount"}
+# S3FileSystemStats per S3 API (calls, each call's retries apart) -> perfkit's counters (perfkit.accounting.counters)
+S3_API_COUNTERS = {"headobject": "s3_head", "getobject": "s3_get", "listobjectsv2": "s3_list", "putobject": "s3_put",
+                   "createmultipartupload": "s3_put", "uploadpart": "s3_put", "completemultipartupload": "s3_put",
+                   "deleteobject": "s3_delete", "deleteobjects": "s3_delete", "abortmultipartupload": "s3_delete"}
 
 
 class QueryError(Exception):
@@ -34,6 +38,7 @@ class TrinoEngine(Engine):
         self.conn = None
         self.time_limit_s: float | None = None  # the query_max_run_time this session has now
         self.server_version = "?"
+        self.input_bytes = 0  # what this session's queries read from storage (io_counters)
 
     def open(self) -> None:
         from trino.dbapi import connect
@@ -85,6 +90,8 @@ class TrinoEngine(Engine):
         try:
             cursor.execute(sql)
             rows = [tuple(row) for row in cursor.fetchall()]
+            # the bytes each query read from storage, as Trino counts them (its query stats), summed per session
+            self.input_bytes += int((cursor.stats or {}).get("physicalInputBytes") or 0)
         except BaseException:
             with contextlib.suppress(Exception):  # closing cancels the query: a failed cancel must not hide why
                 cursor.close()
@@ -140,6 +147,25 @@ class TrinoEngine(Engine):
             for name, value in zip(S3_COUNTERS, row):
                 found[name] += int(value or 0)
         return found
+
+    def io_counters(self) -> dict[str, int] | None:
+        """S3 requests by type (each call and its retries: the requests S3 saw) of the profile's catalogs, from JMX,
+        and the bytes the queries read from storage (`input_bytes`: S3 or HDFS, the query stats' physical input).
+        Cluster-wide, summed over the nodes: one query at a time."""
+        p, found = self.profile, {"input_bytes": self.input_bytes}
+        apis = [(api, kind) for api, kind in S3_API_COUNTERS.items() for kind in ("calls", "retries")]
+        columns = ", ".join(f'sum("{api}.{kind}.totalcount")' for api, kind in apis)
+        for catalog in dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c):
+            try:
+                row = self._fetch(f"SELECT {columns} FROM {S3_STATS.format(catalog=catalog)}")[0]
+            except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: not counted
+                continue
+            for (api, _), value in zip(apis, row):
+                found[S3_API_COUNTERS[api]] = found.get(S3_API_COUNTERS[api], 0) + int(value or 0)
+        return {**found, **(self.s3_counters() or {})}
+
+    def io_source(self) -> str:
+        return "Trino S3FileSystemStats (JMX); query stats (physical input bytes)"
 
     def close(self) -> None:
         self.conn = close_quietly(self.conn)

@@ -30,6 +30,8 @@ from perfkit.datasets.tables import TableSet, registered_name, single_table, Tab
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
 from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
+from perfkit.accounting.run_io import RunAccounting
+from perfkit.accounting.sources import server_sources
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
@@ -70,6 +72,7 @@ class QueryComparison(Experiment):
     placement: str = "copy"  # tpch, hibench: generate into HDFS and copy to S3, or "generate" into each storage
     include_throttled: bool = False  # runs the S3 server throttled count in the speed-ups and verdicts too
     copy_methods: list[str] = field(default_factory=lambda: list(COPY_METHODS))  # the break-even's copy to HDFS
+    accounting: bool = True  # count each run's requests and bytes at the storages and at the engine (record.io)
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -85,6 +88,8 @@ class QueryComparison(Experiment):
         self.placement = validate.choice("placement", self.placement, PLACEMENTS)
         self.cold_cache = validate.flag("cold_cache", self.cold_cache)
         self.include_throttled = validate.flag("include_throttled", self.include_throttled)
+        self.accounting = validate.flag("accounting", self.accounting)
+        self.io_sources: list = []  # the storages' own counters (watch_storages)
         self.copy_methods = validate.names("copy_methods", self.copy_methods, choices=list(TRANSFER_METHODS),
                                            empty_ok=True)
         self.copy_cost = None  # measured once, by copy_to_hdfs()
@@ -149,7 +154,8 @@ class QueryComparison(Experiment):
                 "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
                 "scale": self.scale, "tables": self.tables, "placement": self.placement,
-                "include_throttled": self.include_throttled, "copy_methods": self.copy_methods}
+                "include_throttled": self.include_throttled, "copy_methods": self.copy_methods,
+                "accounting": self.accounting}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -256,6 +262,7 @@ class QueryComparison(Experiment):
     def watch_storages(self, tableset: TableSet) -> None:
         """The health probes measure() runs around each run; each storage's may read one of its data files (HDFS's
         reads one byte through a DataNode)."""
+        self.io_sources = server_sources(self.profile) if self.accounting else []
         first_files = {where: next((t.first_file for t in tableset.tables.get(where, {}).values() if t.first_file), "")
                        for where in self.placed_storages}
         self.probes = storage_probes(self.profile, self.placed_storages, first_files)
@@ -382,6 +389,9 @@ class QueryComparison(Experiment):
             if watch.problem:  # do not even start: the run would only wait in storage-client retries
                 results.add(**record, started_at=started, wall_s=None, ok=False, error=watch.problem)
                 return
+            accounting = self.run_accounting(engine)
+            if accounting:
+                accounting.before()
             t0 = time.perf_counter()
             try:
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
@@ -389,10 +399,13 @@ class QueryComparison(Experiment):
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
                 error = get_storage(step.storage, self.profile).explain(str(err)) or root_cause(err, 500)
             except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
+                if accounting:
+                    accounting.abandon()
                 results.add(**record, started_at=started, wall_s=None, ok=False,
                             error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
                 raise
             wall = time.perf_counter() - t0
+            record["io"] = accounting.after() if accounting else {}
         after = self.s3_requests(results, engine, step.storage) if before else {}
         for name, key in (("throttled", "s3_throttled"), ("retried", "s3_retried")):  # flagged, not failed
             if (n := after.get(key, 0) - before.get(key, 0)) > 0:
@@ -405,6 +418,14 @@ class QueryComparison(Experiment):
         if getattr(query, "writes", None):  # what was written, read back outside the timing
             rows = engine.execute(f"SELECT * FROM {tables[query.writes]}")
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
+
+    def run_accounting(self, engine) -> RunAccounting | None:
+        """The snapshots around one run: the storages' own counters and the engine's (an engine that keeps none,
+        as a test's stand-in, gives the server side alone)."""
+        if not self.accounting:
+            return None
+        counts = getattr(engine, "io_counters", None)
+        return RunAccounting(self.io_sources, counts, engine.io_source() if counts else "")
 
     def s3_requests(self, results: ResultSet, engine, where: str) -> dict[str, float]:
         """The engine's throttled and retried S3 requests so far, on a storage that reads S3 (s3, a tier in front

@@ -13,6 +13,8 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
+from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS
+from perfkit.lab.s3 import s3_access_log
 from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
                                   lab_s3_endpoint)
 from perfkit.providers import Provider
@@ -156,6 +158,12 @@ class LabProvider(Provider):
 
     def versions(self) -> dict[str, str]:
         return {"hadoop (lab)": versions.HADOOP}
+
+    def s3_request_log(self) -> Path:
+        return s3_access_log(lab_home())
+
+    def hdfs_metrics_period_s(self) -> float:
+        return HDFS_METRICS_PERIOD_MS / 1000
 
 
 def _wait_for_catalog_nodes(server, timeout_s: float = 120) -> None:

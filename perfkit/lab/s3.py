@@ -37,7 +37,9 @@ class S3Server(Service):
         self.wait_healthy(self.daemon, 30, "read the log; is another S3 server on that port?")
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
-        return [str(tools.versitygw()), "--port", f"{HOST}:{self.ports.s3}", "--quiet", "posix", str(self.root)]
+        # --access-log: the server's own line per request, which perfkit counts each run's S3 requests from
+        return [str(tools.versitygw()), "--port", f"{HOST}:{self.ports.s3}", "--quiet",
+                "--access-log", str(s3_access_log(self.home)), "posix", str(self.root)]
 
     def health(self) -> tuple[bool, str]:
         """A signed HEAD of the lab bucket: proves the server, the keys and the bucket at once."""
@@ -54,3 +56,8 @@ class S3Server(Service):
         except (BotoCoreError, ClientError, PerfkitError) as err:
             return False, f"HEAD {BUCKET} failed: {str(err)[:80]}"
         return True, f"bucket {BUCKET} answers"
+
+
+def s3_access_log(home: Path) -> Path:
+    """Where the lab's S3 server logs each request it answers (perfkit.accounting.s3_access_log reads it)."""
+    return home / "logs" / "s3-access.log"

@@ -1,0 +1,68 @@
+"""One run's I/O: every source read just before and just after the run, each side's difference kept apart.
+
+The record's `io` holds {"server": counters, "engine": counters, "sources": {side: name}, "attributable": bool,
+"missing": {side: why}}: a side that could not be read is missing with its reason (the run itself is kept), and
+a run that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared."""
+from __future__ import annotations
+
+from perfkit.accounting import counters
+from perfkit.accounting.concurrent import ConcurrentRuns
+from perfkit.errors import root_cause
+
+NOT_ATTRIBUTABLE = "not attributable: another perfkit run measured at the same time, and the server counts both"
+
+
+class RunAccounting:
+    """Snapshots around runs, one at a time. `server` are the storages' own counters (S3 log, HDFS JMX, ...);
+    `engine` is a callable that returns the engine's own counters, or None when it keeps none."""
+
+    def __init__(self, server_sources: list, engine=None, engine_source: str = "", concurrent: ConcurrentRuns | None = None):
+        self.server_sources, self.engine, self.engine_source = server_sources, engine, engine_source
+        self.concurrent = concurrent or ConcurrentRuns()
+        self._before: dict[str, dict | str] = {}
+
+    def before(self) -> None:
+        self.concurrent.start()
+        self._before = self._snapshot()
+
+    def after(self) -> dict:
+        after = self._snapshot()
+        overlapped = self.concurrent.stop()
+        io: dict = {"sources": {}, "missing": {}, "attributable": not overlapped}
+        for side, was in self._before.items():
+            now = after.get(side)
+            if isinstance(was, str) or isinstance(now, str) or now is None:
+                io["missing"][side] = was if isinstance(was, str) else now if isinstance(now, str) else "not read after"
+                continue
+            io[side] = counters.difference(was, now)
+            io["sources"][side] = self._source_name(side)
+        if overlapped and "server" in io:
+            del io["server"]
+            io["missing"]["server"] = NOT_ATTRIBUTABLE
+        return io
+
+    def abandon(self) -> None:
+        """The run stopped (Ctrl-C): no after snapshot, but other runs must not see this one as still measuring."""
+        self.concurrent.stop()
+
+    def _source_name(self, side: str) -> str:
+        if side == "engine":
+            return self.engine_source
+        return "; ".join(source.name for source in self.server_sources)
+
+    def _snapshot(self) -> dict[str, dict | str]:
+        """Each side's counters, or why they could not be read."""
+        found: dict[str, dict | str] = {}
+        if self.server_sources:
+            try:
+                found["server"] = counters.total(*(source.read() for source in self.server_sources))
+            except Exception as err:  # noqa: BLE001 - a source that does not answer: the run's I/O is missing
+                found["server"] = f"not read: {root_cause(err, 200)}"
+        if self.engine is not None:
+            try:
+                engine_counts = self.engine()
+            except Exception as err:  # noqa: BLE001
+                engine_counts = f"not read: {root_cause(err, 200)}"
+            if engine_counts is not None:
+                found["engine"] = engine_counts
+        return found

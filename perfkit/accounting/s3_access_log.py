@@ -1,0 +1,78 @@
+"""The S3 server's own count of each request, from its access log: the lab's versitygw (`--access-log FILE`).
+
+One line per request, written when the server answers it (so a run's requests are in the file when the run ends):
+    owner bucket [time] ip requester request-id operation key uri status error bytes-sent object-size ...
+The operation is the S3 action (`s3_GetObject` or `GetObject`). Bucket-level requests (HeadBucket, perfkit's own
+health probe; ListBuckets) are counted apart: no request on a prefix, as CloudWatch's prefix filter sees it."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+ACTIONS = {  # S3 action -> perfkit counter (perfkit.accounting.counters)
+    "GetObject": "s3_get", "HeadObject": "s3_head", "ListObjects": "s3_list", "ListObjectsV2": "s3_list",
+    "ListObjectVersions": "s3_list", "ListMultipartUploads": "s3_list", "ListParts": "s3_list",
+    "PutObject": "s3_put", "CreateMultipartUpload": "s3_put", "UploadPart": "s3_put",
+    "CompleteMultipartUpload": "s3_put", "CopyObject": "s3_copy", "UploadPartCopy": "s3_copy",
+    "DeleteObject": "s3_delete", "DeleteObjects": "s3_delete", "AbortMultipartUpload": "s3_delete",
+}
+BUCKET_LEVEL = "s3_bucket_requests"  # HeadBucket, ListBuckets, GetBucketLocation, ...
+LINE = re.compile(r"^(?P<owner>\S+) (?P<bucket>\S+) \[(?P<time>[^\]]*)\] (?P<ip>\S+) (?P<requester>\S+) "
+                  r"(?P<request_id>\S+) (?P<operation>\S+) (?P<key>\S+) (?P<uri>\S+) (?P<status>\d{3}) "
+                  r"(?P<error>\S+) (?P<bytes_sent>-|\d+) (?P<object_size>-|\d+) ")
+THROTTLED = {"503", "429"}
+
+
+def classify(operation: str) -> str:
+    action = operation.removeprefix("s3_")
+    return ACTIONS.get(action, BUCKET_LEVEL)
+
+
+def count_lines(lines) -> Counter:
+    """perfkit's counters for these log lines: requests by type (failed ones too: S3 bills them), bytes returned by
+    GETs, throttled answers, 4xx/5xx answers, and lines that did not parse (`unparsed`: said, not dropped)."""
+    found: Counter = Counter()
+    for line in lines:
+        if not line.strip() or line.startswith("log starts"):
+            continue
+        match = LINE.match(line)
+        if not match:
+            found["unparsed"] += 1
+            continue
+        name = classify(match["operation"])
+        found[name] += 1
+        status = match["status"]
+        if status in THROTTLED:
+            found["s3_throttled"] += 1
+        if status[0] in "45":
+            found["s3_errors"] += 1
+        elif name == "s3_get" and match["object_size"] != "-":
+            found["s3_bytes_read"] += int(match["object_size"])
+        elif name == "s3_put" and match["object_size"] != "-":
+            found["s3_bytes_written"] += int(match["object_size"])
+    return found
+
+
+class S3AccessLog:
+    """Cumulative counters from an access log that only grows; read() reads what was appended since its last call."""
+
+    side = "server"
+
+    def __init__(self, path: Path, name: str = "S3 server access log"):
+        self.path, self.name = Path(path), name
+        self._offset, self._counts, self._partial = 0, Counter(), ""
+
+    def read(self) -> dict[str, float]:
+        if not self.path.exists():
+            raise FileNotFoundError(f"the S3 server's access log {self.path} is missing: restart the lab's S3 "
+                                    "(perfkit lab down; perfkit lab up)")
+        if self.path.stat().st_size < self._offset:  # the server started again with a new log
+            self._offset, self._partial = 0, ""
+        with self.path.open("r", encoding="utf-8", errors="replace") as log:
+            log.seek(self._offset)
+            text = self._partial + log.read()
+            self._offset = log.tell()
+        *lines, self._partial = text.split("\n")  # a line still being written waits for the next read
+        self._counts.update(count_lines(lines))
+        return {name: float(value) for name, value in self._counts.items()}

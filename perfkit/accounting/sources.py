@@ -1,0 +1,17 @@
+"""The storages' own counters a profile offers, found the same way in the lab and on a cluster."""
+from __future__ import annotations
+
+from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.accounting.s3_access_log import S3AccessLog
+
+
+def server_sources(profile) -> list:
+    """The S3 server's request log where the provider has one on this machine (the lab's server; on AWS the
+    server-side count is CloudWatch's, per window), and HDFS's NameNode and DataNode JMX."""
+    found: list = []
+    log = profile.provider.s3_request_log()
+    if log is not None:
+        found.append(S3AccessLog(log))
+    if profile.webhdfs_url:
+        found.append(HdfsJmx(profile.webhdfs_url, profile.provider.hdfs_metrics_period_s()))
+    return found

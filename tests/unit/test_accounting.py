@@ -1,0 +1,162 @@
+"""Counting a run's I/O: the S3 server's log, HDFS's JMX, the before/after difference, runs that overlap."""
+import json
+import math
+import threading
+
+import pytest
+
+from perfkit.accounting import counters
+from perfkit.accounting.concurrent import ConcurrentRuns
+from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
+from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
+
+
+def log_line(operation, key="perfkit/taxi/part-0.parquet", status=200, sent=0, size=1234, agent="Boto3/1.40 md/x"):
+    return (f"- lab [24/November/2026:20:00:00 +0000] 127.0.0.1 perfkit 1A2B3C {operation} {key} "
+            f"/lab/{key}?x=1 {status} {'-' if status == 200 else 'SlowDown'} {sent} {size} 3 3 - {agent} - - SigV4 - "
+            "AuthHeader s3.us-east-1.amazonaws.com - arn:aws:s3:::/lab Yes")
+
+
+def test_the_server_log_counts_requests_by_type_bytes_of_gets_and_throttled_answers():
+    lines = [log_line("s3_GetObject", size=1000), log_line("GetObject", size=24), log_line("s3_HeadObject"),
+             log_line("s3_ListObjectsV2", key="-"), log_line("s3_UploadPart", size=5), log_line("s3_HeadBucket", key="-"),
+             log_line("s3_GetObject", status=503, size=0), "log starts 2026-11-24", "garbage"]
+    found = count_lines(lines)
+    assert found["s3_get"] == 3 and found["s3_head"] == 1 and found["s3_list"] == 1 and found["s3_put"] == 1
+    assert found["s3_bytes_read"] == 1024 and found["s3_bytes_written"] == 5
+    assert found["s3_throttled"] == 1 and found["s3_errors"] == 1
+    assert found[BUCKET_LEVEL] == 1  # perfkit's health probe: not a request on the data
+    assert found["unparsed"] == 1  # said, not dropped
+
+
+def test_the_log_is_read_incrementally_and_a_line_being_written_waits(tmp_path):
+    path = tmp_path / "access.log"
+    path.write_text(log_line("s3_GetObject", size=10) + "\n" + log_line("s3_GetObject", size=20)[:30])
+    source = S3AccessLog(path)
+    assert source.read()["s3_get"] == 1
+    with path.open("a") as log:
+        log.write(log_line("s3_GetObject", size=20)[30:] + "\n")
+    assert source.read() == {"s3_get": 2, "s3_bytes_read": 30}
+
+
+def test_a_missing_log_names_the_file_and_the_fix(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"access log .*missing: restart the lab's S3"):
+        S3AccessLog(tmp_path / "none.log").read()
+
+
+def test_difference_is_after_minus_before_and_a_counter_that_went_down_is_unknown():
+    assert counters.difference({"s3_get": 4, "s3_head": 9}, {"s3_get": 10, "s3_head": 3, "new": 1}) == {
+        "s3_get": 6, "s3_head": pytest.approx(math.nan, nan_ok=True)}
+    assert math.isnan(counters.requests({})) and counters.requests({"s3_get": 2, "s3_list": 1, "hdfs_read_ops": 5}) == 3
+
+
+class Session:
+    """The JMX servlet of one NameNode and two DataNodes."""
+
+    def __init__(self):
+        self.bytes = [100.0, 50.0]
+        self.asked = []
+
+    def get(self, url, params, timeout):
+        self.asked.append((url, params["qry"]))
+        live = {"dn0": {"infoAddr": "127.0.0.1:9864"}, "dn1": {"infoAddr": "127.0.0.1:9865"}}
+        beans = {"Hadoop:service=NameNode,name=NameNodeActivity": [{"GetBlockLocations": 7, "GetListingOps": 2}],
+                 "Hadoop:service=NameNode,name=NameNodeInfo": [{"LiveNodes": json.dumps(live)}]}
+        if "DataNodeActivity" in params["qry"]:
+            i = 0 if "9864" in url else 1
+            beans = {params["qry"]: [{"BytesRead": self.bytes[i], "ReadBlockOp": 3, "BytesWritten": 0}]}
+        return Response(beans.get(params["qry"], []))
+
+
+class Response:
+    def __init__(self, beans):
+        self.beans = beans
+
+    def raise_for_status(self):
+        pass
+
+    def json(self):
+        return {"beans": self.beans}
+
+
+def test_hdfs_jmx_sums_every_live_datanode_found_through_the_namenode():
+    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0)
+    jmx.session = Session()
+    assert jmx.read() == {"hdfs_block_locations": 7, "hdfs_listings": 2, "hdfs_bytes_read": 150, "hdfs_read_ops": 6,
+                          "hdfs_bytes_written": 0}
+    assert ("http://127.0.0.1:9865/jmx" in url for url, _ in jmx.session.asked)
+
+
+def test_hdfs_jmx_waits_a_metrics_period_between_reads(monkeypatch):
+    """JMX shows a refreshed value only once a period has passed since the last read."""
+    slept = []
+    monkeypatch.setattr("perfkit.accounting.hdfs_jmx.time.sleep", slept.append)
+    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5)
+    jmx.session = Session()
+    jmx.read()
+    jmx.read()
+    assert len(slept) == 1 and 0.5 < slept[0] <= 0.55
+
+
+class Counting:
+    name = "fake server"
+
+    def __init__(self):
+        self.value = {"s3_get": 0.0}
+
+    def read(self):
+        return dict(self.value)
+
+
+def test_a_run_gets_the_difference_of_each_side_and_names_the_sources(tmp_path):
+    server, engine = Counting(), {"s3_get": 10}
+    run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path))
+    run.before()
+    server.value["s3_get"] += 4
+    engine["s3_get"] += 4
+    io = run.after()
+    assert io == {"server": {"s3_get": 4}, "engine": {"s3_get": 4}, "attributable": True, "missing": {},
+                  "sources": {"server": "fake server", "engine": "fake engine"}}
+
+
+def test_a_side_that_cannot_be_read_is_missing_with_its_reason_and_the_other_kept(tmp_path):
+    def broken():
+        raise ConnectionError("refused")
+
+    run = RunAccounting([Counting()], broken, "fake engine", ConcurrentRuns(tmp_path))
+    run.before()
+    io = run.after()
+    assert io["server"] == {"s3_get": 0} and io["missing"] == {"engine": "not read: refused"}
+
+
+def test_a_run_that_overlapped_another_keeps_no_server_count(tmp_path):
+    mine = RunAccounting([Counting()], None, "", ConcurrentRuns(tmp_path))
+    other = ConcurrentRuns(tmp_path)
+    other._mine = tmp_path / "measuring" / "other.lock"  # a file per process: this stands for another one
+    mine.before()
+    other.start()  # another run starts while this one measures
+    other.stop()
+    io = mine.after()
+    assert "server" not in io and io["missing"]["server"] == NOT_ATTRIBUTABLE and io["attributable"] is False
+
+
+def test_a_run_started_while_another_measures_is_not_attributable_and_serial_runs_are(tmp_path):
+    first, second = ConcurrentRuns(tmp_path), ConcurrentRuns(tmp_path)
+    first.start()
+    done = threading.Event()
+    result = []
+
+    def other_process():  # the flock is per open file: a second handle in a thread stands for another process
+        second._mine = tmp_path / "measuring" / "other.lock"
+        second.start()
+        result.append(second.stop())
+        done.set()
+
+    threading.Thread(target=other_process).start()
+    done.wait(5)
+    assert result == [True]  # the first was measuring when it started
+    assert first.stop() is True  # and it started during the first
+    serial = ConcurrentRuns(tmp_path)
+    serial.start()
+    assert serial.stop() is False
