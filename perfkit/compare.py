@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
+from perfkit.accounting.counters import S3_REQUESTS
 from perfkit.errors import PerfkitError
 from perfkit.paths import results_dir
 from perfkit.results import UNAVAILABLE, read_result_file, records_frame
@@ -66,7 +67,7 @@ def compare_runs(a, b, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_AL
                            "compare runs of the same experiment that measured the same subjects, storages and cases")
     rows = [_row(key, cases_a[key], cases_b[key], factor, alpha) for key in common]
     table = pd.DataFrame(rows, columns=[*KEY, "n_a", "n_b", "failed_a", "failed_b", "median_a", "median_b",
-                                        "ratio", "p_value", "verdict"])
+                                        "ratio", "p_value", "verdict", *IO_COLUMNS])
     experiments = sorted({key[0] for key in common})
     table.attrs.update({
         "a": sorted(set(side_a["run_id"])), "b": sorted(set(side_b["run_id"])), "factor": factor, "alpha": alpha,
@@ -155,12 +156,33 @@ def _row(key: tuple, records_a: pd.DataFrame, records_b: pd.DataFrame, factor: f
     if not len(times_a) or not len(times_b):
         sides = " or ".join(s for s, t in (("A", times_a), ("B", times_b)) if not len(t))
         return {**row, "verdict": f"not compared: no successful run in {sides}"}
+    for side, ok in (("a", ok_a), ("b", ok_b)):
+        row[f"requests_{side}"], row[f"mb_{side}"] = run_io(ok)
     row["median_a"], row["median_b"] = float(np.median(times_a)), float(np.median(times_b))
     row["ratio"] = row["median_b"] / row["median_a"] if row["median_a"] > 0 else np.inf
     row["p_value"] = float(mannwhitneyu(times_a, times_b, alternative="two-sided").pvalue)
     if _hashes(ok_a) and _hashes(ok_b) and _hashes(ok_a) != _hashes(ok_b):
         return {**row, "verdict": RESULTS_DIFFER}
     return {**row, "verdict": verdict(row["ratio"], row["p_value"], len(times_a), len(times_b), factor, alpha)}
+
+
+IO_COLUMNS = ["requests_a", "requests_b", "mb_a", "mb_b"]
+
+
+def run_io(ok: pd.DataFrame) -> tuple[float, float]:
+    """Median S3 requests and MB read from the storage per run (the server's count, else the engine's); NaN when
+    the runs counted none (runs recorded before perfkit counted I/O)."""
+    from perfkit.accounting.table import io_frame
+
+    runs = io_frame(ok) if "io" in ok.columns else pd.DataFrame()
+    if runs.empty:
+        return np.nan, np.nan
+    found = []
+    for names in (S3_REQUESTS, ("s3_bytes_read", "hdfs_bytes_read")):
+        per_run = [runs[[f"{side}.{n}" for n in names if f"{side}.{n}" in runs]].sum(axis=1, min_count=1)
+                   for side in ("server", "engine")]
+        found.append(float(per_run[0].fillna(per_run[1]).median()))
+    return found[0], found[1] / 1e6
 
 
 def _hashes(ok: pd.DataFrame) -> set:
@@ -286,12 +308,17 @@ def render_text(table: pd.DataFrame, width: int = 60) -> str:
         lines.append("Configuration: the same in A and B.")
     lines.append("")
     shown = table.drop(columns=["experiment"]) if table["experiment"].nunique() == 1 else table
+    has_io = not shown[IO_COLUMNS].isna().all().all()
+    if not has_io:  # runs from before perfkit counted I/O: no empty columns
+        shown = shown.drop(columns=IO_COLUMNS)
     formats = {"median_a": _seconds, "median_b": _seconds, "ratio": lambda v: "" if v != v else f"{v:.2f}",
-               "p_value": _p}
+               "p_value": _p, **{c: (lambda v: "" if v != v else f"{v:.4g}") for c in IO_COLUMNS}}
     lines.append(shown.to_string(index=False, formatters=formats))
     factor, alpha = attrs.get("factor", DEFAULT_FACTOR), attrs.get("alpha", DEFAULT_ALPHA)
     lines += ["", f"ratio = median B / median A (seconds). Faster or slower only when the ratio is outside "
                   f"[{1 / factor:.3f}, {factor:.3f}] and the Mann-Whitney p < {alpha};",
+              *(["requests, mb: median S3 requests and MB read from the storage per run, A and B (the server's "
+                 "count, else the engine's);"] if has_io else []),
               f"'too few runs to tell': those run counts cannot reach p < {alpha} at all "
               f"(needs {runs_needed(alpha)} runs a side)."]
     for side in ("a", "b"):

@@ -160,3 +160,45 @@ def test_a_run_started_while_another_measures_is_not_attributable_and_serial_run
     serial = ConcurrentRuns(tmp_path)
     serial.start()
     assert serial.stop() is False
+
+
+def frame_of(*runs):
+    import pandas as pd
+
+    rows = [{"subject": engine, "storage": storage, "case": query, "phase": "measured", "ok": True, "wall_s": wall,
+             "io": io} for engine, storage, query, wall, io in runs]
+    return pd.DataFrame(rows)
+
+
+class Prices:
+    def request_cost(self, counts):
+        return counts.get("s3_get", 0) * 0.0004 / 1000 + counts.get("s3_list", 0) * 0.005 / 1000
+
+
+def test_the_io_table_gives_medians_per_query_both_sides_their_agreement_and_the_cost():
+    def io(get, listed, mb, engine_get=None):
+        return {"server": {"s3_get": get, "s3_head": 0, "s3_list": listed, "s3_bytes_read": mb * 1e6},
+                "engine": {"s3_get": get if engine_get is None else engine_get, "s3_head": 0, "s3_list": listed},
+                "attributable": True}
+
+    frame = frame_of(("spark", "s3", "q1", 1.0, io(4, 1, 10)), ("spark", "s3", "q1", 1.2, io(6, 1, 12)),
+                     ("spark", "s3", "q1", 1.1, io(5, 1, 11)), ("trino", "s3", "q1", 0.3, io(14, 2, 30, engine_get=11)))
+    from perfkit.accounting.table import io_table
+
+    table = io_table(frame, Prices()).set_index("engine")
+    assert table.loc["spark", "runs"] == 3 and table.loc["spark", "GET (server)"] == 5
+    assert table.loc["spark", "S3 requests (server)"] == 6 and table.loc["spark", "S3 MB (server)"] == 11
+    assert table.loc["spark", "server = engine"] == "exact"
+    assert table.loc["trino", "server = engine"] == "server vs engine: GET 14 vs 11"
+    assert table.loc["spark", "$ per 1,000 runs"] == pytest.approx(1000 * (5 * 0.0004 + 1 * 0.005) / 1000)
+
+
+def test_a_run_not_attributable_gives_no_server_median_and_old_records_no_rows():
+    from perfkit.accounting.table import io_frame, io_table
+
+    frame = frame_of(("spark", "s3", "q1", 1.0, {"engine": {"s3_get": 3}, "attributable": False,
+                                                  "missing": {"server": NOT_ATTRIBUTABLE}}),
+                     ("spark", "hdfs", "q1", 1.0, {}))
+    assert len(io_frame(frame)) == 1
+    row = io_table(frame).iloc[0]
+    assert math.isnan(row["S3 requests (server)"]) and row["S3 requests (engine)"] == 3

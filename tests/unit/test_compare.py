@@ -364,3 +364,29 @@ def test_the_notebook_renders_with_its_defaults_with_two_runs_or_one(results, tm
     rendered = report.render("notebooks/compare_runs.ipynb", out_root=tmp_path / "reports")
     assert rendered.ok
     assert shown in rendered.html.read_text()
+
+
+def test_compare_shows_the_median_requests_and_mb_of_each_side_beside_the_ratio(tmp_path):
+    def side(run_id, gets, mb, server=True):
+        rs = ResultSet(EXP, CONFIG, run_id=run_id, folder=tmp_path)
+        for i, (get, wall) in enumerate(zip(gets, A_TIMES)):
+            counts = {"s3_get": get, "s3_list": 1, "s3_bytes_read": mb * 1e6}
+            io = {"server": counts, "engine": {"s3_get": 999}} if server else {"engine": counts}
+            rs.add(subject="trino", storage="s3", case="q1", phase="measured", iteration=i, started_at=now(),
+                   wall_s=wall, result_hash="h1", io=io)
+        rs.save()
+
+    side("A", [4, 4, 5, 6, 4], 10)
+    side("B", [8, 9, 8, 8, 7], 20, server=False)  # only the engine counted: its count is used
+    row = compare_runs("A", "B", folder=tmp_path).iloc[0]
+    assert (row["requests_a"], row["requests_b"]) == (5, 9)  # medians of GET + LIST per run: 4+1, 8+1
+    assert (row["mb_a"], row["mb_b"]) == (10, 20)
+    text = compare.render_text(compare_runs("A", "B", folder=tmp_path))
+    assert "requests_a" in text and "median S3 requests and MB read" in text
+
+
+def test_compare_of_runs_without_io_shows_no_io_columns(tmp_path):
+    _run(tmp_path, "A", {("trino", "s3", "q1"): A_TIMES})
+    _run(tmp_path, "B", {("trino", "s3", "q1"): B_TIMES})
+    table = compare_runs("A", "B", folder=tmp_path)
+    assert table["requests_a"].isna().all() and "requests_a" not in compare.render_text(table)

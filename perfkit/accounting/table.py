@@ -1,0 +1,84 @@
+"""'What each run asked of the storage': the runs' I/O as tables, the server's count beside the engine's, priced."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from perfkit.accounting import counters
+
+SIDES = ("server", "engine")
+EXACT = ("s3_get", "s3_head", "s3_list")  # what the two sides must count alike (classic S3A stream; Trino's SDK)
+KEYS = ["engine", "storage", "query"]
+
+
+def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured, successful run: engine, storage, query, wall_s, attributable, and a column per side and
+    counter ("server.s3_get", "engine.s3_get", ...). Runs recorded before perfkit counted I/O have none."""
+    rows = []
+    ok = frame[(frame["phase"] == "measured") & frame["ok"]] if len(frame) else frame
+    for run in ok.itertuples():
+        io = getattr(run, "io", None) or {}
+        if not isinstance(io, dict) or not any(side in io for side in SIDES):
+            continue
+        row = {"engine": run.subject, "storage": run.storage, "query": run.case, "wall_s": run.wall_s,
+               "attributable": io.get("attributable", True)}
+        for side in SIDES:
+            row.update({f"{side}.{name}": value for name, value in (io.get(side) or {}).items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def agreement(server: dict, engine: dict) -> str:
+    """Whether the two sides counted GET, HEAD and LIST alike: 'exact', or what differs."""
+    if not server or not engine:
+        return "one side"
+    differ = [f"{counters.LABELS[name]} {server.get(name, 0):g} vs {engine.get(name, 0):g}" for name in EXACT
+              if not _same(server.get(name, 0), engine.get(name))]
+    return "exact" if not differ else "server vs engine: " + ", ".join(differ)
+
+
+def _same(a, b) -> bool:
+    return b is not None and not (isinstance(b, float) and math.isnan(b)) and a == b
+
+
+def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
+    """Per engine, storage and query, the median over its runs: S3 requests and MB, HDFS MB, as the server counted
+    them and as the engine did; whether the two agree run by run; and the request cost of 1,000 runs."""
+    runs = io_frame(frame)
+    if runs.empty:
+        return pd.DataFrame(columns=[*KEYS, "runs"])
+    rows = []
+    for key, group in runs.groupby(KEYS, sort=False):
+        row = dict(zip(KEYS, key))
+        row["runs"] = len(group)
+        server, engine = (_medians(group, side) for side in SIDES)
+        for side, counts in (("server", server), ("engine", engine)):
+            row[f"S3 requests ({side})"] = counters.requests(counts)
+        for name in ("s3_get", "s3_head", "s3_list", "s3_put"):
+            row[f"{counters.LABELS[name]} ({'server' if server else 'engine'})"] = (server or engine).get(name, math.nan)
+        row["S3 MB (server)"] = server.get("s3_bytes_read", math.nan) / 1e6
+        row["S3 MB (engine)"] = engine.get("s3_bytes_read", math.nan) / 1e6
+        row["HDFS MB (server)"] = server.get("hdfs_bytes_read", math.nan) / 1e6
+        row["HDFS MB (engine)"] = engine.get("hdfs_bytes_read", engine.get("input_bytes", math.nan)
+                                             if row["storage"] == "hdfs" else math.nan) / 1e6
+        verdicts = {agreement(_of(run, "server"), _of(run, "engine")) for run in group.to_dict("records")}
+        row["server = engine"] = verdicts.pop() if len(verdicts) == 1 else "; ".join(sorted(verdicts))
+        if prices is not None:
+            row["$ per 1,000 runs"] = 1000 * prices.request_cost(server or engine)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _of(run: dict, side: str) -> dict:
+    prefix = f"{side}."
+    return {name[len(prefix):]: value for name, value in run.items()
+            if name.startswith(prefix) and not (isinstance(value, float) and math.isnan(value))}
+
+
+def _medians(group: pd.DataFrame, side: str) -> dict:
+    columns = [c for c in group.columns if c.startswith(f"{side}.")]
+    if side == "server":
+        group = group[group["attributable"].astype(bool)]
+    found = {c.split(".", 1)[1]: float(group[c].median()) for c in columns if group[c].notna().any()}
+    return found
