@@ -5,10 +5,11 @@
 The bare path is `spark.sql(q).collect()` for spark, a plain `trino` DB-API cursor fetching all rows
 (execute + fetchall on the same connection) for trino.
 
-Each round runs the taxi suite on both storages once through each path; the order of the two
-paths alternates between rounds so that drift (the JVM still warming, the machine's load) hits both
-alike. Prints the per-round totals and the median of the per-round ratios perfkit / bare (target
-<= 1.05). Needs the lab up.
+Three paths: the bare client, perfkit's runner with I/O accounting off, and with it on (the storages' counters
+and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
+storages once through each path; the order of the paths rotates between rounds so that drift (the JVM still
+warming, the machine's load) hits all alike. Prints the per-round totals and the medians of the per-round ratios:
+accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05). Needs the lab up.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def main() -> None:
 
     cmp = QueryComparison(load_profile(args.profile), engines=[args.engine], rows=args.rows, files=args.files)
     placed = cmp.prepare()  # the taxi files as one table on each storage
-    totals: dict[str, list[float]] = {"bare": [], "perfkit": []}
+    totals: dict[str, list[float]] = {"bare": [], "perfkit": [], "perfkit+io": []}
     with tempfile.TemporaryDirectory() as scratch, get_engine(args.engine, cmp.profile) as engine:
         tables = cmp.register_tables(engine, placed)
         cmp.watch_storages(placed)  # perfkit's runner probes the storages around each run, as in a real run
@@ -58,8 +59,9 @@ def main() -> None:
             for query, where in work:
                 BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
         for round_ in range(args.rounds):
-            order = ("bare", "perfkit") if round_ % 2 == 0 else ("perfkit", "bare")
-            for path in order:
+            paths = list(totals)
+            for path in paths[round_ % 3:] + paths[:round_ % 3]:
+                cmp.accounting = path == "perfkit+io"
                 t0 = time.perf_counter()
                 for query, where in work:
                     if path == "bare":
@@ -73,10 +75,14 @@ def main() -> None:
           f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}")
     for path, values in totals.items():
         print(f"  {path:<8} per round (s): " + " ".join(f"{v:.3f}" for v in values))
-    bare, kit = statistics.median(totals["bare"]), statistics.median(totals["perfkit"])
-    ratio = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
-    print(f"  median per round: bare {BARE_NAMES[args.engine]} {bare:.3f} s, perfkit runner {kit:.3f} s")
-    print(f"  ratio perfkit / bare (median of the rounds' ratios): {ratio:.3f} (target <= 1.05)")
+    bare, kit, io = (statistics.median(totals[path]) for path in ("bare", "perfkit", "perfkit+io"))
+    print(f"  median per round: bare {BARE_NAMES[args.engine]} {bare:.3f} s, perfkit runner {kit:.3f} s, "
+          f"with I/O accounting {io:.3f} s")
+    on_off = statistics.median(k / b for k, b in zip(totals["perfkit+io"], totals["perfkit"]))
+    on_bare = statistics.median(k / b for k, b in zip(totals["perfkit+io"], totals["bare"]))
+    off_bare = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
+    print(f"  ratio accounting on / off (median of the rounds' ratios): {on_off:.3f} (target <= 1.03)")
+    print(f"  ratio perfkit with accounting / bare: {on_bare:.3f} (target <= 1.05); without: {off_bare:.3f}")
 
 
 if __name__ == "__main__":

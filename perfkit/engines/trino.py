@@ -149,20 +149,25 @@ class TrinoEngine(Engine):
         return found
 
     def io_counters(self) -> dict[str, int] | None:
-        """S3 requests by type (each call and its retries: the requests S3 saw) of the profile's catalogs, from JMX,
-        and the bytes the queries read from storage (`input_bytes`: S3 or HDFS, the query stats' physical input).
-        Cluster-wide, summed over the nodes: one query at a time."""
-        p, found = self.profile, {"input_bytes": self.input_bytes}
+        """S3 requests by type (each call and its retries: the requests S3 saw), throttled and retried, of the
+        profile's catalogs from JMX, in one query; and the bytes the queries read from storage (`input_bytes`: S3 or
+        HDFS, the query stats' physical input). Cluster-wide, summed over the nodes: one query at a time."""
+        p = self.profile
         apis = [(api, kind) for api, kind in S3_API_COUNTERS.items() for kind in ("calls", "retries")]
-        columns = ", ".join(f'sum("{api}.{kind}.totalcount")' for api, kind in apis)
-        for catalog in dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c):
-            try:
-                row = self._fetch(f"SELECT {columns} FROM {S3_STATS.format(catalog=catalog)}")[0]
-            except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: not counted
-                continue
-            for (api, _), value in zip(apis, row):
-                found[S3_API_COUNTERS[api]] = found.get(S3_API_COUNTERS[api], 0) + int(value or 0)
-        return {**found, **(self.s3_counters() or {})}
+        columns = [f'"{api}.{kind}.totalcount"' for api, kind in apis] + [f'"{c}"' for c in S3_COUNTERS.values()]
+        catalogs = list(dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c))
+        sums = ", ".join(f"sum({c})" for c in columns)
+        union = " UNION ALL ".join(f"SELECT {', '.join(columns)} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
+        found = {"input_bytes": self.input_bytes}
+        try:
+            row = self._fetch(f"SELECT {sums} FROM ({union})")[0]
+        except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: requests not counted
+            return found
+        values = iter(int(v or 0) for v in row)
+        for (api, _), value in zip(apis, values):
+            found[S3_API_COUNTERS[api]] = found.get(S3_API_COUNTERS[api], 0) + value
+        found.update(zip(S3_COUNTERS, values))
+        return found
 
     def io_source(self) -> str:
         return "Trino S3FileSystemStats (JMX); query stats (physical input bytes)"

@@ -32,6 +32,8 @@ from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
+from perfkit.accounting.table import io_frame, io_table
+from perfkit.prices import PriceTable
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
@@ -73,6 +75,7 @@ class QueryComparison(Experiment):
     include_throttled: bool = False  # runs the S3 server throttled count in the speed-ups and verdicts too
     copy_methods: list[str] = field(default_factory=lambda: list(COPY_METHODS))  # the break-even's copy to HDFS
     accounting: bool = True  # count each run's requests and bytes at the storages and at the engine (record.io)
+    prices: str | None = None  # a YAML file of your own prices (perfkit.prices); None: the shipped AWS list prices
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
@@ -89,6 +92,7 @@ class QueryComparison(Experiment):
         self.cold_cache = validate.flag("cold_cache", self.cold_cache)
         self.include_throttled = validate.flag("include_throttled", self.include_throttled)
         self.accounting = validate.flag("accounting", self.accounting)
+        self.price_table = PriceTable.load(self.prices)  # a bad price file fails here, before anything runs
         self.io_sources: list = []  # the storages' own counters (watch_storages)
         self.copy_methods = validate.names("copy_methods", self.copy_methods, choices=list(TRANSFER_METHODS),
                                            empty_ok=True)
@@ -155,7 +159,7 @@ class QueryComparison(Experiment):
                 "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
                 "scale": self.scale, "tables": self.tables, "placement": self.placement,
                 "include_throttled": self.include_throttled, "copy_methods": self.copy_methods,
-                "accounting": self.accounting}
+                "accounting": self.accounting, "prices": self.prices}
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
@@ -383,13 +387,13 @@ class QueryComparison(Experiment):
     def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
-        before = self.s3_requests(results, engine, step.storage)
+        accounting = self.run_accounting(engine)
+        before = {} if accounting else self.s3_requests(results, engine, step.storage)
         started = now()
         with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
             if watch.problem:  # do not even start: the run would only wait in storage-client retries
                 results.add(**record, started_at=started, wall_s=None, ok=False, error=watch.problem)
                 return
-            accounting = self.run_accounting(engine)
             if accounting:
                 accounting.before()
             t0 = time.perf_counter()
@@ -406,9 +410,13 @@ class QueryComparison(Experiment):
                 raise
             wall = time.perf_counter() - t0
             record["io"] = accounting.after() if accounting else {}
-        after = self.s3_requests(results, engine, step.storage) if before else {}
+        if accounting:
+            changed = self.s3_faults(results, engine, step.storage, record["io"])
+        else:
+            after = self.s3_requests(results, engine, step.storage) if before else {}
+            changed = {key: after.get(key, 0) - before.get(key, 0) for key in after}
         for name, key in (("throttled", "s3_throttled"), ("retried", "s3_retried")):  # flagged, not failed
-            if (n := after.get(key, 0) - before.get(key, 0)) > 0:
+            if (n := changed.get(key, 0)) > 0:
                 params[name] = int(n)
         if watch.problem:  # the storage's fault is the cause, whatever the engine said
             error = watch.problem + (f"; the engine said: {error}" if error else "")
@@ -420,12 +428,35 @@ class QueryComparison(Experiment):
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
     def run_accounting(self, engine) -> RunAccounting | None:
-        """The snapshots around one run: the storages' own counters and the engine's (an engine that keeps none,
-        as a test's stand-in, gives the server side alone)."""
+        """The snapshots around one run: the storages' own counters and the engine's (a stand-in engine may count
+        only throttled S3 requests, or nothing: the server side alone)."""
         if not self.accounting:
             return None
-        counts = getattr(engine, "io_counters", None)
-        return RunAccounting(self.io_sources, counts, engine.io_source() if counts else "")
+        counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
+        source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
+        return RunAccounting(self.io_sources, counts, source if counts else "")
+
+    def s3_faults(self, results: ResultSet, engine, where: str, io: dict) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests during the run, from its I/O counters (s3_requests, read
+        once instead of twice more); the run's config says whether this engine counts them."""
+        counted = io.get("engine", {}) if where == BACKING or is_tier(where) else {}
+        found = {key: counted[key] for key in ("s3_throttled", "s3_retried") if key in counted}
+        if where == BACKING or is_tier(where):
+            flags = results.config.setdefault("s3_throttling_counted", {})
+            flags[engine.name] = flags.get(engine.name, False) or bool(found)
+        return found
+
+    def storage_io(self) -> pd.DataFrame:
+        """What each run asked of the storage, per engine, storage and query (medians over its runs): S3 requests by
+        type and MB, HDFS MB, as the storages counted them beside the engine's own count, and what 1,000 runs cost in
+        requests at the price table's prices (the frame's attrs["basis"] says which)."""
+        table = io_table(self._frame(), self.price_table)
+        table.attrs["basis"] = self.price_table.basis()
+        return table
+
+    def io_runs(self) -> pd.DataFrame:
+        """Every measured run with its I/O counters, for plots.time_vs_requests."""
+        return io_frame(self._frame())
 
     def s3_requests(self, results: ResultSet, engine, where: str) -> dict[str, float]:
         """The engine's throttled and retried S3 requests so far, on a storage that reads S3 (s3, a tier in front

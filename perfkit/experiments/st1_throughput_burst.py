@@ -23,7 +23,8 @@ from perfkit.experiments.base import Experiment
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
-from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, PRICE_PER_GB_MONTH, Configuration, model_table
+from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table
+from perfkit.prices import PriceTable
 from perfkit.protocol import drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
@@ -55,7 +56,8 @@ class St1Study(Experiment):
     workload_files: int = 400  # the modelled workload: TestDFSIO files ...
     workload_file_gb: float = 4  # ... of this many GB each (the published 400 x 4 GB)
     replication: int = 3  # HDFS replicas a write stores, in the model
-    price_per_gb_month: float = PRICE_PER_GB_MONTH
+    price_per_gb_month: float | None = None  # USD per GB-month of st1; None: the price table's (`prices`)
+    prices: str | None = None  # a YAML file of your own prices (perfkit.prices); None: the shipped AWS list prices
     node_cap_mib_s: float | None = None  # an instance's EBS bandwidth, if it should limit the model
 
     def __post_init__(self):
@@ -76,7 +78,12 @@ class St1Study(Experiment):
         for name in ("files", "file_mb", "nodes", "workload_files", "replication"):
             setattr(self, name, whole(name, getattr(self, name)))
         self.workload_file_gb = number("workload_file_gb", self.workload_file_gb, above=0, unit="GB")
-        self.price_per_gb_month = number("price_per_gb_month", self.price_per_gb_month, minimum=0, unit="USD")
+        self.price_table = PriceTable.load(self.prices)
+        self.price_given = self.price_per_gb_month is not None  # a price given by hand wins over the table's
+        self.price_per_gb_month = number("price_per_gb_month", self.price_per_gb_month, minimum=0, unit="USD",
+                                         none_means="the price table's")
+        if self.price_per_gb_month is None:
+            self.price_per_gb_month = self.price_table.ebs_per_gb_month("st1")
         self.node_cap_mib_s = number("node_cap_mib_s", self.node_cap_mib_s, above=0, unit="MiB/s",
                                      none_means="no cap")
         self.configurations = _configurations(self.configurations)
@@ -171,6 +178,13 @@ class St1Study(Experiment):
     # -- tables -----------------------------------------------------------------------------
     def workload_mib(self) -> float:
         return self.workload_files * self.workload_file_gb * 1e9 / MiB
+
+    def price_basis(self) -> str:
+        """What the cost column is priced at, and from where."""
+        if self.price_given:
+            return f"st1 at {self.price_per_gb_month:g} USD per GB-month (price_per_gb_month, as given)"
+        return f"st1 at {self.price_per_gb_month:g} {self.price_table.texts['currency']} per GB-month: " \
+               f"{self.price_table.basis()}"
 
     def model(self) -> pd.DataFrame:
         return model_table(self.configs, self.workload_mib(), self.price_per_gb_month, self.replication,

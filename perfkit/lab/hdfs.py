@@ -38,7 +38,7 @@ PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab
 
 NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
-HDFS_METRICS_PERIOD_MS = 100
+HDFS_METRICS_PERIOD_MS = 10  # what JMX shows is refreshed when read, if this old (no sink: nothing else runs)
 
 
 class Hdfs(Service):
@@ -112,7 +112,7 @@ class Hdfs(Service):
             (conf / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
             (conf / "log4j.properties").write_text(LOG4J)
             # what JMX shows is refreshed at most once a metrics period (10 s by default): a run's reads would show
-            # seconds late; 100 ms lets perfkit read each run's own (perfkit.accounting.hdfs_jmx)
+            # seconds late; 10 ms lets perfkit read each run's own (perfkit.accounting.hdfs_jmx)
             (conf / "hadoop-metrics2.properties").write_text(f"*.periodMillis={HDFS_METRICS_PERIOD_MS}\n")
 
     def java(self, main_class: str, *args: str, conf_dir: Path | None = None) -> list[str]:

@@ -4,7 +4,7 @@
   500 MiB/s per volume (baseline reaches the cap at 12.5 TiB, burst at 2 TiB);
 - the burst bucket fills at the baseline rate and holds 1 TiB of credits per TiB of volume;
   while it holds credits the volume may run at burst, once empty at baseline;
-- sizes from 125 GiB to 16 TiB; price per GB-month a parameter (0.045 USD in us-east-1).
+- sizes from 125 GiB to 16 TiB; price per GB-month a parameter (default: perfkit's price table, perfkit.prices).
 """
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from perfkit.errors import PerfkitError
+from perfkit.prices import PriceTable
 
 BASELINE_PER_TIB = 40.0  # MiB/s
 BURST_PER_TIB = 250.0  # MiB/s
 CAP = 500.0  # MiB/s per volume
 MIN_GIB, MAX_GIB = 125, 16 * 1024
-PRICE_PER_GB_MONTH = 0.045  # USD, us-east-1 (N. Virginia)
-PRICE_REGION = "us-east-1"
+PRICE_PER_GB_MONTH = PriceTable.load().ebs_per_gb_month("st1")  # USD, the shipped price table's (perfkit.prices)
+PRICE_REGION = PriceTable.load().texts["region"]
 MiB_PER_TiB = 1024 * 1024
 
 

@@ -1,0 +1,141 @@
+"""Prices, with their basis: what a run's S3 requests cost, and what a dataset costs a month on each storage.
+
+The shipped table (aws-us-east-1.yml) is AWS's list prices, pinned and dated, each section with its source. A user's
+file has the same shape; the figures it gives replace the shipped ones and the rest stay (a file that prices only
+requests still prices storage), and its basis names the file. GB is 10^9 bytes, as AWS bills."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from perfkit.errors import PerfkitError
+
+SHIPPED = "aws-us-east-1.yml"
+GB = 1e9
+# perfkit's request counters (perfkit.accounting.counters) -> the price of 1,000 of them
+REQUEST_PRICES = {"s3_get": "get_per_1000", "s3_head": "head_per_1000", "s3_list": "list_per_1000",
+                  "s3_put": "put_per_1000", "s3_copy": "copy_per_1000", "s3_delete": "delete_per_1000"}
+FIGURES = {"s3": [*REQUEST_PRICES.values(), "storage_per_gb_month", "transfer_to_ec2_same_region_per_gb"],
+           "ebs": ["st1_per_gb_month", "sc1_per_gb_month", "gp3_per_gb_month"]}
+TEXTS = {"top": ["region", "currency", "as_of"], "s3": ["source", "storage_class"], "ebs": ["source"]}
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    figures: dict  # {"s3": {...}, "ebs": {...}}: numbers
+    texts: dict = field(default_factory=dict)  # region, currency, as_of, sources
+    file: str | None = None  # the user's file, if any
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> PriceTable:
+        shipped = _read(resources.files("perfkit.prices").joinpath(SHIPPED).read_text(), SHIPPED)
+        if not path:
+            return cls._of(shipped, None)
+        path = Path(path).expanduser()
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise PerfkitError(f"price file {path}: cannot be read ({err.strerror}). Fix: give the path of a YAML "
+                               "file shaped like perfkit/prices/aws-us-east-1.yml, or prices=None for the shipped "
+                               "AWS list prices") from None
+        own = _read(text, str(path))
+        merged = {key: ({**shipped.get(key, {}), **value} if isinstance(value, dict) else value)
+                  for key, value in {**shipped, **own}.items()}
+        return cls._of(merged, str(path))
+
+    @classmethod
+    def _of(cls, data: dict, file: str | None) -> PriceTable:
+        where = file or SHIPPED
+        figures = {}
+        for section, names in FIGURES.items():
+            figures[section] = {name: _price(data.get(section, {}).get(name), f"{section}.{name}", where)
+                                for name in names}
+        texts = {"region": data.get("region"), "currency": data.get("currency", "USD"), "as_of": data.get("as_of"),
+                 "s3_source": data.get("s3", {}).get("source"), "ebs_source": data.get("ebs", {}).get("source"),
+                 "storage_class": data.get("s3", {}).get("storage_class", "S3 Standard")}
+        return cls(figures, texts, file)
+
+    def basis(self) -> str:
+        """One line for a report: whose prices, where, which class, as of when, from where."""
+        t = self.texts
+        if self.file:
+            return f"prices from {self.file} ({t['currency']}; missing figures: AWS list prices, {t['region']})"
+        return (f"AWS list prices, {t['region']}, {t['storage_class']}, {t['currency']}, as of {t['as_of']} "
+                f"({t['s3_source']}; {t['ebs_source']})")
+
+    def request_cost(self, counts: Mapping[str, float]) -> float:
+        """What these S3 requests cost; other counters (bytes, HDFS) are ignored. A NaN count (not measured) makes
+        the cost NaN, never a silent 0."""
+        total = 0.0
+        for name, key in REQUEST_PRICES.items():
+            n = counts.get(name, 0)
+            if n is None or (isinstance(n, float) and math.isnan(n)):
+                return math.nan
+            total += n * self.figures["s3"][key] / 1000
+        return total
+
+    def ebs_per_gb_month(self, volume_type: str = "st1") -> float:
+        key = f"{volume_type}_per_gb_month"
+        if key not in self.figures["ebs"]:
+            raise PerfkitError(f"EBS volume type {volume_type!r} has no price: choose one of "
+                               f"{', '.join(k.split('_')[0] for k in self.figures['ebs'])}")
+        return self.figures["ebs"][key]
+
+    def storage_cost_per_month(self, bytes_: float, storage: str, replication: int = 3,
+                               volume_type: str = "st1") -> float:
+        """A month of `bytes_` on S3 Standard, or on HDFS: every replica on EBS volumes of `volume_type`."""
+        if storage == "s3":
+            return bytes_ / GB * self.figures["s3"]["storage_per_gb_month"]
+        if storage == "hdfs":
+            return bytes_ * replication / GB * self.ebs_per_gb_month(volume_type)
+        raise PerfkitError(f"no storage price for {storage!r}: perfkit prices s3 and hdfs (on EBS)")
+
+    def monthly_storage_table(self, bytes_: float, replication: int = 3, volume_type: str = "st1") -> pd.DataFrame:
+        """A dataset's month on each storage, with the basis."""
+        rows = [{"storage": f"HDFS on EBS {volume_type}, {replication} replicas", "GB stored": bytes_ * replication / GB,
+                 f"{self.texts['currency']} per month": self.storage_cost_per_month(bytes_, "hdfs", replication,
+                                                                                   volume_type)},
+                {"storage": self.texts["storage_class"], "GB stored": bytes_ / GB,
+                 f"{self.texts['currency']} per month": self.storage_cost_per_month(bytes_, "s3")}]
+        table = pd.DataFrame(rows)
+        table.attrs["basis"] = self.basis()
+        return table
+
+
+def _read(text: str, where: str) -> dict:
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        raise PerfkitError(f"price file {where} is not valid YAML ({str(err).splitlines()[0]}). Fix: correct it "
+                           "(see perfkit/prices/aws-us-east-1.yml)") from None
+    if not isinstance(data, dict):
+        raise PerfkitError(f"price file {where}: expected a mapping of sections (s3:, ebs:), not {type(data).__name__}")
+    known = {*TEXTS["top"], *FIGURES}
+    for key, value in data.items():
+        if key not in known:
+            raise PerfkitError(f"price file {where}: unknown key {key!r}. Fix: use {', '.join(sorted(known))}")
+        if key in FIGURES:
+            if not isinstance(value, dict):
+                raise PerfkitError(f"price file {where}: {key} must be a mapping of prices")
+            allowed = {*FIGURES[key], *TEXTS.get(key, [])}
+            for name in value:
+                if name not in allowed:
+                    raise PerfkitError(f"price file {where}: unknown key {key}.{name}. Fix: use one of "
+                                       f"{', '.join(sorted(allowed))}")
+    return data
+
+
+def _price(value, name: str, where: str) -> float:
+    if value is None:
+        raise PerfkitError(f"price file {where}: {name} is missing. Fix: give it (a number, 0 or more)")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise PerfkitError(f"price file {where}: {name} is {value!r}, not a number. Fix: give a price such as 0.005")
+    if value < 0:
+        raise PerfkitError(f"price file {where}: {name} is {value:g}, a negative price. Fix: give 0 or more")
+    return float(value)

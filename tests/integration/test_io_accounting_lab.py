@@ -1,0 +1,46 @@
+"""Each run's I/O on the real lab: the S3 server's log and the engines' own statistics count the same GET, HEAD and
+LIST requests, run by run; HDFS's DataNodes report the bytes of a full scan."""
+from __future__ import annotations
+
+import pytest
+
+from perfkit.accounting.table import EXACT
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+
+pytestmark = pytest.mark.lab
+
+
+def measured_io(results):
+    return [r for r in results.records if r.phase == "measured" and r.ok]
+
+
+@pytest.mark.parametrize("suite, options", [("taxi", {"rows": 20_000, "files": 2}), ("tpch", {"scale": 0.01})])
+def test_server_and_engine_count_the_same_s3_requests_on_every_run(profile, tmp_path, monkeypatch, suite, options):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    cmp = QueryComparison(profile, engines=["spark", "trino"], suite=suite, runs=2, warmup=1, **options)
+    runs = measured_io(cmp.run(progress=False))
+    on_s3 = [r for r in runs if r.storage == "s3"]
+    assert {r.subject for r in on_s3} == {"spark", "trino"}
+    for r in on_s3:
+        assert r.io["attributable"] and not r.io["missing"], (r.subject, r.case, r.io)
+        server, engine = r.io["server"], r.io["engine"]
+        assert server["s3_get"] > 0, (r.subject, r.case, server)
+        assert {n: server.get(n, 0) for n in EXACT} == {n: engine.get(n, 0) for n in EXACT}, (r.subject, r.case, r.io)
+    spark = [r for r in on_s3 if r.subject == "spark"]
+    assert "classic input stream" in spark[0].io["sources"]["engine"]
+    for r in (r for r in runs if r.storage == "hdfs"):  # the S3 server saw none of a run on HDFS
+        assert r.io["server"].get("s3_get", 0) == 0 and r.io["server"]["hdfs_read_ops"] > 0, (r.subject, r.case)
+
+
+def test_a_full_scan_on_hdfs_reads_the_table_s_bytes_at_the_datanodes(profile, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    suite = tmp_path / "scan"
+    suite.mkdir()
+    (suite / "all.sql").write_text("SELECT * FROM {table}")  # every column of every row
+    cmp = QueryComparison(profile, engines=["spark", "trino"], suite=str(suite), rows=60_000, files=2, runs=1,
+                          warmup=0, storages=["hdfs", "s3"])
+    runs = measured_io(cmp.run(progress=False))
+    table_bytes = cmp.placed.total_bytes
+    for r in runs:
+        read = r.io["server"]["hdfs_bytes_read"] if r.storage == "hdfs" else r.io["server"]["s3_bytes_read"]
+        assert read == pytest.approx(table_bytes, rel=0.05), (r.subject, r.storage, read, table_bytes)

@@ -1,0 +1,56 @@
+"""Prices with their basis: request cost and monthly storage against hand-computed numbers, a user's file, bad files."""
+import math
+
+import pytest
+
+from perfkit.errors import PerfkitError
+from perfkit.prices import PriceTable
+
+
+def test_the_shipped_table_prices_requests_as_aws_lists_them():
+    prices = PriceTable.load()
+    cost = prices.request_cost({"s3_get": 12_345, "s3_list": 67, "s3_put": 3, "s3_delete": 9, "hdfs_bytes_read": 1e9})
+    assert cost == pytest.approx(12_345 * 0.0004 / 1000 + 70 * 0.005 / 1000)  # DELETE is free; HDFS is not S3
+    assert "us-east-1" in prices.basis() and "as of" in prices.basis() and "aws.amazon.com/s3/pricing" in prices.basis()
+
+
+def test_a_count_not_measured_makes_the_cost_unknown_not_zero():
+    assert math.isnan(PriceTable.load().request_cost({"s3_get": 10, "s3_head": math.nan}))
+
+
+def test_a_month_of_a_dataset_on_s3_and_on_hdfs_with_its_replicas():
+    prices = PriceTable.load()
+    assert prices.storage_cost_per_month(500e9, "s3") == pytest.approx(500 * 0.023)
+    assert prices.storage_cost_per_month(500e9, "hdfs", replication=3) == pytest.approx(1500 * 0.045)
+    assert prices.storage_cost_per_month(500e9, "hdfs", 2, "gp3") == pytest.approx(1000 * 0.08)
+    table = prices.monthly_storage_table(500e9)
+    assert list(table["USD per month"]) == pytest.approx([67.5, 11.5]) and table.attrs["basis"] == prices.basis()
+
+
+def test_a_user_file_replaces_the_figures_it_gives_and_says_so(tmp_path):
+    own = tmp_path / "mine.yml"
+    own.write_text("s3:\n  get_per_1000: 0.001\n")
+    prices = PriceTable.load(own)
+    assert prices.request_cost({"s3_get": 1000, "s3_list": 1000}) == pytest.approx(0.001 + 0.005)
+    assert str(own) in prices.basis()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("s3:\n  get_per_1000: -1\n", r"s3.get_per_1000 is -1, a negative price. Fix: give 0 or more"),
+    ("s3:\n  get_per_1000: cheap\n", r"s3.get_per_1000 is 'cheap', not a number"),
+    ("s3:\n  get_per_1000: null\n", r"s3.get_per_1000 is missing"),
+    ("s3:\n  gets_per_1000: 1\n", r"unknown key s3.gets_per_1000"),
+    ("gcs: {}\n", r"unknown key 'gcs'"),
+    ("s3: [1, 2\n", r"not valid YAML"),
+])
+def test_a_bad_price_file_is_named_with_the_key_and_the_fix(tmp_path, text, message):
+    own = tmp_path / "bad.yml"
+    own.write_text(text)
+    with pytest.raises(PerfkitError, match=message) as err:
+        PriceTable.load(own)
+    assert str(own) in str(err.value)
+
+
+def test_a_missing_price_file_is_named(tmp_path):
+    with pytest.raises(PerfkitError, match=r"price file .*nothing.yml: cannot be read"):
+        PriceTable.load(tmp_path / "nothing.yml")
