@@ -32,13 +32,15 @@ PROBE_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, con
 
 
 def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
-    """The NameNode answers; with `read_path`, one byte of that file also comes back through a DataNode.
+    """The NameNode answers; with `read_path`, a DataNode holding that file also answers: it computes the file's
+    checksum from its blocks' checksum files.
 
-    A frozen DataNode is still "live" to the NameNode for minutes: only a read through it shows it.
-    """
+    A frozen DataNode is still "live" to the NameNode for minutes: only a request served by it shows it. Not a read
+    of the data: a DataNode streams a whole block to a reader that asked for one byte (its BytesRead counts it), and
+    a run's DataNode reads must be its own (perfkit.accounting)."""
     base = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1"
     status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
-    read = f"{base}{read_path}?op=OPEN&offset=0&length=1&user.name={profile.hdfs_user}" if read_path else None
+    read = f"{base}{read_path}?op=GETFILECHECKSUM&user.name={profile.hdfs_user}" if read_path else None
 
     session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
 

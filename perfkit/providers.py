@@ -144,6 +144,11 @@ class Provider:
         AWS the server-side count is CloudWatch's request metrics (perfkit.metrics.s3_requests)."""
         return None
 
+    def s3_wire_bytes(self):
+        """A callable that returns the bytes S3 has sent to its clients so far ({"s3_bytes_read": n}), counted on the
+        way (the lab's network emulator carries every response); None when nothing on the path counts them."""
+        return None
+
     def hdfs_metrics_period_s(self) -> float:
         """How often the HDFS daemons refresh what their JMX shows (Hadoop's `*.period`: 10 s unless set)."""
         return 10.0

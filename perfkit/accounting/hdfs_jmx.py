@@ -1,8 +1,8 @@
 """HDFS's own count of what it served, from the JMX servlet of the NameNode and of every live DataNode.
 
 NameNodeActivity: GetBlockLocations (a file opened for reading), GetListingOps; DataNodeActivity-<host>-<port>:
-BytesRead, ReadBlockOp, BytesWritten. The DataNodes are found through the NameNode (NameNodeInfo's LiveNodes, each
-with its HTTP address), so the same code reads a one-machine lab and a cluster.
+BytesRead, ReadBlockOpNumOps (a rate: its count), BytesWritten. The DataNodes are found through the NameNode
+(NameNodeInfo's LiveNodes, each with its HTTP address), so the same code reads a one-machine lab and a cluster.
 
 Hadoop's metrics system refreshes what JMX shows at most once per metrics period (`*.period`, 10 s by default):
 but the first read after a period has passed is fresh (MetricsSourceAdapter.updateJmxCache). So each read waits
@@ -19,7 +19,8 @@ NAMENODE_ACTIVITY = "Hadoop:service=NameNode,name=NameNodeActivity"
 NAMENODE_INFO = "Hadoop:service=NameNode,name=NameNodeInfo"
 DATANODE_ACTIVITY = "Hadoop:service=DataNode,name=DataNodeActivity-*"
 NAMENODE_COUNTERS = {"hdfs_block_locations": "GetBlockLocations", "hdfs_listings": "GetListingOps"}
-DATANODE_COUNTERS = {"hdfs_bytes_read": "BytesRead", "hdfs_read_ops": "ReadBlockOp", "hdfs_bytes_written": "BytesWritten"}
+DATANODE_COUNTERS = {"hdfs_bytes_read": "BytesRead", "hdfs_read_ops": "ReadBlockOpNumOps",
+                     "hdfs_bytes_written": "BytesWritten"}
 TIMEOUT_S = 5.0
 
 

@@ -20,12 +20,14 @@ class RunAccounting:
         self.server_sources, self.engine, self.engine_source = server_sources, engine, engine_source
         self.concurrent = concurrent or ConcurrentRuns()
         self._before: dict[str, dict | str] = {}
+        self._failed: list[str] = []  # server sources that did not answer the last snapshot
 
     def before(self) -> None:
         self.concurrent.start()
         self._before = self._snapshot()
 
     def after(self) -> dict:
+        failed_before = self._failed
         after = self._snapshot()
         overlapped = self.concurrent.stop()
         io: dict = {"sources": {}, "missing": {}, "attributable": not overlapped}
@@ -36,6 +38,9 @@ class RunAccounting:
                 continue
             io[side] = counters.difference(was, now)
             io["sources"][side] = self._source_name(side)
+        failed = list(dict.fromkeys(failed_before + self._failed))
+        if failed and "server" in io:  # a source that failed either time: its counters are not this run's
+            io["missing"]["server"] = "; ".join(failed)
         if overlapped and "server" in io:
             del io["server"]
             io["missing"]["server"] = NOT_ATTRIBUTABLE
@@ -51,13 +56,18 @@ class RunAccounting:
         return "; ".join(source.name for source in self.server_sources)
 
     def _snapshot(self) -> dict[str, dict | str]:
-        """Each side's counters, or why they could not be read."""
+        """Each side's counters, or why they could not be read. A server source that does not answer is left out of
+        the sum and named (its counters then show as not counted, not as zero)."""
         found: dict[str, dict | str] = {}
         if self.server_sources:
-            try:
-                found["server"] = counters.total(*(source.read() for source in self.server_sources))
-            except Exception as err:  # noqa: BLE001 - a source that does not answer: the run's I/O is missing
-                found["server"] = f"not read: {root_cause(err, 200)}"
+            counts, failed = [], []
+            for source in self.server_sources:
+                try:
+                    counts.append(source.read())
+                except Exception as err:  # noqa: BLE001 - a source that does not answer: its counts are missing
+                    failed.append(f"{source.name} not read: {root_cause(err, 160)}")
+            found["server"] = counters.total(*counts) if counts else "; ".join(failed)
+            self._failed = failed
         if self.engine is not None:
             try:
                 engine_counts = self.engine()

@@ -264,8 +264,8 @@ class QueryComparison(Experiment):
                 results.save()
 
     def watch_storages(self, tableset: TableSet) -> None:
-        """The health probes measure() runs around each run; each storage's may read one of its data files (HDFS's
-        reads one byte through a DataNode)."""
+        """The health probes measure() runs around each run; each storage's may ask for one of its data files (HDFS's
+        has a DataNode compute its checksum)."""
         self.io_sources = server_sources(self.profile) if self.accounting else []
         first_files = {where: next((t.first_file for t in tableset.tables.get(where, {}).values() if t.first_file), "")
                        for where in self.placed_storages}

@@ -162,6 +162,15 @@ class LabProvider(Provider):
     def s3_request_log(self) -> Path:
         return s3_access_log(lab_home())
 
+    def s3_wire_bytes(self):
+        from perfkit.lab import Lab
+        from perfkit.lab.s3_network import S3Network, current_network
+
+        if not current_network(lab_home()).emulated:  # S3 on this machine, no proxy between: its server's log
+            return None  # gives no bytes for a GET (versitygw logs the size of bodies it buffers only)
+        proxy = Lab().service(S3Network.name)
+        return lambda: {"s3_bytes_read": proxy.proxied_bytes()["downstream"]}
+
     def hdfs_metrics_period_s(self) -> float:
         return HDFS_METRICS_PERIOD_MS / 1000
 

@@ -18,13 +18,13 @@ def log_line(operation, key="perfkit/taxi/part-0.parquet", status=200, sent=0, s
             "AuthHeader s3.us-east-1.amazonaws.com - arn:aws:s3:::/lab Yes")
 
 
-def test_the_server_log_counts_requests_by_type_bytes_of_gets_and_throttled_answers():
+def test_the_server_log_counts_requests_by_type_and_throttled_answers():
     lines = [log_line("s3_GetObject", size=1000), log_line("GetObject", size=24), log_line("s3_HeadObject"),
              log_line("s3_ListObjectsV2", key="-"), log_line("s3_UploadPart", size=5), log_line("s3_HeadBucket", key="-"),
              log_line("s3_GetObject", status=503, size=0), "log starts 2026-11-24", "garbage"]
     found = count_lines(lines)
     assert found["s3_get"] == 3 and found["s3_head"] == 1 and found["s3_list"] == 1 and found["s3_put"] == 1
-    assert found["s3_bytes_read"] == 1024 and found["s3_bytes_written"] == 5
+    assert "s3_bytes_read" not in found  # the lab's server logs no bytes for a GET it streams
     assert found["s3_throttled"] == 1 and found["s3_errors"] == 1
     assert found[BUCKET_LEVEL] == 1  # perfkit's health probe: not a request on the data
     assert found["unparsed"] == 1  # said, not dropped
@@ -37,7 +37,7 @@ def test_the_log_is_read_incrementally_and_a_line_being_written_waits(tmp_path):
     assert source.read()["s3_get"] == 1
     with path.open("a") as log:
         log.write(log_line("s3_GetObject", size=20)[30:] + "\n")
-    assert source.read() == {"s3_get": 2, "s3_bytes_read": 30}
+    assert source.read() == {"s3_get": 2}
 
 
 def test_a_missing_log_names_the_file_and_the_fix(tmp_path):
@@ -65,7 +65,7 @@ class Session:
                  "Hadoop:service=NameNode,name=NameNodeInfo": [{"LiveNodes": json.dumps(live)}]}
         if "DataNodeActivity" in params["qry"]:
             i = 0 if "9864" in url else 1
-            beans = {params["qry"]: [{"BytesRead": self.bytes[i], "ReadBlockOp": 3, "BytesWritten": 0}]}
+            beans = {params["qry"]: [{"BytesRead": self.bytes[i], "ReadBlockOpNumOps": 3, "ReadBlockOpAvgTime": 0.5, "BytesWritten": 0}]}
         return Response(beans.get(params["qry"], []))
 
 
@@ -202,3 +202,18 @@ def test_a_run_not_attributable_gives_no_server_median_and_old_records_no_rows()
     assert len(io_frame(frame)) == 1
     row = io_table(frame).iloc[0]
     assert math.isnan(row["S3 requests (server)"]) and row["S3 requests (engine)"] == 3
+
+
+def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_count(tmp_path):
+    class Down:
+        name = "the proxy"
+
+        def read(self):
+            raise ConnectionError("refused")
+
+    server = Counting()
+    run = RunAccounting([server, Down()], None, "", ConcurrentRuns(tmp_path))
+    run.before()
+    server.value["s3_get"] = 3
+    io = run.after()
+    assert io["server"] == {"s3_get": 3} and io["missing"] == {"server": "the proxy not read: refused"}

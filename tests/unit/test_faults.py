@@ -253,7 +253,7 @@ def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one(monkeypatch):
     monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            if "op=OPEN" in self.path:
+            if "op=GETFILECHECKSUM" in self.path:  # served by a DataNode
                 time.sleep(2)  # longer than the probe waits
             self.send_response(200)
             self.end_headers()
