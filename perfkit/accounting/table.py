@@ -67,7 +67,9 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         if prices is not None:
             row["$ per 1,000 runs"] = 1000 * prices.request_cost(server or engine)
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    mb = [c for c in table.columns if " MB " in c]
+    return table.round({**dict.fromkeys(mb, 3), "$ per 1,000 runs": 6})
 
 
 def _of(run: dict, side: str) -> dict:
