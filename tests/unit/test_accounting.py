@@ -217,3 +217,10 @@ def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_coun
     server.value["s3_get"] = 3
     io = run.after()
     assert io["server"] == {"s3_get": 3} and io["missing"] == {"server": "the proxy not read: refused"}
+
+
+def test_a_tier_s_own_s3_requests_are_not_compared_with_the_engine_s():
+    from perfkit.accounting.table import io_table
+
+    frame = frame_of(("trino", "alluxio", "q1", 0.5, {"server": {"s3_get": 36}, "engine": {"s3_get": 0}}))
+    assert io_table(frame).iloc[0]["server = engine"] == "not compared: the tier makes its own S3 requests"
