@@ -172,17 +172,14 @@ IO_COLUMNS = ["requests_a", "requests_b", "mb_a", "mb_b"]
 def run_io(ok: pd.DataFrame) -> tuple[float, float]:
     """Median S3 requests and MB read from the storage per run (the server's count, else the engine's); NaN when
     the runs counted none (runs recorded before perfkit counted I/O)."""
-    from perfkit.accounting.table import io_frame
+    from perfkit.accounting.table import counted, io_frame
 
     runs = io_frame(ok) if "io" in ok.columns else pd.DataFrame()
     if runs.empty:
         return np.nan, np.nan
-    found = []
-    for names in (S3_REQUESTS, ("s3_bytes_read", "hdfs_bytes_read")):
-        per_run = [runs[[f"{side}.{n}" for n in names if f"{side}.{n}" in runs]].sum(axis=1, min_count=1)
-                   for side in ("server", "engine")]
-        found.append(float(per_run[0].fillna(per_run[1]).median()))
-    return found[0], found[1] / 1e6
+    requests = counted(runs, S3_REQUESTS).median()
+    mb = counted(runs, ("s3_bytes_read", "hdfs_bytes_read")).median() / 1e6
+    return float(requests), float(mb)
 
 
 def _hashes(ok: pd.DataFrame) -> set:

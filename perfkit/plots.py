@@ -325,12 +325,15 @@ def copy_tries(table: pd.DataFrame):
 def time_vs_requests(runs: pd.DataFrame):
     """Each measured run's wall time against the S3 requests it made (the server's count, else the engine's), one
     panel per engine, a colour per storage: a query that asks S3 for much more than another shows at the right."""
+    from perfkit.accounting.counters import S3_REQUESTS
+    from perfkit.accounting.table import counted
+
     engines = sorted(runs["engine"].unique()) if len(runs) else []
     fig, axes = plt.subplots(1, max(len(engines), 1), figsize=(6 * max(len(engines), 1), 4), squeeze=False)
     for ax, engine in zip(axes[0], engines):
         mine = runs[runs["engine"] == engine]
         for where, group in mine.groupby("storage"):
-            requests = _requests(group, "server").fillna(_requests(group, "engine"))
+            requests = counted(group, S3_REQUESTS)
             ax.scatter(requests, group["wall_s"], s=18, label=where, color=STORAGE_COLOURS.get(where), alpha=0.8)
         ax.set_title(f"{engine}: time against S3 requests per run")
         ax.set_xlabel("S3 requests (GET, HEAD, LIST, PUT, ...)")
@@ -339,11 +342,3 @@ def time_vs_requests(runs: pd.DataFrame):
     fig.tight_layout()
     return fig
 
-
-def _requests(runs: pd.DataFrame, side: str) -> pd.Series:
-    from perfkit.accounting.counters import S3_REQUESTS
-
-    columns = [f"{side}.{name}" for name in S3_REQUESTS if f"{side}.{name}" in runs.columns]
-    if not columns:
-        return pd.Series(np.nan, index=runs.index)
-    return runs[columns].sum(axis=1, min_count=1)

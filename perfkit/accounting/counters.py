@@ -6,10 +6,6 @@ from collections.abc import Mapping
 
 # S3 requests by type, as S3 prices and CloudWatch counts them (a multipart upload's parts are PUTs)
 S3_REQUESTS = ("s3_get", "s3_head", "s3_list", "s3_put", "s3_copy", "s3_delete")
-S3_BYTES = ("s3_bytes_read", "s3_bytes_written")
-S3_FAULTS = ("s3_throttled", "s3_retried", "s3_errors")
-HDFS_COUNTERS = ("hdfs_bytes_read", "hdfs_read_ops", "hdfs_bytes_written", "hdfs_block_locations", "hdfs_listings")
-ALL = (*S3_REQUESTS, *S3_BYTES, *S3_FAULTS, *HDFS_COUNTERS)
 
 LABELS = {"s3_get": "GET", "s3_head": "HEAD", "s3_list": "LIST", "s3_put": "PUT", "s3_copy": "COPY",
           "s3_delete": "DELETE", "s3_bytes_read": "S3 MB read", "s3_bytes_written": "S3 MB written",

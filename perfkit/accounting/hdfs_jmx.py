@@ -45,7 +45,6 @@ def pick(bean: dict, names: dict[str, str]) -> dict[str, float]:
 class HdfsJmx:
     """Cumulative counters of the NameNode and every live DataNode, summed."""
 
-    side = "server"
     name = "HDFS NameNode and DataNode JMX"
 
     def __init__(self, namenode_url: str, period_s: float = 10.0):

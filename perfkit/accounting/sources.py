@@ -8,8 +8,6 @@ from perfkit.accounting.s3_access_log import S3AccessLog
 class Counted:
     """A source that is a function returning cumulative counters."""
 
-    side = "server"
-
     def __init__(self, name: str, read):
         self.name, self.read = name, read
 

@@ -30,6 +30,19 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def per_run(runs: pd.DataFrame, side: str, names) -> pd.Series:
+    """Each run's sum of these counters as `side` counted them; NaN for a run that counted none of them."""
+    columns = [f"{side}.{name}" for name in names if f"{side}.{name}" in runs.columns]
+    if not columns:
+        return pd.Series(math.nan, index=runs.index)
+    return runs[columns].sum(axis=1, min_count=1)
+
+
+def counted(runs: pd.DataFrame, names) -> pd.Series:
+    """Each run's sum of these counters: the server's count, else the engine's."""
+    return per_run(runs, "server", names).fillna(per_run(runs, "engine", names))
+
+
 def agreement(server: dict, engine: dict) -> str:
     """Whether the two sides counted GET, HEAD and LIST alike: 'exact', or what differs."""
     if not server or not engine:

@@ -114,6 +114,11 @@ class SparkEngine(Engine):
         throttled tries S3A and the SDK under it saw, store_io_retry the other retries). None where they would not
         say what the queries did: no session, a bucket not read through S3A (EMRFS's s3://), or executors in JVMs of
         their own (not local mode: the driver's file system only lists)."""
+        counters = self._s3a_counters()
+        return None if counters is None else {name: int(counters.get(key) or 0) for name, key in S3A_COUNTERS.items()}
+
+    def _s3a_counters(self):
+        """The IOStatistics counters of the bucket's S3A file system (a Java map), or None (see s3_counters)."""
         p = self.profile
         if self.spark is None or p.s3_scheme != "s3a" or not str(p.spark_master).startswith("local"):
             return None
@@ -121,21 +126,18 @@ class SparkEngine(Engine):
             jvm = self.spark.sparkContext._jvm
             conf = self.spark.sparkContext._jsc.hadoopConfiguration()
             fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{p.s3_bucket}/"), conf)
-            counters = fs.getIOStatistics().counters()
-            return {name: int(counters.get(key) or 0) for name, key in S3A_COUNTERS.items()}
+            return fs.getIOStatistics().counters()
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
 
     def io_counters(self) -> dict[str, int] | None:
         """S3A's request and byte counters of the bucket's file system, and HDFS's client byte counters: what this
         session asked of each storage so far; None where they would not say what the queries did (see s3_counters)."""
-        if self.s3_counters() is None:
+        s3a = self._s3a_counters()
+        if s3a is None:
             return None
-        jvm = self.spark.sparkContext._jvm
-        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
-        fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{self.profile.s3_bucket}/"), conf)
-        s3a = fs.getIOStatistics().counters()
         found = {name: sum(int(s3a.get(key) or 0) for key in keys) for name, keys in S3A_IO_COUNTERS.items()}
+        jvm = self.spark.sparkContext._jvm
         hdfs = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
         if hdfs is not None:
             found.update({name: int(hdfs.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()})

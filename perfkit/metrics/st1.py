@@ -21,8 +21,9 @@ BASELINE_PER_TIB = 40.0  # MiB/s
 BURST_PER_TIB = 250.0  # MiB/s
 CAP = 500.0  # MiB/s per volume
 MIN_GIB, MAX_GIB = 125, 16 * 1024
-PRICE_PER_GB_MONTH = PriceTable.load().ebs_per_gb_month("st1")  # USD, the shipped price table's (perfkit.prices)
-PRICE_REGION = PriceTable.load().texts["region"]
+_SHIPPED = PriceTable.load()
+PRICE_PER_GB_MONTH = _SHIPPED.ebs_per_gb_month("st1")  # USD, the shipped price table's (perfkit.prices)
+PRICE_REGION = _SHIPPED.texts["region"]
 MiB_PER_TiB = 1024 * 1024
 
 
