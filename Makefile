@@ -31,15 +31,22 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
-## the main job: bring the lab up and render every notebook into reports/
-report: install
-	$(BIN)/perfkit lab network ec2-s3
-	$(BIN)/perfkit lab up
-	@status=0; \
-	for nb in $(EC2_S3); do $(BIN)/perfkit report $$nb -p network=ec2-s3 || status=1; done; \
-	for nb in $(ONPREM); do $(BIN)/perfkit report $$nb -p network=onprem-10gbe || status=1; done; \
-	for nb in $(OTHERS) $(LAST); do $(BIN)/perfkit report $$nb || status=1; done; \
+## the main job: bring the lab up and render every notebook into reports/; every step timed, the times printed last
+TIMES := reports/.times
+## $(call timed,LABEL,COMMAND): runs COMMAND, notes its seconds under LABEL in $(TIMES), keeps its exit status
+timed = s=$$(date +%s); $(2); rc=$$?; printf '%-40s %5d s%s\n' "$(1)" $$(( $$(date +%s) - s )) \
+	"$$( [ $$rc = 0 ] || echo '  FAILED')" >> $(TIMES); [ $$rc = 0 ]
+report:
+	@mkdir -p reports; : > $(TIMES); began=$$(date +%s); status=0; \
+	$(call timed,install (apt + pip),$(MAKE) --no-print-directory install) || exit 1; \
+	$(call timed,lab network ec2-s3,$(BIN)/perfkit lab network ec2-s3) || exit 1; \
+	$(call timed,lab up (tools fetched and built once),$(BIN)/perfkit lab up) || exit 1; \
+	for nb in $(EC2_S3); do $(call timed,$$nb,$(BIN)/perfkit report $$nb -p network=ec2-s3) || status=1; done; \
+	for nb in $(ONPREM); do $(call timed,$$nb,$(BIN)/perfkit report $$nb -p network=onprem-10gbe) || status=1; done; \
+	for nb in $(OTHERS) $(LAST); do $(call timed,$$nb,$(BIN)/perfkit report $$nb) || status=1; done; \
 	$(BIN)/perfkit lab network ec2-s3; \
+	echo; echo "make report: where the time went"; cat $(TIMES); \
+	printf '%-40s %5d s\n' "in all" $$(( $$(date +%s) - began )); echo; \
 	echo "reports/index.html lists every report. The lab stays up, its S3 behind ec2-s3"; \
 	echo "(back to S3 on this machine: $(BIN)/perfkit lab network local; stop it: $(BIN)/perfkit lab down)"; exit $$status
 

@@ -6,6 +6,8 @@ by real Hive (HiveServer2), the Spark Thrift Server and Trino, Alluxio in front 
 """
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,17 +109,18 @@ class Lab:
 
     @staticmethod
     def fetch_tools() -> None:
-        """Fetch (once, into the tool cache) what every service runs."""
-        tools.hadoop_lib()
-        tools.versitygw()
-        tools.toxiproxy()
-        tools.rclone()
+        """Fetch (once, into the tool cache) what every service runs, each step timed. The Go builds (CPU-bound) run
+        beside the Maven fetches (network-bound); each chain in order, as Maven's local repository takes one writer."""
+        chains = [
+            [("versitygw", tools.versitygw), ("toxiproxy", tools.toxiproxy), ("gohdfs", tools.gohdfs), ("rclone", tools.rclone)],
+            [("Hadoop jars", tools.hadoop_lib), ("Hive metastore", hive_jars.metastore_home),
+             ("Hive jars", hive_jars.hive_lib), ("Trino", trino_dist.trino_home), ("Alluxio", alluxio_dist.alluxio_lib),
+             ("Alluxio client", alluxio_dist.alluxio_client_jar)],
+        ]
+        with ThreadPoolExecutor(len(chains)) as pool:
+            for future in [pool.submit(_fetch_in_order, chain) for chain in chains]:
+                future.result()
         tools.spark_home()
-        hive_jars.metastore_home()
-        hive_jars.hive_lib()
-        trino_dist.trino_home()
-        alluxio_dist.alluxio_lib()
-        alluxio_dist.alluxio_client_jar()
 
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""
@@ -216,3 +219,11 @@ class Lab:
 
 def _short(cmdline: str, limit: int = 160) -> str:
     return cmdline if len(cmdline) <= limit else cmdline[:limit - 3] + "..."
+
+
+def _fetch_in_order(steps) -> None:
+    for what, fetch in steps:
+        began = time.monotonic()
+        fetch()
+        if (took := time.monotonic() - began) > 1:  # fetched or built now, not found in the tool cache
+            print(f"lab: {what} ready in {took:.0f} s", flush=True)
