@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit import storage
 from perfkit.config import Profile
@@ -80,6 +80,6 @@ def place_fileset(fileset: FileSet, profile: Profile, progress: bool = True) -> 
     disk = profile.provider.local_disk()
     if disk is not None:  # the storage keeps its objects on this machine's disk (the lab)
         fileset.check_room(disk, todo)
-    for i in tqdm(todo, desc=f"placing {fileset.name} on S3", unit="file", disable=not progress or not todo):
+    for i in progress_bar(todo, desc=f"placing {fileset.name} on S3", unit="file", disable=not progress or not todo):
         s3.upload_fileobj(io.BytesIO(fileset.content(i)), profile.s3_bucket, f"{prefix}/{fileset.file_name(i)}")
     return prefix

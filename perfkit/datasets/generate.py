@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit.datasets import replicate
 from perfkit.datasets.generator import Generator
@@ -74,7 +74,7 @@ def place_generated(gen: Generator, file_format: str, storages: list[str], progr
 def _place(gen: Generator, file_format: str, plan: Plan, placement: Placement, progress: bool) -> TableSet:
     storages = plan.storages
     placement.reused = plan.decision.reused
-    with tqdm(total=len(plan.todo) * len(gen.tables), desc=f"placing {gen.name}", unit="table",
+    with progress_bar(total=len(plan.todo) * len(gen.tables), desc=f"placing {gen.name}", unit="table",
               disable=not progress or not plan.todo) as bar:
         generated, generated_s = generate(plan, bar)
         copied, copied_s = copy(plan, bar)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit import storage
 from perfkit.config import Profile
@@ -118,7 +118,7 @@ class _Target:
 
 
 def _upload(targets: dict[str, _Target], todo: list[tuple[Path, str]], desc: str, progress: bool) -> None:
-    for path, where in tqdm(todo, desc=desc, unit="file", disable=not progress or not todo):
+    for path, where in progress_bar(todo, desc=desc, unit="file", disable=not progress or not todo):
         targets[where].storage.upload(targets[where].folder, path)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit.datasets.tpch import TABLES
 from perfkit.engines import result_hash
@@ -81,7 +81,7 @@ def answers_over(folder: Path, queries, progress: bool = True) -> dict[str, Refe
             select = ", ".join(f'CAST("{name}" AS DOUBLE) AS "{name}"' if kind.startswith("DECIMAL") else f'"{name}"'
                                for name, kind, *_ in columns)
             con.execute(f"CREATE VIEW {table} AS SELECT {select} FROM read_parquet('{path}')")
-        for query in tqdm(queries, desc="reference answers", unit="query", disable=not progress):
+        for query in progress_bar(queries, desc="reference answers", unit="query", disable=not progress):
             try:
                 rows = con.execute(query.for_tables({t: t for t in TABLES})).fetchall()
             except duckdb.Error as err:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
@@ -49,10 +49,10 @@ class CacheTierComparison(QueryComparison):
     def run(self, progress: bool = True) -> ResultSet:
         total = len(self.engines) * len(self.suite_queries) * self.runs * len(self.storages) * len(TRIES)
         with self._recording(progress) as (results, tableset), \
-                tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+                progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
             results.config["tier_notes"] = self.size_notes(tableset)
             for note in results.config["tier_notes"].values():
-                tqdm.write(f"warning: {note}")
+                print(f"warning: {note}", flush=True)
             for engine_name in self.engines:
                 with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
                     results.config["versions"].update(engine.versions())

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
@@ -56,7 +56,7 @@ class EngineStorageMatrix(QueryComparison):
         with self._recording(progress) as (results, tableset), contextlib.ExitStack() as stack:
             engines, tables = self._open_engines(stack, results, tableset)
             total = len(self.suite_queries) * len(rounds) * len(engines) * len(self.storages)
-            with tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+            with progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
                 for query in self.suite_queries:
                     bar.set_postfix_str(query.id)
                     for phase, iteration in rounds:

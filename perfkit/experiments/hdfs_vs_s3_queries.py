@@ -13,9 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
-from tqdm import (
-    tqdm,  # plain text: readable in notebooks, terminals and rendered HTML alike
-)
+from perfkit.progress import progress_bar
 
 from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
@@ -33,6 +31,7 @@ from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
 from perfkit.accounting.table import io_frame, io_table
+from perfkit.findings import Findings
 from perfkit.prices import PriceTable
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.locks import network_in_use
@@ -214,7 +213,7 @@ class QueryComparison(Experiment):
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         with self._recording(progress) as (results, tableset), \
-                tqdm(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
+                progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
             for engine_name in self.engines:
                 self.run_engine(results, engine_name, tableset, bar)
         return results
@@ -489,6 +488,61 @@ class QueryComparison(Experiment):
         table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
         return table
 
+    def findings(self) -> Findings:
+        """What this run found, first in its report: per engine, how the storages compared beyond noise; when copying
+        to HDFS paid off (when the copy was measured); the S3 requests each engine made per query; the conditions."""
+        from perfkit.findings import data_size, runs_phrase, storage_verdicts, where
+
+        comparison = self.comparison()
+        versions = self._results().config.get("versions", {})
+        if not comparison.empty:
+            comparison = comparison.assign(subject=[versions.get(e, e) for e in comparison["subject"]])
+        sentences, undecided = storage_verdicts(comparison, self.baseline)
+        if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
+            sentences.append(self._break_even_sentence())
+        sentences += self._request_sentences()
+        if len(failed := self.failures()):
+            undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
+                             + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}" for r in failed.itertuples()})[:6]))
+        data = (f"your tables ({self.suite})" if self.tables else
+                data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
+        conditions = f"{data}; {runs_phrase(self.runs, self.warmup)}; {where(self.profile, self.measured_network)}"
+        return Findings(sentences, conditions, undecided)
+
+    def _break_even_sentence(self) -> str:
+        cost = self.copy_cost
+        if cost.fastest is None:
+            return cost.sentence()
+        table = self.break_even()
+        pays = table["runs"].dropna()
+        if pays.empty:
+            return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
+        return (f"Copying to HDFS pays off after {int(pays.min())}–{int(pays.max())} runs of a query "
+                f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
+
+    def _request_sentences(self) -> list[str]:
+        """Per engine, the S3 requests and MB of its median query run on S3 (server's count, else the engine's)."""
+        if not self.accounting or "s3" not in self.storages:
+            return []
+        from perfkit.accounting.counters import S3_REQUESTS
+        from perfkit.accounting.table import counted
+
+        runs = io_frame(self._frame())
+        if runs.empty:
+            return []
+        runs = runs[runs["storage"] == "s3"]
+        found = []
+        for engine, group in runs.groupby("engine", sort=True):
+            per_query = group.assign(requests=counted(group, S3_REQUESTS),
+                                     mb=counted(group, ("s3_bytes_read",)) / 1e6).groupby("query")[["requests", "mb"]]
+            medians = per_query.median().dropna(subset=["requests"])
+            if medians.empty:
+                continue
+            mb = medians["mb"].dropna()
+            found.append(f"{engine} asked S3 for {_range(medians['requests'], '{:.0f}')} requests per query"
+                         + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else "") + " (median run of each query).")
+        return found
+
     def copy_to_hdfs(self, progress: bool = False):
         """The copy half of the break-even, measured once after the query runs, behind the same network: the S3
         tables' files copied to HDFS by each of copy_methods (verified; saved with the transfer runs)."""
@@ -682,3 +736,8 @@ def _check(row) -> str:
         kept = "kept in the verdict" if row.throttled_kept else "left out of the verdict"
         notes.append(f"throttled: {row.throttled_requests} requests ({row.throttled_runs} runs, {kept})")
     return "; ".join(notes) or "ok"
+
+
+def _range(values, fmt: str) -> str:
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    return low if low == high else f"{low}–{high}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit import atomic, provenance, storage
 from perfkit.config import Profile
@@ -89,7 +89,7 @@ class ReadComparison(Experiment):
             on_nfs, on_hdfs = nfs.folder("filesets", fileset.name), hdfs.folder("filesets", fileset.name)
             sizes = {fileset.file_name(i): s for i, s in enumerate(fileset.sizes())}
             found_nfs, found_hdfs = _data(nfs.list_files(on_nfs)), hdfs.list_files(on_hdfs) or {}
-            for i in tqdm(range(fileset.files), desc=f"placing {fileset.name}", unit="file", disable=not progress):
+            for i in progress_bar(range(fileset.files), desc=f"placing {fileset.name}", unit="file", disable=not progress):
                 name = fileset.file_name(i)
                 content = None
                 if found_nfs.get(name) != sizes[name]:
@@ -150,7 +150,7 @@ class ReadComparison(Experiment):
         config = provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
         results = self.results = ResultSet(EXPERIMENT, config)
         steps = [(p, m) for p in self.protocols for m in self.methods]
-        for protocol, name in tqdm(steps, desc=EXPERIMENT, unit="test", disable=not progress):
+        for protocol, name in progress_bar(steps, desc=EXPERIMENT, unit="test", disable=not progress):
             method = get_method(name, self.profile)
             reason = method.unavailable()
             if reason:

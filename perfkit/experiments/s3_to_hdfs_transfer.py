@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit import provenance, storage, validate
 from perfkit.locks import network_in_use
@@ -123,7 +123,7 @@ class TransferComparison(Experiment):
         unavailable: dict[str, str] = {}
         try:
             plan = self.plan()
-            with tqdm(plan, desc=EXPERIMENT, unit="copy", disable=not progress) as bar:
+            with progress_bar(plan, desc=EXPERIMENT, unit="copy", disable=not progress) as bar:
                 for repeat, name, level in bar:
                     bar.set_postfix_str(f"{name} c={level} r={repeat}")
                     method = get_method(name, self.profile, level)

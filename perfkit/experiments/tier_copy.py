@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
+from perfkit.progress import progress_bar
 
 from perfkit import provenance, storage
 from perfkit.locks import network_in_use
@@ -90,7 +90,7 @@ class TierCopy(Experiment):
     def prepare(self, progress: bool = True) -> None:
         """The objects on S3 (written once; an object of another size or content is written again)."""
         s3 = storage.shared_s3_client(self.profile)
-        for i in tqdm(range(self.objects), desc="objects on S3", unit="object", disable=not progress):
+        for i in progress_bar(range(self.objects), desc="objects on S3", unit="object", disable=not progress):
             name, data = f"part-{i:04d}.bin", self._object(i)
             self.expected[name] = hashlib.md5(data).hexdigest()
             key = f"{self.prefix}/{name}"
@@ -205,7 +205,7 @@ class TierCopy(Experiment):
         config["versions"]["alluxio"] = client.version()
         results = self.results = ResultSet(EXPERIMENT, config)
         readers = list(self.readers)
-        with tqdm(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
+        with progress_bar(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
                   disable=not progress) as bar:
             for round_ in range(self.rounds):
                 shift = round_ % len(readers)

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from perfkit import atomic
+from perfkit.findings import FINDINGS_MIME
 from perfkit.paths import reports_dir
 from perfkit.report.parameters import literal_default
 from perfkit.report.redaction import redact
@@ -14,7 +15,7 @@ from perfkit.report.redaction import redact
 
 def write_index(root: Path | None = None) -> Path:
     """reports/index.html, a static page: one section per report (the most recently run first), its runs newest
-    first, each with its date, status, where it ran (lab, a profile, or EMR and the cluster id), its key parameters
+    first, each with its date, its first finding, status, where it ran (lab, a profile, or EMR and the cluster id), its key parameters
     and a link to the run before it."""
     root = Path(root) if root else reports_dir()
     groups: dict[str, list[dict]] = {}
@@ -37,10 +38,11 @@ def write_index(root: Path | None = None) -> Path:
             before = (f'<a href="{html.escape(previous["href"])}">{html.escape(previous["when"])}</a>'
                       if previous else "first run")
             rows.append(f'<tr><td><a href="{html.escape(run["href"])}">{html.escape(run["when"])}</a></td>'
+                        f'<td>{html.escape(run["finding"])}</td>'
                         f'<td>{html.escape(run["status"])}</td><td>{html.escape(run["where"])}</td>'
                         f'<td><code>{html.escape(run["shown"])}</code></td><td>{before}</td></tr>')
         sections.append(f'<h2 id="{html.escape(name)}">{html.escape(name)}</h2>\n'
-                        '<table><tr><th>rendered (UTC)</th><th>status</th><th>ran on</th><th>parameters</th>'
+                        '<table><tr><th>rendered (UTC)</th><th>first finding</th><th>status</th><th>ran on</th><th>parameters</th>'
                         '<th>previous run</th></tr>\n' + "\n".join(rows) + "\n</table>")
     body = "\n".join(sections) or "<p>No report yet: render one with <code>perfkit report NOTEBOOK</code>.</p>"
     page = f"""<!doctype html>
@@ -69,7 +71,19 @@ def _index_entry(nb_path: Path, root: Path) -> dict:
         "where": _ran_on(info.get("ran_on") or {}, params.get("profile") or literal_default(data, "profile")),
         # an old report may predate a redaction rule
         "shown": redact(", ".join(f"{k}={v}" for k, v in params.items())),
+        "finding": redact(first_finding(data)),
     }
+
+
+def first_finding(data: dict) -> str:
+    """The first sentence of the report's Findings (perfkit.findings), or '' for a report that has none."""
+    for cell in data.get("cells", []):
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            found = output.get("data", {}).get(FINDINGS_MIME)
+            if isinstance(found, dict):
+                sentences = found.get("sentences") or found.get("undecided") or [""]
+                return str(sentences[0])
+    return ""
 
 
 def _ran_on(ran_on: dict, profile) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import re
+import stat
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -18,6 +20,7 @@ from pathlib import Path
 from perfkit import provenance
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.paths import ensure_writable_dir, project_root
+from perfkit.progress import RENDERING
 from perfkit.report.notebook import JVM_NOISE, read_notebook, report_title, tidy
 from perfkit.report.parameters import check_notebook_parameters
 from perfkit.report.store import Report, report_dir, store_report
@@ -129,12 +132,36 @@ def _kernel_manager_class():
         stderr_path = Unicode("", config=True)
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kernel_cmd, kw = report_kernel(kernel_cmd, kw)
             if not self.stderr_path:
                 return await super()._async_launch_kernel(kernel_cmd, **kw)
             with open(self.stderr_path, "ab") as log:  # the kernel process keeps its own copy of the descriptor
                 return await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": log})
 
     return QuietKernelManager
+
+
+def report_kernel(kernel_cmd: list[str], launch: dict) -> tuple[list[str], dict]:
+    """A report shows what the notebook's Python prints, never what other processes write to the kernel's file
+    descriptors (a JVM's log lines, Hive's session banner, a child process): ipykernel is told not to forward those
+    into cells (they go to the kernel's log, quoted only when the kernel dies), and perfkit's progress bars learn that
+    a report renders and where to draw live (this process's terminal, when it is one)."""
+    if any("ipykernel" in part for part in kernel_cmd):
+        kernel_cmd = [*kernel_cmd, "--IPKernelApp.capture_fd_output=False"]
+    env = dict(launch.get("env") or os.environ)
+    env[RENDERING] = live_terminal()
+    return kernel_cmd, {**launch, "env": env}
+
+
+def live_terminal() -> str:
+    """A path the kernel can open to draw on this process's stderr: only a terminal or a pipe (a regular file opened
+    anew would be written from its start, over what is there); empty for none."""
+    try:
+        mode = os.fstat(2).st_mode
+    except OSError:
+        return ""
+    path = f"/proc/{os.getpid()}/fd/2"
+    return path if (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)) and os.path.exists(path) else ""
 
 
 def _mark_stop(nb, error: str, kernel_stderr: str) -> None:

@@ -1,0 +1,131 @@
+"""What a run found, in a few sentences computed from its own records: the first thing every report shows.
+
+A Findings object displays as an HTML section (`section.perfkit-findings`) in notebooks and reports, as plain lines
+on a terminal, and carries its sentences as JSON (FINDINGS_MIME) so the reports' index can quote the first one."""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+FINDINGS_MIME = "application/vnd.perfkit.findings+json"
+NO_DIFFERENCE = "no difference beyond noise"
+
+
+@dataclass
+class Findings:
+    sentences: list[str]
+    conditions: str = ""  # where and how it ran: lab or cluster, network, data, runs, warm-up
+    undecided: list[str] = field(default_factory=list)  # what this run could not decide, and why
+
+    @property
+    def first(self) -> str:
+        return self.sentences[0] if self.sentences else (self.undecided[0] if self.undecided else "")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self.html(), "text/plain": str(self),
+                FINDINGS_MIME: {"sentences": self.sentences, "conditions": self.conditions,
+                                "undecided": self.undecided}}
+
+    def html(self) -> str:
+        items = "".join(f"<li>{html.escape(s)}</li>" for s in self.sentences) or "<li>Nothing was measured.</li>"
+        undecided = "".join(f"<li>{html.escape(s)}</li>" for s in self.undecided)
+        return ('<section class="perfkit-findings"><h2>Findings</h2>'
+                f"<ul>{items}</ul>"
+                + (f"<p><b>Not decided by this run:</b></p><ul>{undecided}</ul>" if undecided else "")
+                + (f'<p class="perfkit-conditions"><b>Conditions:</b> {html.escape(self.conditions)}</p>'
+                   if self.conditions else "")
+                + "</section>")
+
+    def __str__(self) -> str:
+        lines = ["Findings:", *(f"- {s}" for s in self.sentences)]
+        lines += ["Not decided by this run:", *(f"- {s}" for s in self.undecided)] if self.undecided else []
+        return "\n".join(lines + ([f"Conditions: {self.conditions}"] if self.conditions else []))
+
+    __repr__ = __str__
+
+
+def times(ratio: float) -> str:
+    return f"{ratio:.2f}×"
+
+
+def plural(n: int, word: str) -> str:
+    """'1 query', '2 queries', '3 days'."""
+    if n != 1:
+        word = word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+    return f"{n:,} {word}"
+
+
+def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subject", what: str = "query",
+                     ) -> tuple[list[str], list[str]]:
+    """Per (subject, storage) against the baseline, from stats.compare_storages' rows: on how many cases the other
+    storage was slower or faster beyond noise (with the median and range of those speed-ups), how many showed no
+    difference, and which could not be decided (results differ, too few runs). Returns (sentences, undecided)."""
+    sentences, undecided = [], []
+    if comparison.empty:
+        return sentences, undecided
+    base = baseline.upper()
+    for (subject, storage), rows in comparison.groupby([who, "storage"], sort=False):
+        other = storage.upper()
+        verdicts = rows["verdict"].astype(str)
+        slower = rows[verdicts.str.startswith(f"{base} ")]
+        faster = rows[verdicts.str.startswith(f"{other} ")]
+        same = rows[verdicts == NO_DIFFERENCE]
+        parts = []
+        if len(slower):
+            parts.append(f"{other} slower than {base} on {len(slower)} of {plural(len(rows), what)} beyond noise "
+                         f"({_spread(slower['speedup_median'])})")
+        if len(faster):
+            parts.append(f"{other} faster than {base} on {len(faster)} of {plural(len(rows), what)} beyond noise "
+                         f"({_spread(1 / faster['speedup_median'])} faster)")
+        if len(same):
+            parts.append(f"no difference beyond noise on {len(same)}" if parts else
+                         f"no difference between {other} and {base} beyond noise on {len(same)} of "
+                         f"{plural(len(rows), what)}")
+        if parts:
+            sentences.append(f"{subject}: " + "; ".join(parts) + ".")
+        for verdict, cases in rows[~rows.index.isin(slower.index.union(faster.index).union(same.index))].groupby(
+                "verdict"):
+            undecided.append(f"{subject} on {other}: {', '.join(map(str, cases['case']))}: {verdict}")
+    return sentences, undecided
+
+
+def _spread(ratios: pd.Series) -> str:
+    """'1.40×' for one case, 'median 1.40×, 1.10–2.30×' for several."""
+    values = np.asarray(ratios, dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return "?"
+    if len(values) == 1:
+        return times(values[0])
+    return f"median {times(float(np.median(values)))}, {values.min():.2f}–{times(values.max())}"
+
+
+def data_size(rows: int | None = None, files: int | None = None, file_format: str = "", suite: str = "",
+              scale=None) -> str:
+    """'taxi, 1,000,000 rows in 8 ORC files' / 'tpch at scale 0.01'."""
+    if suite and suite != "taxi" and scale is not None:
+        return f"{suite} at scale {scale}"
+    if rows:
+        return (f"{suite or 'taxi'}, {rows:,} rows" + (f" in {files} {file_format.upper()} files" if files else ""))
+    return suite
+
+
+def runs_phrase(runs: int, warmup: int) -> str:
+    return f"{plural(runs, 'measured run')} each" + (f" after {warmup} warm-up" if warmup else ", no warm-up")
+
+
+def where(profile, calibration=None) -> str:
+    """'lab' or the profile's name (a cluster id when it has one), and where S3 sat when it was measured."""
+    place = getattr(profile, "cluster_id", None) or getattr(profile, "name", "") or "?"
+    place = "the embedded lab on this machine" if place == "lab" else place
+    if calibration is None:
+        return place
+    return f"{place}; {calibration.headline()}"
+
+
+def finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)

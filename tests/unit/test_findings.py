@@ -1,0 +1,94 @@
+"""Findings: sentences computed from a comparison's rows, shown first; folded details; progress in reports."""
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit import progress
+from perfkit.findings import FINDINGS_MIME, Findings, plural, storage_verdicts
+from perfkit.report import fold
+from perfkit.report.rendering import report_kernel
+
+
+def rows(subject, storage, cases):
+    """stats.compare_storages-shaped rows: (case, speedup, verdict)."""
+    return pd.DataFrame([{"subject": subject, "storage": storage, "case": case, "speedup_median": speedup,
+                          "verdict": verdict} for case, speedup, verdict in cases])
+
+
+def test_slower_faster_and_same_are_counted_with_their_spread():
+    comparison = pd.concat([
+        rows("Trino 476", "s3", [("q1", 1.4, "HDFS 1.40× faster"), ("q2", 2.0, "HDFS 2.00× faster"),
+                                 ("q3", 1.1, "HDFS 1.10× faster"), ("q4", 1.02, "no difference beyond noise")]),
+        rows("Spark 4.3.0", "s3", [("q1", 0.5, "S3 2.00× faster"), ("q2", np.nan, "not comparable: results differ")]),
+    ])
+    sentences, undecided = storage_verdicts(comparison, "hdfs")
+    assert sentences[0] == ("Trino 476: S3 slower than HDFS on 3 of 4 queries beyond noise (median 1.40×, 1.10–2.00×);"
+                            " no difference beyond noise on 1.")
+    assert sentences[1] == "Spark 4.3.0: S3 faster than HDFS on 1 of 2 queries beyond noise (2.00× faster)."
+    assert undecided == ["Spark 4.3.0 on S3: q2: not comparable: results differ"]
+
+
+def test_no_difference_anywhere_is_said_as_such():
+    comparison = rows("Hive 4.0.1", "s3", [("q1", 1.0, "no difference beyond noise"),
+                                           ("q2", 1.01, "no difference beyond noise")])
+    sentences, undecided = storage_verdicts(comparison, "hdfs")
+    assert sentences == ["Hive 4.0.1: no difference between S3 and HDFS beyond noise on 2 of 2 queries."]
+    assert undecided == []
+
+
+def test_findings_display_as_a_section_with_conditions_and_as_json_for_the_index():
+    found = Findings(["A < B"], "lab; 5 runs", ["q9: too few runs"])
+    bundle = found._repr_mimebundle_()
+    assert bundle["text/html"].startswith('<section class="perfkit-findings"><h2>Findings</h2><ul><li>A &lt; B</li>')
+    assert "Not decided by this run" in bundle["text/html"] and "lab; 5 runs" in bundle["text/html"]
+    assert bundle[FINDINGS_MIME] == {"sentences": ["A < B"], "conditions": "lab; 5 runs",
+                                     "undecided": ["q9: too few runs"]}
+    assert found.first == "A < B"
+    assert str(found).splitlines() == ["Findings:", "- A < B", "Not decided by this run:", "- q9: too few runs",
+                                       "Conditions: lab; 5 runs"]
+
+
+def test_plural():
+    assert [plural(1, "query"), plural(2, "query"), plural(3, "day"), plural(1_000, "file")] == [
+        "1 query", "2 queries", "3 days", "1,000 files"]
+
+
+def test_folded_details_are_never_truncated():
+    frame = pd.DataFrame({"setting": [f"s{i}" for i in range(150)], "value": range(150)})
+    shown = fold("Environment and parameters", frame)._repr_html_()
+    assert shown.startswith('<details class="perfkit-details"><summary>Environment and parameters</summary>')
+    assert len(re.findall(r"<td>s\d+</td>", shown)) == 150 and "..." not in shown
+
+
+def test_a_report_bar_leaves_one_plain_line_and_draws_live_elsewhere(monkeypatch, capsys):
+    live = io.StringIO()
+    monkeypatch.setenv(progress.RENDERING, "")
+    monkeypatch.setattr(progress, "_live_stream", lambda: live)
+    for _ in progress.progress_bar(range(3), desc="placing taxi", unit="file"):
+        pass
+    out, err = capsys.readouterr()
+    assert re.fullmatch(r"placing taxi: 3 files in \d+\.\d s\n", out)
+    assert err == "" and "3/3" in live.getvalue()
+
+
+def test_a_bar_stopped_early_says_how_far_it_got():
+    assert progress.summary_line("copies", 2, 5, "copy", 75) == "copies: 2 copies of 5 in 1 min 15 s"
+
+
+def test_outside_a_report_the_bar_is_tqdms_own(monkeypatch):
+    monkeypatch.delenv(progress.RENDERING, raising=False)
+    with progress.progress_bar(range(1), disable=True) as bar:
+        assert not isinstance(bar, progress.ReportBar)
+
+
+@pytest.mark.parametrize("cmd, fd_flag", [
+    (["python", "-m", "ipykernel_launcher", "-f", "c.json"], True),
+    (["R", "--slave", "-e", "IRkernel::main()"], False),
+])
+def test_a_report_kernel_forwards_no_file_descriptor_output_and_knows_it_renders(cmd, fd_flag):
+    new_cmd, launch = report_kernel(cmd, {"env": {"PATH": "/bin"}})
+    assert ("--IPKernelApp.capture_fd_output=False" in new_cmd) is fd_flag
+    assert launch["env"]["PATH"] == "/bin" and progress.RENDERING in launch["env"]
