@@ -19,6 +19,7 @@ from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
+from perfkit.findings import Findings, plural
 from perfkit.experiments.engine_storage_matrix import _rotated
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.protocol import Step, drop_page_cache
@@ -149,6 +150,39 @@ class CacheTierComparison(QueryComparison):
                 rows.append(row)
         return pd.DataFrame(rows)
 
+    def findings(self) -> Findings:
+        """Per engine and tier, each try's speed against S3 read directly (S3 median ÷ tier median, over the queries),
+        hot reads that still fetched from S3, and what the number of rounds lets this run decide."""
+        from perfkit.findings import data_size, where
+
+        tries = self.tries_table()
+        sentences, undecided = [], []
+        for (engine, where_), group in tries.groupby(["engine", "tier"], sort=False):
+            parts = []
+            for try_ in TRIES:
+                ratios = (group["S3 (s)"] / group[f"{try_} (s)"].astype(float)).dropna()
+                if len(ratios):
+                    faster = int((ratios > SAME).sum())
+                    slower = int((ratios < 1 / SAME).sum())
+                    parts.append(f"{try_} {_ratio_range(ratios)} S3's speed ({faster} faster, {slower} slower, "
+                                 f"{len(ratios) - faster - slower} about the same of {plural(len(ratios), 'query')})")
+            if parts:
+                sentences.append(f"{engine} through {where_}: " + "; ".join(parts) + ".")
+        counters = self.counters_table()
+        missed = counters[(counters["try"] == "hot") & (counters["MB from S3"] > 0)]
+        if len(missed):
+            sentences.append(f"{plural(len(missed), 'hot run')} still fetched from S3 "
+                             f"({missed['MB from S3'].sum():.1f} MB in all): not all from the cache.")
+        if self.runs < 3:
+            undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
+                             "verdict beyond noise (more rounds: runs=5)")
+        conditions = (f"{data_size(self.rows, self.files, self.file_format, self.suite, self.scale)}; "
+                      f"{plural(self.runs, 'round')} of cold, warm and hot; {where(self.profile, self.measured_network)}")
+        found = Findings(sentences, conditions, undecided)
+        if len(failed := self.failures()):
+            found.undecided.append(f"{plural(len(failed), 'failed run')} (listed under Failures)")
+        return found
+
     def counters_table(self) -> pd.DataFrame:
         """Every tier run with the bytes its tier served from cache and fetched from S3; a hot run that fetched
         from S3 is flagged."""
@@ -182,3 +216,8 @@ def _hit_check(try_: str, s3_mb: float) -> str:
     if try_ == "hot" and s3_mb > 0:
         return f"hot read fetched {s3_mb} MB from S3: not all from the cache"
     return "ok"
+
+
+def _ratio_range(ratios) -> str:
+    low, high = f"{min(ratios):.2f}×", f"{max(ratios):.2f}×"
+    return low if low == high else f"{low}–{high}"

@@ -19,6 +19,7 @@ from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
+from perfkit.findings import Findings, plural
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
@@ -130,6 +131,27 @@ class EngineStorageMatrix(QueryComparison):
         table.insert(0, "rank", range(1, len(table) + 1))
         return table
 
+    def findings(self) -> Findings:
+        """The ranking first (best cell, each other cell's factor over it), then per engine how the storages compared
+        beyond noise, the queries an engine could not run, and the S3 requests per query; all prefixed by the suite."""
+        found = super().findings()
+        ranked = self.ranking().dropna(subset=["geomean (s)"])
+        sentences = []
+        if len(ranked):
+            best, rest = ranked.iloc[0], ranked.iloc[1:]
+            sentences.append(
+                f"{self.suite}: {best['cell']} ranks first ({best['geomean (s)']:.3f} s geometric mean over the "
+                f"{plural(int(best['queries']), 'read query')} every cell completed)"
+                + ("; then " + ", ".join(f"{r['cell']} {r['x best']:.2f}× slower" for _, r in rest.iterrows())
+                   if len(rest) else "") + ".")
+        else:
+            found.undecided.insert(0, f"{self.suite}: no ranking: no read query completed in every cell")
+        for engine, group in self.unsupported().groupby("engine", sort=True):
+            found.undecided.append(f"{self.suite}: {engine} failed {', '.join(group['query'])}: "
+                                   f"{group['message'].iloc[0][:160]}")
+        found.sentences = sentences + [f"{self.suite}: {s}" for s in found.sentences]
+        return found
+
     def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:
         """Median seconds, one row per query and one column per cell (NaN: failed or unsupported)."""
         times = self.cell_times()
@@ -183,6 +205,16 @@ def _rotated(items: list, by: int) -> list:
 def geometric_mean(values) -> float:
     values = np.asarray(values, dtype=float)
     return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
+
+
+def matrix_findings(matrices: list[EngineStorageMatrix]) -> Findings:
+    """One Findings for every suite's matrix, their conditions joined."""
+    parts = [m.findings() for m in matrices]
+    conditions = "; ".join(dict.fromkeys(
+        f"{m.suite}{f' at scale {m.scale}' if m.scale is not None else ''}" for m in matrices))
+    shared = parts[0].conditions.split("; ", 1)[1] if parts and "; " in parts[0].conditions else ""
+    return Findings([s for p in parts for s in p.sentences], f"{conditions}; {shared}".strip("; "),
+                    [u for p in parts for u in p.undecided])
 
 
 def matrices(profile, suites, scale=None, **options) -> list[EngineStorageMatrix]:

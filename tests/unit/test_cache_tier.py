@@ -131,3 +131,17 @@ def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partiti
         assert cmp.register_tier(engine, tiered, "trino-cache") == {
             DEFAULT_TABLE: cache.table("perfkit.taxi_s3_0123abcd")}
         assert engine.calls == [("taxi_s3", "s3a://b/p/t", table.partitioning), *counted]
+
+
+def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_path):
+    c = _comparison(tmp_path, [
+        ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
+        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0), ("trino-cache", "hot", 1.0, 8.0, 9.0)])
+    found = c.findings()
+    # S3's median is 2.0 s over its six runs; the tier's medians 4.0, 1.0, 2.0 s
+    assert found.sentences[0] == ("trino through trino-cache: cold 0.50× S3's speed (0 faster, 1 slower, 0 about the "
+                                  "same of 1 query); warm 2.00× S3's speed (1 faster, 0 slower, 0 about the same of "
+                                  "1 query); hot 1.00× S3's speed (0 faster, 0 slower, 1 about the same of 1 query).")
+    assert found.sentences[1] == "2 hot runs still fetched from S3 (18.0 MB in all): not all from the cache."
+    assert found.undecided[0].startswith("2 rounds per query and tier: medians without a spread")
+    assert found.conditions == "taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot; the embedded lab on this machine"

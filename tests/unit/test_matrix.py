@@ -80,3 +80,20 @@ def test_a_baseline_cell_outside_the_matrix_and_an_empty_suite_list_are_refused(
 def test_every_round_starts_with_another_cell():
     assert [_rotated(["a", "b", "c"], i) for i in range(4)] == [
         ["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
+
+
+def test_the_findings_open_with_the_ranking_and_name_what_an_engine_could_not_run(tmp_path):
+    m = _matrix(tmp_path, [
+        ("trino", "hdfs", "q1", 1.0, "a"), ("trino", "s3", "q1", 2.0, "a"),
+        ("hive", "hdfs", "q1", 10.0, "a"), ("hive", "s3", "q1", 20.0, "a"),
+        ("trino", "hdfs", "q3", 100.0, "c"), ("trino", "s3", "q3", 100.0, "c"),
+        ("hive", "hdfs", "q3", "SemanticException: count_if", None),
+        ("hive", "s3", "q3", "SemanticException: count_if", None),
+    ])
+    found = m.findings()
+    # medians: trino/hdfs 1.5, trino/s3 3.0, hive/hdfs 15, hive/s3 30 over q1, the one query every cell completed
+    assert found.sentences[0] == ("taxi: trino/hdfs ranks first (1.500 s geometric mean over the 1 read query every "
+                                  "cell completed); then trino/s3 2.00× slower, hive/hdfs 10.00× slower, "
+                                  "hive/s3 20.00× slower.")
+    assert "taxi: hive failed q3: SemanticException: count_if" in found.undecided
+    assert "2 measured runs each, no warm-up" in found.conditions
