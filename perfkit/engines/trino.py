@@ -13,13 +13,15 @@ TRINO_TYPES = {"string": "varchar", "int": "integer"}
 TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
 # the native S3 file system's counters of a catalog (io.trino.filesystem.s3.S3FileSystemStats, JMX through the jmx
 # catalog): AwsSdkV2ApiCallStats "total" over every S3 call; ThrottlingExceptions counts throttled attempts
-S3_STATS = 'jmx.current."io.trino.filesystem.s3:type=s3filesystemstats,name={catalog}"'
+S3_STATS_BEAN = "io.trino.filesystem.s3:type=S3FileSystemStats,name={catalog}"
+S3_STATS = f'jmx.current."{S3_STATS_BEAN.lower()}"'
 S3_COUNTERS = {"s3_throttled": "total.throttlingexceptions.totalcount", "s3_retried": "total.retries.totalcount"}
 # S3FileSystemStats per S3 API (calls, each call's retries apart) -> perfkit's counters (perfkit.accounting.counters).
 # Trino 476 shows no UploadPart column (its accessor is no JMX getter): a multipart upload's parts are not counted
 S3_API_COUNTERS = {"headobject": "s3_head", "getobject": "s3_get", "listobjectsv2": "s3_list", "putobject": "s3_put",
                    "createmultipartupload": "s3_put", "completemultipartupload": "s3_put",
                    "deleteobject": "s3_delete", "deleteobjects": "s3_delete", "abortmultipartupload": "s3_delete"}
+S3_API_CALLS = [(api, kind) for api in S3_API_COUNTERS for kind in ("calls", "retries")]
 
 
 class QueryError(Exception):
@@ -39,6 +41,7 @@ class TrinoEngine(Engine):
         self.conn = None
         self.time_limit_s: float | None = None  # the query_max_run_time this session has now
         self.server_version = "?"
+        self.nodes = 0  # active nodes: a one-node Trino's counters are all on its coordinator
         self.input_bytes = 0  # what this session's queries read from storage (io_counters)
 
     def open(self) -> None:
@@ -50,8 +53,9 @@ class TrinoEngine(Engine):
         self.conn = connect(host=p.trino_host, port=p.trino_port, user=p.trino_user, catalog=p.trino_catalog,
                             schema=DATABASE, http_scheme="http", request_timeout=60)
         try:  # the client connects lazily: ask now, so a server that is down is named here
-            self.server_version = str(self._fetch("SELECT node_version FROM system.runtime.nodes "
-                                                  "WHERE coordinator")[0][0])
+            nodes = self._fetch("SELECT node_version, coordinator FROM system.runtime.nodes WHERE state = 'active'")
+            self.server_version = str(next(version for version, coordinator in nodes if coordinator))
+            self.nodes = len(nodes)
         except Exception as err:  # noqa: BLE001 - refused, unknown host, no node yet: all mean "not usable"
             self.close()
             fix = p.provider.fix(self.service, "check trino_host/trino_port in the profile")
@@ -137,37 +141,56 @@ class TrinoEngine(Engine):
     def s3_counters(self) -> dict[str, int] | None:
         """Throttled and retried S3 calls of the profile's catalogs (the plain one and the file-system cache's),
         summed over the nodes; cluster-wide, so one query at a time. None when no catalog's counters answer."""
-        p, found = self.profile, None
-        for catalog in dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c):
-            columns = ", ".join(f'sum("{column}")' for column in S3_COUNTERS.values())
-            try:
-                row = self._fetch(f"SELECT {columns} FROM {S3_STATS.format(catalog=catalog)}")[0]
-            except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: not counted
-                continue
-            found = found or dict.fromkeys(S3_COUNTERS, 0)
-            for name, value in zip(S3_COUNTERS, row):
-                found[name] += int(value or 0)
-        return found
+        stats = self._s3_stats()
+        return None if stats is None else {name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()}
 
     def io_counters(self) -> dict[str, int] | None:
         """S3 requests by type (each call and its retries: the requests S3 saw), throttled and retried, of the
-        profile's catalogs from JMX, in one query; and the bytes the queries read from storage (`input_bytes`: S3 or
-        HDFS, the query stats' physical input). Cluster-wide, summed over the nodes: one query at a time."""
-        p = self.profile
-        apis = [(api, kind) for api, kind in S3_API_COUNTERS.items() for kind in ("calls", "retries")]
-        columns = [f'"{api}.{kind}.totalcount"' for api, kind in apis] + [f'"{c}"' for c in S3_COUNTERS.values()]
-        catalogs = list(dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c))
-        sums = ", ".join(f"sum({c})" for c in columns)
-        union = " UNION ALL ".join(f"SELECT {', '.join(columns)} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
+        profile's catalogs from JMX; and the bytes the queries read from storage (`input_bytes`: S3 or HDFS, the query
+        stats' physical input). Cluster-wide, summed over the nodes: one query at a time."""
         found = {"input_bytes": self.input_bytes}
-        try:
-            row = self._fetch(f"SELECT {sums} FROM ({union})")[0]
-        except Exception:  # noqa: BLE001 - no jmx catalog, or a catalog without native S3: requests not counted
+        stats = self._s3_stats()
+        if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found
-        values = iter(int(v or 0) for v in row)
-        for (api, _), value in zip(apis, values):
-            found[S3_API_COUNTERS[api]] = found.get(S3_API_COUNTERS[api], 0) + value
-        found.update(zip(S3_COUNTERS, values))
+        for api, kind in S3_API_CALLS:
+            name = S3_API_COUNTERS[api]
+            found[name] = found.get(name, 0) + int(stats.get(f"{api}.{kind}.totalcount", 0))
+        found.update({name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()})
+        return found
+
+    def _s3_stats(self) -> dict[str, float] | None:
+        """S3FileSystemStats' counters of the profile's catalogs, summed over catalogs and nodes, by lower-case name.
+        A one-node Trino answers from its coordinator's JMX resource over HTTP (~10x cheaper than a query, which a
+        run pays twice); a cluster's counters sit on its workers, so there the jmx catalog sums them in one query."""
+        catalogs = list(dict.fromkeys(c for c in (self.profile.trino_catalog, self.profile.trino_cache_catalog) if c))
+        try:
+            return self._s3_stats_over_http(catalogs) if self.nodes == 1 else self._s3_stats_by_query(catalogs)
+        except Exception:  # noqa: BLE001 - no jmx catalog or resource, or no native S3 file system: not counted
+            return None
+
+    def _s3_stats_by_query(self, catalogs: list[str]) -> dict[str, float]:
+        columns = [f"{api}.{kind}.totalcount" for api, kind in S3_API_CALLS] + list(S3_COUNTERS.values())
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        union = " UNION ALL ".join(f"SELECT {quoted} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
+        sums = ", ".join(f'sum("{c}")' for c in columns)
+        row = self._fetch(f"SELECT {sums} FROM ({union})")[0]
+        return {column: float(value or 0) for column, value in zip(columns, row)}
+
+    def _s3_stats_over_http(self, catalogs: list[str]) -> dict[str, float]:
+        import json
+        import urllib.parse
+        import urllib.request
+
+        p, found = self.profile, {}
+        for catalog in catalogs:
+            bean = urllib.parse.quote(S3_STATS_BEAN.format(catalog=catalog), safe=":,=")
+            request = urllib.request.Request(f"http://{p.trino_host}:{p.trino_port}/v1/jmx/mbean/{bean}",
+                                             headers={"X-Trino-User": p.trino_user})
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                for attribute in json.load(answer)["attributes"]:
+                    name, value = attribute["name"].lower(), attribute.get("value")
+                    if name.endswith(".totalcount") and isinstance(value, (int, float)):
+                        found[name] = found.get(name, 0) + value
         return found
 
     def io_source(self) -> str:

@@ -1,0 +1,62 @@
+"""Trino's S3 counters: a one-node Trino answers from its coordinator's JMX resource over HTTP, summed over the
+profile's catalogs, under the same names the jmx catalog's query gives."""
+import dataclasses
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from perfkit.config import load_profile
+from perfkit.engines.trino import TrinoEngine
+
+BEANS = {  # catalog -> S3FileSystemStats attributes as the resource lists them (a few of its ~800)
+    "hive": {"GetObject.Calls.TotalCount": 7, "GetObject.Retries.TotalCount": 1, "HeadObject.Calls.TotalCount": 2,
+             "ListObjectsV2.Calls.TotalCount": 3, "Total.ThrottlingExceptions.TotalCount": 1,
+             "Total.Retries.TotalCount": 1, "GetObject.Time.AllTime.Avg": 12.5},
+    "hive_cache": {"GetObject.Calls.TotalCount": 5, "PutObject.Calls.TotalCount": 4},
+}
+
+
+@pytest.fixture
+def coordinator():
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            asked.append((self.path, self.headers.get("X-Trino-User")))
+            catalog = self.path.rsplit("name=", 1)[1]
+            body = json.dumps({"attributes": [{"name": k, "value": v} for k, v in BEANS[catalog].items()]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], asked
+    server.shutdown()
+
+
+def test_a_one_node_trino_is_counted_from_its_jmx_resource(coordinator):
+    port, asked = coordinator
+    profile = dataclasses.replace(load_profile("lab"), trino_host="127.0.0.1", trino_port=port)
+    engine = TrinoEngine(profile)
+    engine.nodes, engine.input_bytes = 1, 99
+    found = engine.io_counters()
+    # GETs: each call and its retries, both catalogs: 7 + 1 + 5; PUTs from the cache catalog's PutObject
+    assert found == {"input_bytes": 99, "s3_get": 13, "s3_head": 2, "s3_list": 3, "s3_put": 4, "s3_delete": 0,
+                     "s3_throttled": 1, "s3_retried": 1}
+    assert engine.s3_counters() == {"s3_throttled": 1, "s3_retried": 1}
+    assert {path.rsplit("name=", 1)[1] for path, _ in asked} == {profile.trino_catalog, profile.trino_cache_catalog}
+    assert {user for _, user in asked} == {profile.trino_user}
+
+
+def test_a_resource_that_does_not_answer_counts_nothing(coordinator):
+    port, _ = coordinator
+    engine = TrinoEngine(dataclasses.replace(load_profile("lab"), trino_host="127.0.0.1", trino_port=port + 1 or 1))
+    engine.nodes = 1
+    assert engine.io_counters() == {"input_bytes": 0} and engine.s3_counters() is None
