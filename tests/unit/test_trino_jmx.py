@@ -23,7 +23,7 @@ def coordinator():
     asked = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
+        def do_GET(self):  # http.server calls it by this name
             asked.append((self.path, self.headers.get("X-Trino-User")))
             catalog = self.path.rsplit("name=", 1)[1]
             body = json.dumps({"attributes": [{"name": k, "value": v} for k, v in BEANS[catalog].items()]}).encode()
