@@ -521,27 +521,25 @@ class QueryComparison(Experiment):
                 f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
 
     def _request_sentences(self) -> list[str]:
-        """Per engine, the S3 requests and MB of its median query run on S3 (server's count, else the engine's)."""
+        """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,
+        else the engine's), so an engine that asks S3 for much more than another shows on the first screen."""
         if not self.accounting or "s3" not in self.storages:
             return []
         from perfkit.accounting.counters import S3_REQUESTS
         from perfkit.accounting.table import counted
 
         runs = io_frame(self._frame())
-        if runs.empty:
-            return []
-        runs = runs[runs["storage"] == "s3"]
-        found = []
+        runs = runs[runs["storage"] == "s3"] if len(runs) else runs
+        parts = []
         for engine, group in runs.groupby("engine", sort=True):
             per_query = group.assign(requests=counted(group, S3_REQUESTS),
                                      mb=counted(group, ("s3_bytes_read",)) / 1e6).groupby("query")[["requests", "mb"]]
             medians = per_query.median().dropna(subset=["requests"])
-            if medians.empty:
-                continue
-            mb = medians["mb"].dropna()
-            found.append(f"{engine} asked S3 for {_range(medians['requests'], '{:.0f}')} requests per query"
-                         + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else "") + " (median run of each query).")
-        return found
+            if len(medians):
+                mb = medians["mb"].dropna()
+                parts.append(f"{engine} {_range(medians['requests'], '{:.0f}')}"
+                             + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else ""))
+        return [f"S3 requests per query (median run of each): {'; '.join(parts)}."] if parts else []
 
     def copy_to_hdfs(self, progress: bool = False):
         """The copy half of the break-even, measured once after the query runs, behind the same network: the S3
