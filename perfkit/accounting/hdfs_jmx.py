@@ -46,11 +46,13 @@ class HdfsJmx:
     """Cumulative counters of the NameNode and every live DataNode, summed."""
 
     name = "HDFS NameNode and DataNode JMX"
+    storage = "hdfs"
 
     def __init__(self, namenode_url: str, period_s: float = 10.0):
         self.namenode_url, self.period_s = namenode_url, period_s
         self.session = requests.Session()  # kept-alive: a snapshot costs round trips, not handshakes
         self._last_read = -float("inf")
+        self._datanodes: list[str] | None = None  # found once through the NameNode, again when one does not answer
 
     def read(self) -> dict[str, float]:
         wait = self._last_read + self.period_s * 1.1 - time.monotonic()  # 10% for the daemons' clocks and timers
@@ -65,8 +67,16 @@ class HdfsJmx:
         found: dict[str, float] = {}
         for bean in beans(self.namenode_url, NAMENODE_ACTIVITY, self.session):
             found.update(pick(bean, NAMENODE_COUNTERS))
-        for url in datanode_urls(self.namenode_url, self.session):
-            for bean in beans(url, DATANODE_ACTIVITY, self.session):
-                for name, value in pick(bean, DATANODE_COUNTERS).items():
-                    found[name] = found.get(name, 0.0) + value
+        try:
+            datanodes = self._datanode_beans(self._datanodes or datanode_urls(self.namenode_url, self.session))
+        except requests.RequestException:  # a DataNode went or moved: ask the NameNode again
+            datanodes = self._datanode_beans(datanode_urls(self.namenode_url, self.session))
+        for bean in datanodes:
+            for name, value in pick(bean, DATANODE_COUNTERS).items():
+                found[name] = found.get(name, 0.0) + value
+        return found
+
+    def _datanode_beans(self, urls: list[str]) -> list[dict]:
+        found = [bean for url in urls for bean in beans(url, DATANODE_ACTIVITY, self.session)]
+        self._datanodes = urls
         return found

@@ -16,8 +16,12 @@ class RunAccounting:
     """Snapshots around runs, one at a time. `server` are the storages' own counters (S3 log, HDFS JMX, ...);
     `engine` is a callable that returns the engine's own counters, or None when it keeps none."""
 
-    def __init__(self, server_sources: list, engine=None, engine_source: str = "", concurrent: ConcurrentRuns | None = None):
-        self.server_sources, self.engine, self.engine_source = server_sources, engine, engine_source
+    def __init__(self, server_sources: list, engine=None, engine_source: str = "", concurrent: ConcurrentRuns | None = None,
+                 storage: str | None = None):
+        # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
+        # a snapshot costs round trips, and a run pays two
+        self.server_sources = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
+        self.engine, self.engine_source = engine, engine_source
         self.concurrent = concurrent or ConcurrentRuns()
         self._before: dict[str, dict | str] = {}
         self._failed: list[str] = []  # server sources that did not answer the last snapshot

@@ -55,6 +55,8 @@ def count_lines(lines) -> Counter:
 class S3AccessLog:
     """Cumulative counters from an access log that only grows; read() reads what was appended since its last call."""
 
+    storage = "s3"
+
     def __init__(self, path: Path, name: str = "S3 server access log"):
         self.path, self.name = Path(path), name
         self._offset, self._counts, self._partial = 0, Counter(), ""

@@ -8,8 +8,8 @@ from perfkit.accounting.s3_access_log import S3AccessLog
 class Counted:
     """A source that is a function returning cumulative counters."""
 
-    def __init__(self, name: str, read):
-        self.name, self.read = name, read
+    def __init__(self, name: str, read, storage: str | None = None):
+        self.name, self.read, self.storage = name, read, storage
 
 
 def server_sources(profile) -> list:
@@ -24,7 +24,7 @@ def server_sources(profile) -> list:
     except Exception:  # noqa: BLE001 - no emulator to ask: S3's bytes are not counted at the server
         wire = None
     if wire is not None:
-        found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire))
+        found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     if profile.webhdfs_url:
         found.append(HdfsJmx(profile.webhdfs_url, profile.provider.hdfs_metrics_period_s()))
     return found

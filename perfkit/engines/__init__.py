@@ -168,9 +168,10 @@ class Engine(ABC):
         perfkit cannot read): not counted, which is not zero."""
         return None
 
-    def io_counters(self) -> dict[str, int] | None:
+    def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """What this engine's own storage clients asked so far, under perfkit.accounting.counters' names, for a
-        difference before and after a run; None when it keeps no count perfkit can read (not zero)."""
+        difference before and after a run; None when it keeps no count perfkit can read (not zero). `storage`
+        ("hdfs" or "s3") may narrow it to the counters of the storage a run reads, where reading them costs."""
         return self.s3_counters()
 
     def io_source(self) -> str:

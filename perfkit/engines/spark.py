@@ -130,7 +130,7 @@ class SparkEngine(Engine):
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
 
-    def io_counters(self) -> dict[str, int] | None:
+    def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3A's request and byte counters of the bucket's file system, and HDFS's client byte counters: what this
         session asked of each storage so far; None where they would not say what the queries did (see s3_counters)."""
         s3a = self._s3a_counters()

@@ -22,6 +22,8 @@ S3_API_COUNTERS = {"headobject": "s3_head", "getobject": "s3_get", "listobjectsv
                    "createmultipartupload": "s3_put", "completemultipartupload": "s3_put",
                    "deleteobject": "s3_delete", "deleteobjects": "s3_delete", "abortmultipartupload": "s3_delete"}
 S3_API_CALLS = [(api, kind) for api in S3_API_COUNTERS for kind in ("calls", "retries")]
+STATS_COLUMNS = [f"{api}.{kind}.totalcount" for api, kind in S3_API_CALLS] + list(S3_COUNTERS.values())
+STATS_QUOTED = [f'"{column}"' for column in STATS_COLUMNS]
 
 
 class QueryError(Exception):
@@ -144,12 +146,13 @@ class TrinoEngine(Engine):
         stats = self._s3_stats()
         return None if stats is None else {name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()}
 
-    def io_counters(self) -> dict[str, int] | None:
+    def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3 requests by type (each call and its retries: the requests S3 saw), throttled and retried, of the
         profile's catalogs from JMX; and the bytes the queries read from storage (`input_bytes`: S3 or HDFS, the query
-        stats' physical input). Cluster-wide, summed over the nodes: one query at a time."""
+        stats' physical input). Cluster-wide, summed over the nodes: one query at a time. A run on HDFS reads no S3
+        counters (`storage`)."""
         found = {"input_bytes": self.input_bytes}
-        stats = self._s3_stats()
+        stats = self._s3_stats() if storage != "hdfs" else None
         if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found
         for api, kind in S3_API_CALLS:
@@ -169,12 +172,26 @@ class TrinoEngine(Engine):
             return None
 
     def _s3_stats_by_query(self, catalogs: list[str]) -> dict[str, float]:
-        columns = [f"{api}.{kind}.totalcount" for api, kind in S3_API_CALLS] + list(S3_COUNTERS.values())
-        quoted = ", ".join(f'"{c}"' for c in columns)
-        union = " UNION ALL ".join(f"SELECT {quoted} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
-        sums = ", ".join(f'sum("{c}")' for c in columns)
-        row = self._fetch(f"SELECT {sums} FROM ({union})")[0]
-        return {column: float(value or 0) for column, value in zip(columns, row)}
+        """One query over the catalogs; if it fails, each catalog alone, and those that answer (a catalog without
+        the native S3 file system has no counters)."""
+        try:
+            return self._summed_stats(catalogs)
+        except Exception:  # one catalog without counters fails the union (re-raised when alone): ask each
+            if len(catalogs) == 1:
+                raise
+        found: dict[str, float] | None = None
+        for catalog in catalogs:
+            with contextlib.suppress(Exception):
+                part = self._summed_stats([catalog])
+                found = {name: (found or {}).get(name, 0) + value for name, value in part.items()}
+        if found is None:
+            raise LookupError(f"no S3FileSystemStats for catalogs {', '.join(catalogs)}")
+        return found
+
+    def _summed_stats(self, catalogs: list[str]) -> dict[str, float]:
+        union = " UNION ALL ".join(f"SELECT {', '.join(STATS_QUOTED)} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
+        row = self._fetch(f"SELECT {', '.join(f'sum({c})' for c in STATS_QUOTED)} FROM ({union})")[0]
+        return {column: float(value or 0) for column, value in zip(STATS_COLUMNS, row)}
 
     def _s3_stats_over_http(self, catalogs: list[str]) -> dict[str, float]:
         import json

@@ -9,6 +9,7 @@ verified equal on every storage, or the user's own tables (`tables`: each storag
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import asdict, dataclass, field, replace
 
@@ -386,7 +387,7 @@ class QueryComparison(Experiment):
     def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
-        accounting = self.run_accounting(engine)
+        accounting = self.run_accounting(engine, step.storage)
         before = {} if accounting else self.s3_requests(results, engine, step.storage)
         started = now()
         with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
@@ -426,14 +427,18 @@ class QueryComparison(Experiment):
             rows = engine.execute(f"SELECT * FROM {tables[query.writes]}")
         results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
 
-    def run_accounting(self, engine) -> RunAccounting | None:
-        """The snapshots around one run: the storages' own counters and the engine's (a stand-in engine may count
-        only throttled S3 requests, or nothing: the server side alone)."""
+    def run_accounting(self, engine, where: str) -> RunAccounting | None:
+        """The snapshots around one run on `where`: the storages' own counters and the engine's, of the storage the
+        run reads (a tier reads S3); a stand-in engine may count only throttled S3 requests, or nothing."""
         if not self.accounting:
             return None
-        counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
+        storage = "s3" if where == BACKING or is_tier(where) else where
+        if hasattr(engine, "io_counters"):
+            counts = functools.partial(engine.io_counters, storage)
+        else:
+            counts = getattr(engine, "s3_counters", None)
         source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
-        return RunAccounting(self.io_sources, counts, source if counts else "")
+        return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage)
 
     def s3_faults(self, results: ResultSet, engine, where: str, io: dict) -> dict[str, float]:
         """The engine's throttled and retried S3 requests during the run, from its I/O counters (s3_requests, read

@@ -120,6 +120,20 @@ def test_a_run_gets_the_difference_of_each_side_and_names_the_sources(tmp_path):
                   "sources": {"server": "fake server", "engine": "fake engine"}}
 
 
+def test_a_run_reads_only_the_sources_of_the_storage_it_reads(tmp_path):
+    s3, hdfs, everywhere = Counting(), Counting(), Counting()
+    s3.storage, hdfs.storage = "s3", "hdfs"
+    s3.name, hdfs.name, everywhere.name = "S3 log", "HDFS JMX", "both"
+    reads = []
+    for source in (s3, hdfs, everywhere):
+        source.read = (lambda src: lambda: reads.append(src.name) or dict(src.value))(source)
+    run = RunAccounting([s3, hdfs, everywhere], None, "", ConcurrentRuns(tmp_path), storage="hdfs")
+    run.before()
+    io = run.after()
+    assert reads == ["HDFS JMX", "both", "HDFS JMX", "both"]
+    assert io["sources"]["server"] == "HDFS JMX; both"
+
+
 def test_a_side_that_cannot_be_read_is_missing_with_its_reason_and_the_other_kept(tmp_path):
     def broken():
         raise ConnectionError("refused")
