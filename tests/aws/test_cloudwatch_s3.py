@@ -242,3 +242,58 @@ def test_a_long_window_on_a_new_filter_counts_from_when_s3_publishes_it(aws, mon
     assert counts.start == START and counts.totals["s3_get"] == 10.0  # the minute before S3 publishes is not counted
     assert counts.notes == [f"counted from {START:%H:%M} UTC, when S3 starts publishing the new filter, not from the "
                             f"window's opening at {created:%H:%M} UTC"]
+
+
+# -- around an experiment's runs ----------------------------------------------------------------------------------
+
+class _Provider:
+    def __init__(self, window):
+        self.window = window
+
+    def s3_request_window(self, profile, run_id):
+        return self.window
+
+
+def test_an_experiments_window_is_stored_in_its_config_beside_the_engines_sum(aws, tmp_path):
+    from types import SimpleNamespace
+
+    from perfkit.accounting.window import s3_request_window
+    from perfkit.results import ResultSet
+
+    cloudwatch, s3, bucket = aws("cloudwatch"), aws("s3"), _bucket()
+    _put(cloudwatch, bucket, "team", "GetRequests", [(START + timedelta(minutes=1), 9.0),
+                                                     (START + timedelta(minutes=2), 8.0)])
+    results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
+    with Stubber(s3) as stub:
+        stub.add_response("get_bucket_metrics_configuration", {"MetricsConfiguration": {"Id": "team"}})
+        window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
+                                 clock=Clock(START, END))
+        with s3_request_window(SimpleNamespace(provider=_Provider(window)), results):
+            for minute, gets in ((1, 9), (2, 7)):
+                results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=minute,
+                            started_at=(START + timedelta(minutes=minute)).isoformat(), wall_s=20.0,
+                            io={"engine": {"s3_get": gets}})
+    stored = results.config["s3_request_metrics"]
+    assert stored["missing"] is None and stored["totals"]["s3_get"] == 17.0
+    gets = next(row for row in stored["compared"] if row["counter"] == "s3_get")
+    assert (gets["S3 (CloudWatch)"], gets["engines"], gets["difference"]) == (17.0, 16.0, 1.0)
+    assert next(row for row in stored["compared"] if row["counter"] == "s3_put")["engines"] is None  # JSON: not NaN
+
+
+def test_an_experiment_that_stops_removes_its_filter_and_says_nothing_was_counted(aws, tmp_path):
+    from types import SimpleNamespace
+
+    from perfkit.accounting.window import s3_request_window
+    from perfkit.results import ResultSet
+
+    s3 = aws("s3")
+    results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
+    with Stubber(s3) as stub:
+        _no_such_filter(stub)
+        stub.add_response("put_bucket_metrics_configuration", {})
+        stub.add_response("delete_bucket_metrics_configuration", {}, {"Bucket": "b", "Id": "perfkit-R"})
+        window = S3RequestWindow("b", PREFIX, run_id="R", s3=s3, cloudwatch=aws("cloudwatch"))
+        with pytest.raises(KeyboardInterrupt), s3_request_window(SimpleNamespace(provider=_Provider(window)), results):
+            raise KeyboardInterrupt
+        stub.assert_no_pending_responses()
+    assert results.config["s3_request_metrics"]["missing"].startswith("not counted: the experiment stopped")
