@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandas as pd
 
@@ -80,9 +80,9 @@ def s3_request_window(profile, results, wanted: bool = True):
 
 def last_s3_request(records) -> datetime | None:
     """When the last run that reads S3 (directly or through a tier) ended: the minute CloudWatch must have reached."""
-    ends = [_started(r) + pd.Timedelta(seconds=r.wall_s or 0) for r in records
+    ends = [_started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
             if r.storage == BACKING or is_tier(r.storage)]
-    return max(ends).to_pydatetime() if ends else None
+    return max(ends) if ends else None
 
 
 def _started(record) -> pd.Timestamp:

@@ -297,3 +297,69 @@ def test_an_experiment_that_stops_removes_its_filter_and_says_nothing_was_counte
             raise KeyboardInterrupt
         stub.assert_no_pending_responses()
     assert results.config["s3_request_metrics"]["missing"].startswith("not counted: the experiment stopped")
+
+
+class _CountingEngine:
+    """An engine whose S3 client counts 3 GETs per query on S3 (cumulative, as S3A's statistics)."""
+    name = "spark"
+
+    def __init__(self, *args):
+        self.gets = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def versions(self):
+        return {}
+
+    def execute(self, sql, timeout_s=None):
+        self.gets += 3 if "perfkit.t_s3" in sql else 0
+        return [(1,)]
+
+    def io_counters(self):
+        return {"s3_get": float(self.gets)}
+
+    def io_source(self):
+        return "fake S3 client"
+
+
+def test_the_query_experiment_stores_its_window_beside_the_engines_sum(aws, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from perfkit.config import load_profile
+    from perfkit.experiments import hdfs_vs_s3_queries as module
+    from perfkit.suites import DEFAULT_TABLE
+
+    cloudwatch, s3, bucket = aws("cloudwatch"), aws("s3"), _bucket()
+    _put(cloudwatch, bucket, "team", "GetRequests", [(START, 5.0), (START + timedelta(minutes=1), 6.0)])
+    starts = iter(START + timedelta(seconds=5 * i) for i in range(100))  # the runs start in the window, in minute 0-1
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    monkeypatch.setattr(module, "now", lambda: next(starts).isoformat())
+    monkeypatch.setattr(module, "get_engine", _CountingEngine)
+    Comparison = module.QueryComparison
+    monkeypatch.setattr(Comparison, "prepare", lambda self, progress=True: "tables")
+    monkeypatch.setattr(Comparison, "config", lambda self: {"versions": {}})
+    monkeypatch.setattr(Comparison, "watch_storages", lambda self, tableset: setattr(
+        self, "probes", {"hdfs": lambda: None, "s3": lambda: None}))
+    monkeypatch.setattr(Comparison, "register_tables", lambda self, engine, tableset: {
+        where: {DEFAULT_TABLE: f"perfkit.t_{where}"} for where in ("hdfs", "s3")})
+    monkeypatch.setattr(Comparison, "cleanup", lambda self: None)
+    stub = Stubber(s3)
+    stub.add_response("get_bucket_metrics_configuration", {"MetricsConfiguration": {"Id": "team"}})
+    stub.activate()
+    window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
+                             clock=Clock(START, START + timedelta(minutes=1, seconds=50)))
+    profile = replace(load_profile("lab"), provider=_Provider(window))
+
+    results = Comparison(profile, engines=["spark"], queries=["q1"], runs=2, warmup=1,
+                         health_interval_s=0.01).run(progress=False)
+
+    s3_runs = [r for r in results.records if r.storage == "s3"]
+    assert [r.io.get("engine") for r in s3_runs] == [{"s3_get": 3.0}] * 3  # the warm-up is on S3 too
+    stored = results.config["s3_request_metrics"]
+    gets = next(row for row in stored["compared"] if row["counter"] == "s3_get")
+    assert (gets["S3 (CloudWatch)"], gets["engines"], gets["difference"]) == (11.0, 9.0, 2.0)
+    stub.assert_no_pending_responses()
