@@ -70,7 +70,7 @@ class RequestMetricsFilter:
             raise PerfkitError(f"S3 bucket {self.bucket} already has a metrics filter {self.filter_id!r}, not "
                                f"perfkit's to replace or remove. Fix: {NAME_ONE}, or run again (a new run id)")
         configuration = {"Id": self.filter_id, "Filter": {"Prefix": self.prefix}}
-        self._call("put_bucket_metrics_configuration", PUT_ACTION, MetricsConfiguration=configuration)
+        self._call("put_bucket_metrics_configuration", MetricsConfiguration=configuration)
         self.created_at = utc_now()
 
     def close(self) -> str | None:
@@ -78,7 +78,7 @@ class RequestMetricsFilter:
         if self.created_at is None:
             return None
         try:
-            self._call("delete_bucket_metrics_configuration", PUT_ACTION)
+            self._call("delete_bucket_metrics_configuration")
         except PerfkitError as err:
             return (f"{err} The filter stays: remove it with aws s3api delete-bucket-metrics-configuration "
                     f"--bucket {self.bucket} --id {self.filter_id}")
@@ -91,12 +91,12 @@ class RequestMetricsFilter:
 
     def _exists(self) -> bool:
         try:
-            self._call("get_bucket_metrics_configuration", GET_ACTION)
+            self._call("get_bucket_metrics_configuration")
         except _NoSuchFilter:
             return False
         return True
 
-    def _call(self, operation: str, action: str, **params):
+    def _call(self, operation: str, **params):
         try:
             return getattr(self.s3, operation)(Bucket=self.bucket, Id=self.filter_id, **params)
         except NoCredentialsError:
@@ -106,14 +106,21 @@ class RequestMetricsFilter:
             if code in ("NoSuchConfiguration", "404"):
                 raise _NoSuchFilter from None
             if code == "AccessDenied":
-                raise PerfkitError(
-                    f"S3 refused {_api_name(operation)} on bucket {self.bucket}: AccessDenied. perfkit needs the IAM "
-                    f"action {action} on arn:aws:s3:::{self.bucket} to {_purpose(operation)}. Fix: grant it, or "
-                    f"{NAME_ONE}") from None
+                raise PerfkitError(f"S3 refused {_api_name(operation)} on bucket {self.bucket}: AccessDenied. "
+                                   f"perfkit needs {self._permissions()}") from None
             if code == "TooManyConfigurations":
                 raise PerfkitError(f"S3 bucket {self.bucket} has 1,000 metrics filters, S3's limit. Fix: delete "
                                    f"unused ones, or {NAME_ONE}") from None
             raise PerfkitError(f"S3 refused {_api_name(operation)} on bucket {self.bucket}: {code} {message}") from None
+
+
+    def _permissions(self) -> str:
+        """The IAM actions this filter needs, and the fix when they are not granted."""
+        where = f"arn:aws:s3:::{self.bucket}"
+        if self.named:
+            return f"the IAM action {GET_ACTION} on {where} to check the filter the profile names. Fix: grant it"
+        return (f"the IAM actions {GET_ACTION} and {PUT_ACTION} (which covers the delete too) on {where} to make the "
+                f"run's metrics filter and remove it after. Fix: grant them, or {NAME_ONE}")
 
 
 class _NoSuchFilter(Exception):
@@ -122,12 +129,6 @@ class _NoSuchFilter(Exception):
 
 def _api_name(operation: str) -> str:
     return "".join(part.title() for part in operation.split("_"))
-
-
-def _purpose(operation: str) -> str:
-    return {"put_bucket_metrics_configuration": "create the run's metrics filter",
-            "delete_bucket_metrics_configuration": "remove the metrics filter it created",
-            "get_bucket_metrics_configuration": "check the metrics filter"}[operation]
 
 
 @dataclass
@@ -163,10 +164,10 @@ def fetch_request_counts(cloudwatch, bucket: str, filter_id: str, start: datetim
     start, end = floor_minute(start), ceil_minute(end)
     must_reach = floor_minute(min(last_request_at or end, end - timedelta(microseconds=1)))
     counts = WindowCounts(bucket, filter_id, start, end)
-    check_window(start, end, PERIOD_S, now=clock())
     deadline = time.monotonic() + wait_s
     while True:
         try:
+            check_window(start, end, PERIOD_S, now=clock())
             frame = _per_minute(cloudwatch, bucket, filter_id, start, end)
         except PerfkitError as err:
             counts.missing = f"not counted: {err}"

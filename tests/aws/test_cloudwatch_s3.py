@@ -85,6 +85,15 @@ def test_a_filter_perfkit_may_not_create_names_the_iam_action_and_the_fix(aws):
     assert metrics_filter.close() is None  # nothing was created: nothing to remove
 
 
+
+def test_a_named_filter_perfkit_may_not_read_names_the_get_action(aws):
+    s3 = aws("s3")
+    with Stubber(s3) as stub:
+        stub.add_client_error("get_bucket_metrics_configuration", "AccessDenied", "Access Denied", 403)
+        with pytest.raises(PerfkitError, match=r"GetBucketMetricsConfiguration on bucket b: AccessDenied\. perfkit "
+                                               r"needs the IAM action s3:GetMetricsConfiguration .* Fix: grant it$"):
+            RequestMetricsFilter(s3, "b", PREFIX, named="team").open()
+
 def test_an_existing_filter_of_the_same_id_is_not_replaced(aws):
     s3 = aws("s3")
     with Stubber(s3) as stub:
