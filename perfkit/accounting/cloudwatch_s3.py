@@ -79,6 +79,8 @@ class RequestMetricsFilter:
             return None
         try:
             self._call("delete_bucket_metrics_configuration")
+        except _NoSuchFilter:
+            pass  # someone removed it already: nothing of perfkit's is left
         except PerfkitError as err:
             return (f"{err} The filter stays: remove it with aws s3api delete-bucket-metrics-configuration "
                     f"--bucket {self.bucket} --id {self.filter_id}")
@@ -112,7 +114,6 @@ class RequestMetricsFilter:
                 raise PerfkitError(f"S3 bucket {self.bucket} has 1,000 metrics filters, S3's limit. Fix: delete "
                                    f"unused ones, or {NAME_ONE}") from None
             raise PerfkitError(f"S3 refused {_api_name(operation)} on bucket {self.bucket}: {code} {message}") from None
-
 
     def _permissions(self) -> str:
         """The IAM actions this filter needs, and the fix when they are not granted."""

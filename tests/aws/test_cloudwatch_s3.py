@@ -116,6 +116,18 @@ def test_a_filter_that_cannot_be_removed_says_how_to_remove_it(aws):
     assert "delete-bucket-metrics-configuration --bucket b --id perfkit-RUN1" in problem
 
 
+
+def test_a_filter_someone_removed_already_is_not_an_error(aws):
+    s3 = aws("s3")
+    with Stubber(s3) as stub:
+        _no_such_filter(stub)
+        stub.add_response("put_bucket_metrics_configuration", {})
+        stub.add_client_error("delete_bucket_metrics_configuration", "NoSuchConfiguration", "gone", 404)
+        metrics_filter = RequestMetricsFilter(s3, "b", PREFIX, run_id="RUN1")
+        metrics_filter.open()
+        assert metrics_filter.close() is None
+        stub.assert_no_pending_responses()
+
 # -- the counts ----------------------------------------------------------------------------------------------------
 
 def test_totals_are_the_sums_of_the_published_points_under_perfkits_names(aws):
