@@ -61,6 +61,10 @@ class Profile:
     nfs_mount: str = ""  # where the NFS export is mounted (posix reads); none in the lab: no kernel NFS client
     nfs_url: str = ""  # the export for libnfs, nfs://server/export[?options]
     fuse_hdfs_mount: str = ""  # where HDFS is mounted through FUSE
+    # S3's own count of an experiment's requests on AWS (CloudWatch request metrics on the prefix): perfkit makes a
+    # filter for the run and removes it after (true), or uses the bucket's filter of this id (never removed)
+    s3_request_metrics: bool = False
+    s3_request_metrics_filter: str = ""
     # where the services run (a cluster, or the embedded lab): tools, credentials, fixes; never shown in a report
     provider: Provider = field(default_factory=Provider, repr=False, compare=False)
 
@@ -179,8 +183,9 @@ def _behind_network(name: str, network, options: dict) -> Profile:
 
 
 EMR_OPTIONS = ("bucket", "master", "region")
-_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict}  # every other setting is text
-_KIND_NAMES = {int: "a whole number", dict: "a mapping of `key: value` lines", str: "text"}
+_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict,
+          "s3_request_metrics": bool}  # every other setting is text
+_KIND_NAMES = {bool: "true or false", int: "a whole number", dict: "a mapping of `key: value` lines", str: "text"}
 
 
 def _builtin(base: str, options: dict, where: str) -> Profile:
@@ -190,11 +195,34 @@ def _builtin(base: str, options: dict, where: str) -> Profile:
         raise PerfkitError(f"{where}: a bucket is for profile emr; the lab uses its own bucket "
                            "(to change it, set s3_bucket in a YAML profile with base: lab)")
     _check_settings(options, own, where)
+    _check_filter_id(options, where)
     if base == "lab":
+        _check_request_metrics(options, where, "the lab's S3 server counts every run's requests itself (its "
+                                               "access log)")
         return replace(lab_profile(), **options)
     if "bucket" not in options and where.startswith("profile file"):  # the fix is in the file, not a parameter
         raise PerfkitError(f"{where} (base: emr) needs an S3 bucket: add a line `bucket: NAME` to it")
+    if options.get("s3_endpoint"):
+        _check_request_metrics(options, where, f"CloudWatch counts AWS S3's requests, not those of the S3 at "
+                                               f"{options['s3_endpoint']}")
     return replace(emr_profile(**{k: options.pop(k) for k in own if k in options}), **options)
+
+
+FILTER_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # S3's rule for a metrics configuration's id
+
+
+def _check_request_metrics(options: dict, where: str, why_not: str) -> None:
+    """CloudWatch's S3 request metrics count AWS S3 only: asking for them elsewhere is named before anything runs."""
+    asked = [k for k in ("s3_request_metrics", "s3_request_metrics_filter") if options.get(k)]
+    if asked:
+        raise PerfkitError(f"{where}: {asked[0]} is for a profile on AWS S3, and {why_not}. Fix: remove it")
+
+
+def _check_filter_id(options: dict, where: str) -> None:
+    value = options.get("s3_request_metrics_filter")
+    if value and not FILTER_ID.match(value):
+        raise PerfkitError(f"{where}: s3_request_metrics_filter {value!r} is not a metrics filter id (up to 64 "
+                           "letters, digits, '.', '-' or '_'): give the id of one of the bucket's filters")
 
 
 def _read_yaml(path: Path) -> dict:

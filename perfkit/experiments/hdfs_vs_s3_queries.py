@@ -32,6 +32,7 @@ from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
 from perfkit.accounting.table import io_frame, io_table
+from perfkit.accounting.window import s3_request_window
 from perfkit.findings import Findings
 from perfkit.prices import PriceTable
 from perfkit.health import HealthWatch, storage_probes
@@ -214,6 +215,7 @@ class QueryComparison(Experiment):
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         with self._recording(progress) as (results, tableset), \
+                s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages), \
                 progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
             for engine_name in self.engines:
                 self.run_engine(results, engine_name, tableset, bar)

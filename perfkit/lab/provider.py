@@ -162,6 +162,9 @@ class LabProvider(Provider):
     def s3_request_log(self) -> Path:
         return s3_access_log(lab_home())
 
+    def s3_request_window(self, profile, run_id: str):
+        return None  # the lab's S3 server counts every run itself (its access log): no window needed
+
     def s3_wire_bytes(self):
         from perfkit.lab import Lab
         from perfkit.lab.s3_network import S3Network, current_network

@@ -1,4 +1,5 @@
-"""EBS metrics from CloudWatch through GetMetricData: batched, paginated, with the period checked first.
+"""Metrics from CloudWatch through GetMetricData (EBS volumes; the batched fetch serves S3 request metrics too):
+batched, paginated, with the period checked first.
 
 CloudWatch rules (GetMetricData / MetricStat documentation):
 - at most 500 metrics and 100,800 data points per GetMetricData call;
@@ -86,26 +87,34 @@ def fetch_ebs_metrics(volume_ids: list[str], start: datetime, end: datetime, per
                                "Period": period, "Stat": EBS_METRICS[m][0]},
                 "ReturnData": True} for i, (v, m) in enumerate(pairs)]
     rows = []
+    for query_id, series in metric_data(queries, start, end, period, client).items():
+        volume, metric = pairs[int(query_id[1:])]
+        rows += [(volume, metric, ts, value, EBS_METRICS[metric][1]) for ts, value in series]
+    if not rows:
+        return empty_frame()
+    frame = pd.DataFrame(rows, columns=SCHEMA)
+    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
+    return frame.sort_values(["volume", "metric", "timestamp"], ignore_index=True)
+
+
+def metric_data(queries: list[dict], start: datetime, end: datetime, period: int,
+                client) -> dict[str, list[tuple[datetime, float]]]:
+    """Each GetMetricData query's data points, oldest first, by its Id: fetched in the fewest calls the API's two
+    limits allow, every page followed (EBS volumes here, S3 request metrics in perfkit.accounting.cloudwatch_s3)."""
+    found: dict[str, list[tuple[datetime, float]]] = {query["Id"]: [] for query in queries}
     paginator = client.get_paginator("get_metric_data")
     for batch in batches(len(queries), points(start, end, period)):
         try:
             for page in paginator.paginate(MetricDataQueries=[queries[i] for i in batch], StartTime=start,
                                            EndTime=end, ScanBy="TimestampAscending"):
                 for result in page["MetricDataResults"]:
-                    volume, metric = pairs[int(result["Id"][1:])]
-                    unit = EBS_METRICS[metric][1]
-                    rows += [(volume, metric, ts, value, unit)
-                             for ts, value in zip(result["Timestamps"], result["Values"])]
+                    found[result["Id"]] += zip(result["Timestamps"], result["Values"])
         except NoCredentialsError:
             raise PerfkitError("CloudWatch: no AWS credentials found. Fix: configure the standard AWS chain "
                                "(aws configure, environment variables or an instance profile)") from None
         except ClientError as err:
             raise PerfkitError(f"CloudWatch refused GetMetricData: {err.response['Error'].get('Message', err)}") from None
-    if not rows:
-        return empty_frame()
-    frame = pd.DataFrame(rows, columns=SCHEMA)
-    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
-    return frame.sort_values(["volume", "metric", "timestamp"], ignore_index=True)
+    return found
 
 
 def describe_volumes(volume_ids: list[str] | None = None, filters: list[dict] | None = None,

@@ -1,0 +1,89 @@
+"""An experiment's S3 requests over the window of its runs, as S3 itself counted them, beside the engines' own count.
+
+On a cluster S3 keeps no log perfkit can snapshot per run; CloudWatch's request metrics (perfkit.accounting.
+cloudwatch_s3) count per minute, so they count a window: from just before an experiment's first run to just after
+its last. The engines' counts of the runs on S3 in that window (each record's io["engine"]) are summed beside them."""
+from __future__ import annotations
+
+import contextlib
+import math
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+from perfkit.accounting import counters
+from perfkit.accounting.cloudwatch_s3 import REQUEST_METRICS, WindowCounts
+from perfkit.tiers import BACKING, is_tier
+
+COMPARED = list(dict.fromkeys(REQUEST_METRICS.values()))  # the counters S3's request metrics have
+
+
+def window_vs_engines(counts: WindowCounts, records) -> pd.DataFrame:
+    """One row per counter: what S3 counted in the window, the engines' sum over the runs on S3 that started in it,
+    and S3's minus the engines'. A side that cannot be summed is NaN, never 0; attrs["notes"] says why, and what
+    else S3 counted in the window that no engine saw."""
+    notes = list(counts.notes)
+    in_window = [r for r in records if counts.start <= _started(r) < counts.end]
+    on_s3 = [r for r in in_window if r.storage == BACKING]
+    engine_counts = [r.io["engine"] for r in on_s3 if isinstance((r.io or {}).get("engine"), dict)]
+    if len(engine_counts) < len(on_s3):
+        notes.append(f"{len(on_s3) - len(engine_counts)} of {len(on_s3)} runs on S3 in the window have no engine "
+                     "count: the engines' sum is not shown")
+    elif not on_s3:
+        notes.append("no run on S3 started in the window")
+    complete = on_s3 and len(engine_counts) == len(on_s3)
+    if counts.missing:
+        notes.append(f"S3's count: {counts.missing}")
+    through_tier = sum(1 for r in in_window if is_tier(r.storage))
+    if through_tier:
+        notes.append(f"{through_tier} runs through a cache tier in the window: the tier's own S3 requests are in S3's "
+                     "count, not in any engine's")
+    notes.append("S3 counts every request on the prefix in the window's minutes: table registration and other "
+                 "clients too, and (best effort) a request can land in a later minute")
+    rows = []
+    for name in COMPARED:
+        server = math.nan if counts.missing else counts.totals.get(name, math.nan)
+        # summed only when every run counted it: a counter some engine does not keep is unknown, not 0
+        engine = math.fsum(c[name] for c in engine_counts) if complete and all(name in c for c in engine_counts) \
+            else math.nan
+        rows.append({"counter": name, "what": counters.LABELS.get(name, name), "S3 (CloudWatch)": server,
+                     "engines": engine, "difference": server - engine})
+    table = pd.DataFrame(rows)
+    table.attrs["notes"] = notes
+    return table
+
+
+@contextlib.contextmanager
+def s3_request_window(profile, results, wanted: bool = True):
+    """Around an experiment's runs: where the provider counts S3's requests per window (a cluster whose profile asks
+    for CloudWatch's request metrics; the lab's S3 server counts every run instead), open the window before the runs
+    and store its counts, beside the engines' sum, in results.config["s3_request_metrics"] after them."""
+    window = profile.provider.s3_request_window(profile, results.run_id) if wanted else None
+    if window is None:
+        yield None
+        return
+    window.open()  # a filter perfkit may not create fails here, before any run
+    try:
+        yield window
+    except BaseException:
+        problem = window.abandon()
+        results.config["s3_request_metrics"] = {"missing": "not counted: the experiment stopped before its last run",
+                                                "notes": [problem] if problem else []}
+        raise
+    counts = window.close(last_s3_request(results.records))
+    compared = window_vs_engines(counts, results.records)
+    results.config["s3_request_metrics"] = {
+        **counts.describe(), "notes": compared.attrs["notes"],
+        "compared": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                     for row in compared.to_dict("records")]}
+
+
+def last_s3_request(records) -> datetime | None:
+    """When the last run that reads S3 (directly or through a tier) ended: the minute CloudWatch must have reached."""
+    ends = [_started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
+            if r.storage == BACKING or is_tier(r.storage)]
+    return max(ends) if ends else None
+
+
+def _started(record) -> pd.Timestamp:
+    return pd.to_datetime(record.started_at, utc=True)
