@@ -460,6 +460,18 @@ class QueryComparison(Experiment):
         table.attrs["basis"] = self.price_table.basis()
         return table
 
+    def s3_window(self):
+        """On a cluster that counts S3's requests per window (CloudWatch request metrics), S3's count of the whole
+        experiment beside the engines' sum; elsewhere a sentence saying how S3 was counted instead."""
+        found = self._results().config.get("s3_request_metrics")
+        if not found:
+            return "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics asked."
+        if found.get("missing") and not found.get("compared"):
+            return f"S3's request metrics for this run: {found['missing']}"
+        table = pd.DataFrame(found.get("compared", []))
+        table.attrs["notes"] = found.get("notes", [])
+        return table
+
     def io_runs(self) -> pd.DataFrame:
         """Every measured run with its I/O counters, for plots.time_vs_requests."""
         return io_frame(self._frame())

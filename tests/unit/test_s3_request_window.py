@@ -110,3 +110,19 @@ def test_asking_for_request_metrics_where_they_cannot_count_is_named(tmp_path, t
     path.write_text(text)
     with pytest.raises(PerfkitError, match=message):
         load_profile(str(path))
+
+
+def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.results import ResultSet
+
+    cmp = QueryComparison(load_profile("lab"), engines=["trino"])
+    cmp.results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
+    assert cmp.s3_window().startswith("S3's requests were counted run by run")
+    cmp.results.config["s3_request_metrics"] = {
+        "notes": ["n1"], "compared": [{"counter": "s3_get", "what": "GET", "S3 (CloudWatch)": 11.0, "engines": 9.0,
+                                       "difference": 2.0}]}
+    table = cmp.s3_window()
+    assert table.to_dict("records")[0]["difference"] == 2.0 and table.attrs["notes"] == ["n1"]
+    cmp.results.config["s3_request_metrics"] = {"missing": "not published yet", "notes": []}
+    assert cmp.s3_window() == "S3's request metrics for this run: not published yet"
