@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import time
 from dataclasses import asdict, dataclass, field, replace
 
@@ -435,10 +436,9 @@ class QueryComparison(Experiment):
         if not self.accounting:
             return None
         storage = "s3" if where == BACKING or is_tier(where) else where
-        if hasattr(engine, "io_counters"):
-            counts = functools.partial(engine.io_counters, storage)
-        else:
-            counts = getattr(engine, "s3_counters", None)
+        counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
+        if counts is not None and "storage" in inspect.signature(counts).parameters:  # an engine that can narrow them
+            counts = functools.partial(counts, storage=storage)
         source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
         return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage)
 
@@ -548,7 +548,9 @@ class QueryComparison(Experiment):
         from perfkit.accounting.table import counted
 
         runs = io_frame(self._frame())
-        runs = runs[runs["storage"] == "s3"] if len(runs) else runs
+        if runs.empty:  # runs recorded without their I/O
+            return []
+        runs = runs[runs["storage"] == "s3"]
         parts = []
         for engine, group in runs.groupby("engine", sort=True):
             per_query = group.assign(requests=counted(group, S3_REQUESTS),
