@@ -73,7 +73,7 @@ def compare_runs(a, b, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_AL
     table.attrs.update({
         "a": sorted(set(side_a["run_id"])), "b": sorted(set(side_b["run_id"])), "factor": factor, "alpha": alpha,
         "config_differences": config_differences(side_a, side_b, experiments),
-        "profiles": sorted({(config or {}).get("profile", {}).get("name", "?") for config in
+        "profiles": sorted({((config or {}).get("profile") or {}).get("name", "?") for config in
                             pd.concat([side_a, side_b]).drop_duplicates("run_id")["config"]}),
         "only_in_a": [_only(key, cases_a[key]) for key in sorted(set(cases_a) - set(cases_b))],
         "only_in_b": [_only(key, cases_b[key]) for key in sorted(set(cases_b) - set(cases_a))],
