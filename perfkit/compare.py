@@ -28,6 +28,7 @@ from scipy.stats import mannwhitneyu
 
 from perfkit.accounting.counters import S3_REQUESTS
 from perfkit.errors import PerfkitError
+from perfkit.findings import Findings, plural
 from perfkit.paths import results_dir
 from perfkit.results import UNAVAILABLE, read_result_file, records_frame
 
@@ -72,6 +73,8 @@ def compare_runs(a, b, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_AL
     table.attrs.update({
         "a": sorted(set(side_a["run_id"])), "b": sorted(set(side_b["run_id"])), "factor": factor, "alpha": alpha,
         "config_differences": config_differences(side_a, side_b, experiments),
+        "profiles": sorted({((config or {}).get("profile") or {}).get("name", "?") for config in
+                            pd.concat([side_a, side_b]).drop_duplicates("run_id")["config"]}),
         "only_in_a": [_only(key, cases_a[key]) for key in sorted(set(cases_a) - set(cases_b))],
         "only_in_b": [_only(key, cases_b[key]) for key in sorted(set(cases_b) - set(cases_a))],
     })
@@ -290,6 +293,68 @@ def latest_pair(experiment: str = DEFAULT_EXPERIMENT, folder: Path | str | None 
         raise PerfkitError(f"no earlier run of {experiment} shares a case with the latest, {b}: give a and b")
     return sharing[0], b
 
+
+# -- findings ------------------------------------------------------------------------------------------------
+def findings(table: pd.DataFrame) -> Findings:
+    """What the comparison found, first in its report: how many cases got slower, faster or showed no change, the
+    largest change with its ratio and p-value, how many settings differ; the cases it could not decide."""
+    attrs = table.attrs
+    factor, alpha = attrs.get("factor", DEFAULT_FACTOR), attrs.get("alpha", DEFAULT_ALPHA)
+    verdicts = table["verdict"]
+    slower, faster = table[verdicts == SLOWER], table[verdicts == FASTER]
+    same = table[verdicts.isin([NO_CHANGE, WITHIN_NOISE])]
+    sentences = [f"B against A: {len(slower)} slower, {len(faster)} faster, {len(same)} no change beyond noise, of "
+                 f"{plural(len(table), 'case')} measured in both (a change is outside {1 / factor:.3f}–{factor:.3f}× "
+                 f"with Mann-Whitney p < {alpha:g})."]
+    changed = pd.concat([slower, faster])
+    if len(changed):
+        sentences.append(f"Largest change: {_change_phrase(_largest(changed))}.")
+    elif table["ratio"].notna().any():
+        sentences.append(f"No case changed beyond noise; the largest ratio was {_change_phrase(_largest(table))}.")
+    differences = attrs.get("config_differences", [])
+    sentences.append(f"{plural(len(differences), 'configuration setting')} "
+                     f"{'differs' if len(differences) == 1 else 'differ'} between A and B"
+                     + (f": {', '.join(d['setting'] for d in differences[:5])}"
+                        + (f" and {len(differences) - 5} more" if len(differences) > 5 else "") + "."
+                        if differences else "."))
+    return Findings(sentences, _conditions(table), _undecided(table, alpha))
+
+
+def nothing_to_compare(reason) -> Findings:
+    """The finding of a comparison that could not be made (one run so far): why, as the report's first line."""
+    return Findings([f"Nothing to compare yet: {reason}"])
+
+
+def _largest(rows: pd.DataFrame) -> pd.Series:
+    """The row whose ratio is furthest from 1, either way (2× slower and 2× faster are as large)."""
+    return rows.loc[np.log(rows["ratio"].astype(float)).abs().idxmax()]
+
+
+def _change_phrase(row: pd.Series) -> str:
+    return (f"{row['subject']} {row['case']} on {row['storage']} {row['ratio']:.2f}× "
+            f"({row['median_a']:.3g} s → {row['median_b']:.3g} s, p = {_p(row['p_value'])}, "
+            f"{row['n_a']} and {row['n_b']} runs)")
+
+
+def _undecided(table: pd.DataFrame, alpha: float) -> list[str]:
+    undecided = []
+    for verdict_text, rows in table[~table["verdict"].isin([SLOWER, FASTER, NO_CHANGE, WITHIN_NOISE])].groupby(
+            "verdict", sort=True):
+        cases = ", ".join(f"{r.subject} {r.case} on {r.storage}" for r in rows.head(5).itertuples())
+        why = f"{verdict_text} (needs {runs_needed(alpha)} runs a side)" if verdict_text == TOO_FEW else verdict_text
+        undecided.append(f"{plural(len(rows), 'case')}: {why}: {cases}" + (" ..." if len(rows) > 5 else ""))
+    for side in ("a", "b"):
+        if only := table.attrs.get(f"only_in_{side}"):
+            undecided.append(f"{plural(len(only), 'case')} measured only in {side.upper()}: not compared")
+    return undecided
+
+
+def _conditions(table: pd.DataFrame) -> str:
+    attrs = table.attrs
+    return (f"A: {_runs(attrs.get('a', []))}; B: {_runs(attrs.get('b', []))}; "
+            f"{', '.join(sorted(table['experiment'].unique()))}; {table['n_a'].min()}–{table['n_a'].max()} measured "
+            f"runs a case in A, {table['n_b'].min()}–{table['n_b'].max()} in B, warm-up never compared; "
+            f"profile {', '.join(attrs.get('profiles', ['?']))}")
 
 # -- the terminal --------------------------------------------------------------------------------------------
 def render_text(table: pd.DataFrame, width: int = 60) -> str:

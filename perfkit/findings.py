@@ -52,6 +52,15 @@ def times(ratio: float) -> str:
     return f"{ratio:.2f}×"
 
 
+def duration(seconds: float) -> str:
+    """'45 s', '83 min', '2.5 h': a span in the unit a reader takes in at once."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def plural(n: int, word: str) -> str:
     """'1 query', '2 queries', '3 days'."""
     if n != 1:

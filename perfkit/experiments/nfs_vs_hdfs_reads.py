@@ -19,13 +19,14 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError, shorten
 from perfkit.experiments.base import Experiment
+from perfkit.findings import Findings, plural, times
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
 from perfkit.paths import results_dir_checked
-from perfkit.results import ResultSet
+from perfkit.results import UNAVAILABLE, ResultSet
 from perfkit.storages import get_storage
 from perfkit.validate import check_free_space, flag, names, number, whole
 
@@ -204,10 +205,75 @@ class ReadComparison(Experiment):
                          "comment": comment})
         return pd.DataFrame(rows).round({"MB/s": 1})
 
+    # -- findings -----------------------------------------------------------------------------
+    def aggregates(self) -> pd.DataFrame:
+        """One row per test and access method that read: its storage and aggregate(), fastest first in each test."""
+        jobs = self.jobs_frame()
+        rows = [{"test": protocol, "access": name, "storage": mine["storage"].iloc[0],
+                 **aggregate(mine[["start", "end", "bytes", "ok"]])}
+                for (protocol, name), mine in jobs.groupby(["case", "subject"], sort=False)]
+        table = pd.DataFrame(rows, columns=["test", "access", "storage", "jobs", "ok", "MB", "seconds", "MB/s",
+                                            "first done s", "last done s", "median done s"])
+        return table.sort_values(["test", "MB/s"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+    def findings(self) -> Findings:
+        """What this run found, first in its report: per test, each access method's aggregate MB/s, NFS's fastest
+        against HDFS's, and when the first and the last job finished; methods unavailable here, failed jobs."""
+        sentences, undecided = [], []
+        for protocol, rows in self.aggregates().groupby("test", sort=False):
+            read = rows[rows["ok"] > 0]
+            if read.empty:
+                continue
+            sentences.append(f"{protocol}, {plural(self.jobs, 'job')}: "
+                             + ", ".join(f"{name} {rate:.1f} MB/s" for name, rate in zip(read["access"], read["MB/s"]))
+                             + " (aggregate, fastest first).")
+            sentences += _storage_sentences(protocol, read)
+            undecided += [f"{protocol} through {r.access}: {r.jobs - r.ok} of {plural(r.jobs, 'job')} failed "
+                          "(listed under Failures)" for r in rows.itertuples() if r.ok < r.jobs]
+        frame = self._frame()
+        for row in frame[frame["error"].fillna("").str.startswith(UNAVAILABLE)].itertuples():
+            undecided.append(f"{row.case} through {row.subject}: {row.error}")
+        if sentences:
+            undecided.append("Whether the differences are beyond noise: one test per access method, no repeat")
+        return Findings(sentences, self._conditions(), undecided)
+
+    def _conditions(self) -> str:
+        from perfkit.findings import where  # here: prepare() names its storages `where`
+
+        tests = []
+        if "random-files" in self.protocols:
+            tests.append(f"random-files: {plural(self.files_per_job, 'file')} per job drawn from "
+                         f"{plural(self.files, 'file')} of {self.mean_mb:g} MB on average")
+        if "large-file" in self.protocols:
+            tests.append(f"large-file: one {self.large_file_mb} MB file read by every job")
+        nodes = self._results().config.get("datanodes", -1)
+        hdfs = f"HDFS {plural(self.replicas, 'replica')}" + (f" on {plural(nodes, 'DataNode')}" if nodes >= 0 else "")
+        return "; ".join([f"{plural(self.jobs, 'job')}, each its own process", *tests, hdfs, self._cache(),
+                          where(self.profile)])
+
+    def _cache(self) -> str:
+        if not self.cold_cache:
+            return "page cache kept (cold_cache off)"
+        kept = [note for note in self.notes.values() if note != "page cache dropped"]
+        return kept[0] if kept else "page cache dropped before each test"
+
 
 def _data(found: dict[str, int] | None) -> dict[str, int]:
     """The file set's files in an NFS folder listing (earlier versions left `*.tmp` files of interrupted writes)."""
     return {name: size for name, size in (found or {}).items() if name.endswith(".bin")}
+
+
+def _storage_sentences(protocol: str, read: pd.DataFrame) -> list[str]:
+    """NFS's fastest access method against HDFS's, and when the first and the last of each one's jobs finished."""
+    best = {storage: rows.iloc[0] for storage, rows in read.groupby("storage", sort=False)}
+    if not {"nfs", "hdfs"} <= set(best):
+        return []
+    nfs, hdfs = best["nfs"], best["hdfs"]
+    ratio = nfs["MB/s"] / hdfs["MB/s"]
+    faster = (f"NFS {times(ratio)} the MB/s of HDFS" if ratio >= 1 else f"HDFS {times(1 / ratio)} the MB/s of NFS")
+    ends = ", ".join(f"{r['access']} {r['first done s']:.2f} → {r['last done s']:.2f} s" for r in (nfs, hdfs))
+    return [f"{protocol}: {faster}, fastest of each ({nfs['access']} {nfs['MB/s']:.1f} against {hdfs['access']} "
+            f"{hdfs['MB/s']:.1f} MB/s); first job done → last job done: {ends}."]
 
 
 def _not_run() -> dict:

@@ -17,6 +17,7 @@ from perfkit import validate
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.findings import Findings, data_size, plural, runs_phrase
 from perfkit.network import NetworkProfile, check
 
 EXPERIMENT = "s3_distance"
@@ -91,6 +92,10 @@ class S3Distance:
         frames = [f[columns] for f in frames if len(f)]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
+    def environment(self) -> pd.DataFrame:
+        """Versions, host, profile and a setting's parameters (the same at every setting but the network)."""
+        return self.points[0].environment() if self.points else pd.DataFrame(columns=["setting", "value"])
+
     def calibrations(self) -> pd.DataFrame:
         """What each setting asked and what its path measured."""
         return pd.DataFrame([{"network": self._network(p), **{
@@ -110,6 +115,31 @@ class S3Distance:
     def failures(self) -> pd.DataFrame:
         frames = [point.failures().assign(network=self._network(point)) for point in self.points]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def findings(self) -> Findings:
+        """What the sweep found, first in its report: per engine and storage, seconds per ms of round trip and what
+        bounds its queries; what the lowest bandwidth cost; after how many runs copying to HDFS pays off per setting."""
+        slopes = self.slopes()
+        sentences, undecided = [], []
+        for (engine, where), rows in _s3_first(slopes).groupby(["engine", "storage"], sort=False):
+            fitted = rows.dropna(subset=["s_per_ms_rtt"])
+            undecided += [f"{engine} {q} on {where.upper()}: too few samples to fit a slope"
+                          for q in rows.loc[rows["s_per_ms_rtt"].isna(), "query"]]
+            if len(fitted):
+                sentences.append(_slope_sentence(engine, where, fitted))
+            if rows["bandwidth_p"].notna().any():
+                sentences.append(_bandwidth_sentence(engine, where, rows.dropna(subset=["bandwidth_p"])))
+        sentences += _break_even_sentences(self.break_even())
+        if len(failed := self.failures()):
+            undecided.append(f"{plural(len(failed), 'failed run or problem')}, listed under Failures")
+        return Findings(sentences, self._conditions(), undecided)
+
+    def _conditions(self) -> str:
+        settings = (f"S3 behind emulated round trips of {', '.join(map(str, self.rtt_ms))} ms (no bandwidth limit) and "
+                    f"{', '.join(f'{v:g}' for v in self.per_connection_mb_s)} MB/s per connection (0 ms added), each "
+                    "calibrated before its runs; HDFS local")
+        return "; ".join([data_size(self.rows, self.files, "orc"), runs_phrase(self.runs, self.warmup), settings,
+                          "the embedded lab on this machine (Toxiproxy between S3's clients and server)"])
 
     @staticmethod
     def _network(point: DistancePoint) -> str:
@@ -144,9 +174,60 @@ def fit_slopes(samples: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         rows.append({"engine": engine, "query": query, "storage": where, "s_per_ms_rtt": slope, "ci_low": low,
                      "ci_high": high, "rtt_sweep_ms": span, "rtt_cost_s": slope * span,
                      "lowest_mb_s": limited["per_connection_mb_s"].min(), "bandwidth_cost_s": bandwidth_s,
+                     "bandwidth_p": bandwidth_p,
                      "bound_by": bound_by(low, slope * span, bandwidth_s, bandwidth_p, 1 - confidence)})
     return pd.DataFrame(rows)
 
+
+def _s3_first(slopes: pd.DataFrame) -> pd.DataFrame:
+    """S3 before HDFS (the control) for each engine."""
+    return slopes.sort_values(["engine", "storage"], key=lambda c: c.ne("s3") if c.name == "storage" else c,
+                              kind="stable")
+
+
+def _values(series: pd.Series, fmt: str) -> str:
+    """'0.020' for one query, 'median 0.020, 0.010 to 0.030' for several; -0.000 shown as 0.000."""
+    values = [round(v, 6) + 0.0 for v in series]
+    if len(values) == 1:
+        return fmt.format(values[0])
+    return f"median {fmt.format(series.median() + 0.0)}, {fmt.format(min(values))} to {fmt.format(max(values))}"
+
+
+def _slope_sentence(engine: str, where: str, rows: pd.DataFrame) -> str:
+    bounds = rows["bound_by"].value_counts()
+    bound = "; ".join(f"{'bound by ' + kind if kind != 'neither (within noise)' else 'bound by neither beyond noise'}"
+                      f" on {bounds[kind]} of {plural(len(rows), 'query')}" for kind in bounds.index)
+    control = " (the control)" if where == "hdfs" else ""
+    return (f"{engine} on {where.upper()}{control}: {_values(rows['s_per_ms_rtt'], '{:.3f}')} s per ms of round trip, "
+            f"{_values(rows['rtt_cost_s'], '{:.2f}')} s more over the {rows['rtt_sweep_ms'].iloc[0]:g} ms sweep; "
+            f"{bound}.")
+
+
+def _bandwidth_sentence(engine: str, where: str, rows: pd.DataFrame, alpha: float = 0.05) -> str:
+    beyond = int(((rows["bandwidth_p"] < alpha) & (rows["bandwidth_cost_s"] > 0)).sum())
+    return (f"{engine} on {where.upper()} at {rows['lowest_mb_s'].min():g} MB/s per connection: "
+            f"{_values(rows['bandwidth_cost_s'], '{:+.2f}')} s per query against no limit, slower beyond noise "
+            f"(Welch p < {alpha:g}) on {beyond} of {plural(len(rows), 'query')}.")
+
+
+def _break_even_sentences(table: pd.DataFrame) -> list[str]:
+    """Per network setting: after how many runs of a query copying to HDFS pays off, or why it was not measured."""
+    if table.empty:
+        return []
+    found = []
+    for network, rows in table.groupby("network", sort=False):
+        if "engine" not in rows or rows["engine"].isna().all():  # the copy was not measured at this setting
+            found.append(f"At {network}: {rows['finding'].iloc[0]}.")
+            continue
+        pays = rows["runs"].dropna()
+        if pays.empty:
+            found.append(f"At {network}: copying to HDFS never pays off (no query slower on S3).")
+            continue
+        runs = f"{int(pays.min())}" if pays.min() == pays.max() else f"{int(pays.min())}–{int(pays.max())}"
+        found.append(f"At {network}: copying to HDFS pays off after {runs} runs of a query on {len(pays)} of "
+                     f"{plural(len(rows), 'engine-query pair')}" + (", never on the others." if len(pays) < len(rows)
+                                                                    else "."))
+    return found
 
 def bound_by(slope_low: float, rtt_cost_s: float, bandwidth_cost_s: float, bandwidth_p: float,
              alpha: float = 0.05) -> str:

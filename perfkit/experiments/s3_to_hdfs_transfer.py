@@ -25,6 +25,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
+from perfkit.findings import Findings, plural, times, where
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
@@ -35,6 +36,7 @@ EXPERIMENT = "s3_to_hdfs_transfer"
 STORAGE = "s3→hdfs"
 ORDERS = ("given", "rotate", "shuffle")
 MAX_CONCURRENCY = 256
+PLAIN_CLI = "cli-sequential"  # the published one-file-at-a-time copy: aws s3 cp, then hadoop fs -put
 
 
 @dataclass
@@ -227,6 +229,49 @@ class TransferComparison(Experiment):
         return totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")))[
             ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]
 
+    def findings(self) -> Findings:
+        """What this run found, first in its report: the fastest verified copy with its time and MB/s, how much faster
+        it was than the slowest and than the plain CLI, what concurrency changed; methods that could not copy here."""
+        summary = self.summary()
+        copied = summary[summary["runs"] > 0].sort_values("seconds").reset_index(drop=True)
+        sentences, undecided = [], []
+        if len(copied):
+            sentences += _ranking_sentences(copied)
+            beyond_noise, undecided = self._against_runner_up(copied)
+            sentences += beyond_noise + _concurrency_sentences(copied)
+        for row in summary[summary["status"] != "ok"].itertuples():
+            undecided.append(f"{_label(row.method, row.concurrency)}: {row.status}")
+        return Findings(sentences, self._conditions(), undecided)
+
+    def _against_runner_up(self, copied: pd.DataFrame) -> tuple[list[str], list[str]]:
+        """Is the fastest ahead of the runner-up beyond noise? Only when every copy of it beat every copy of the other;
+        one copy each tells nothing of noise. Returns (sentences, undecided)."""
+        if len(copied) < 2:
+            return [], []
+        first, second = copied.iloc[0], copied.iloc[1]
+        names = (_label(first["method"], first["concurrency"]), _label(second["method"], second["concurrency"]))
+        fewest = int(min(first["runs"], second["runs"]))
+        if fewest < 2:
+            return [], [f"Whether {names[0]} beats {names[1]} beyond noise: {plural(fewest, 'copy')} each is no "
+                        "measure of noise (repeats ≥ 3 would tell)"]
+        if self._wall_times(first).max() < self._wall_times(second).min():
+            return [f"Every copy by {names[0]} was faster than every copy by {names[1]}, the runner-up."], []
+        return [], [f"Whether {names[0]} beats {names[1]}: their copies' times overlap"]
+
+    def _wall_times(self, row: pd.Series) -> pd.Series:
+        copies = self.copies()
+        return copies.loc[(copies["subject"] == row["method"]) & (copies["concurrency"] == row["concurrency"])
+                          & copies["ok"].astype(bool), "wall_s"]
+
+    def _conditions(self) -> str:
+        config = self._results().config
+        dataset = config.get("dataset", {})
+        data = (f"{plural(dataset['files'], 'file')}, {dataset['bytes'] / 1e6:,.1f} MB in all"
+                if dataset else "the manifest's files")
+        verified = "verified by file count, sizes and MD5" if self.checksum else "verified by file count and sizes"
+        return (f"{data}; {plural(self.repeats, 'copy')} per method and concurrency ({self.order} order), "
+                f"no warm-up, {verified}; {where(self.profile, self.measured_network)}")
+
 
 def summarise_transfers(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, concurrency): median duration over repeats, MB/s from it, status."""
@@ -242,6 +287,46 @@ def summarise_transfers(frame: pd.DataFrame) -> pd.DataFrame:
                      "MB/s": ok["bytes"].iloc[0] / 1e6 / seconds if len(ok) else float("nan"),
                      "status": _status(len(group), len(ok), errors)})
     return pd.DataFrame(rows)
+
+
+def _label(method: str, concurrency: int) -> str:
+    return f"{method} ({concurrency} at once)" if method_class(method).parallel else method
+
+
+def _copy_phrase(row) -> str:
+    """'stream (4 at once): 3.0 s, 100.0 MB/s'; 'median of 3 copies' where there were several."""
+    median = f", median of {row['runs']} copies" if row["runs"] > 1 else ""
+    return f"{_label(row['method'], row['concurrency'])}: {row['seconds']:.1f} s, {row['MB/s']:.1f} MB/s{median}"
+
+
+def _ranking_sentences(copied: pd.DataFrame) -> list[str]:
+    """The fastest verified copy; the slowest, and the plain CLI (aws s3 cp then hadoop fs -put, file by file),
+    as multiples of the fastest's time."""
+    fastest = copied.iloc[0]
+    found = [f"Fastest verified copy: {_copy_phrase(fastest)}."]
+    if len(copied) > 1:
+        slowest = copied.iloc[-1]
+        found.append(f"Slowest: {_copy_phrase(slowest)}, {times(slowest['seconds'] / fastest['seconds'])} the "
+                     "fastest's time.")
+    plain = copied[copied["method"] == PLAIN_CLI]
+    if len(plain) and plain.index[0] not in (0, len(copied) - 1):
+        found.append(f"The plain CLI, {_copy_phrase(plain.iloc[0])}, "
+                     f"{times(plain.iloc[0]['seconds'] / fastest['seconds'])} the fastest's time.")
+    return found
+
+
+def _concurrency_sentences(copied: pd.DataFrame) -> list[str]:
+    """Per parallel method copied at two or more levels: its highest level against its lowest."""
+    found = []
+    for method, levels in copied.groupby("method", sort=False):
+        if len(levels) < 2:
+            continue
+        low, high = levels.sort_values("concurrency").iloc[[0, -1]].to_dict("records")
+        ratio = low["seconds"] / high["seconds"]
+        change = f"{times(ratio)} faster" if ratio >= 1 else f"{times(1 / ratio)} slower"
+        found.append(f"{method}: {high['concurrency']} at once {change} than {low['concurrency']} "
+                     f"({low['MB/s']:.1f} → {high['MB/s']:.1f} MB/s).")
+    return found
 
 
 def _status(copies: int, ok: int, errors: pd.Series) -> str:

@@ -20,6 +20,7 @@ from perfkit import provenance
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
+from perfkit.findings import Findings, duration, plural, where
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
@@ -219,6 +220,54 @@ class St1Study(Experiment):
         per_node = vols.groupby("instance").size()
         return f"{int(per_node.median())} × {int(vols['size_gib'].median())} GiB ({vols['type'].iloc[0]})"
 
+    # -- findings ---------------------------------------------------------------------------
+    def findings(self) -> Findings:
+        """What this run found, first in its report: TestDFSIO's measured MiB/s (and that the lab's disk is no st1
+        volume), then what the st1 model gives each configuration: baseline, burst, how long a full bucket bursts,
+        the workload's write and read times, the monthly cost."""
+        frame = self._frame()
+        measured = frame[frame["ok"].astype(bool)].set_index("case")
+        sentences, undecided = [], []
+        if len(measured):
+            sentences.append(f"TestDFSIO measured ({self._measured_where()}): "
+                             + ", ".join(_operation_phrase(op, measured.loc[op]) for op in ("write", "read")
+                                         if op in measured.index)
+                             + "; cluster throughput = total MiB ÷ execution seconds.")
+            if self.source == "lab":
+                sentences.append("The lab's figures are this machine's disk as /proc/diskstats sees it, not an st1 "
+                                 "volume: they say nothing of st1's baseline, burst or bucket.")
+        elif not self.run_testdfsio:
+            undecided.append("Nothing measured: run_testdfsio is off; the figures below are the model's alone")
+        undecided += [f"TestDFSIO {r.case}: {r.error}" for r in frame[~frame["ok"].astype(bool)].itertuples()]
+        if len(measured):
+            undecided.append("Whether TestDFSIO's figures are steady: one write and one read, no repeat")
+        sentences += [self._model_sentence(m) for m in self.model().to_dict("records")]
+        return Findings(sentences, self._conditions(), undecided)
+
+    def _model_sentence(self, m: dict) -> str:
+        config = next(c for c in self.configs if c.label == m["configuration"])
+        bursts = config.volume.drain_seconds(config.volume.burst)
+        lasting = "bursts without end" if bursts == float("inf") else f"{duration(bursts)} of burst from a full bucket"
+        return (f"Modelled {m['configuration']} per node on {plural(m['nodes'], 'node')}: "
+                f"{m['baseline MiB/s per volume']:.0f} MiB/s baseline, {m['burst MiB/s per volume']:.0f} MiB/s burst "
+                f"per volume, {lasting}; writes the workload in {duration(m['write seconds'])} and reads it in "
+                f"{duration(m['read seconds'])} ({m['write MiB/s']:.1f} and {m['read MiB/s']:.1f} MiB/s in all); "
+                f"{m['cost per month (USD)']:,.2f} USD per month.")
+
+    def _measured_where(self) -> str:
+        if self.source == "lab":
+            return "the lab"
+        return f"cluster {self.cluster_id}" if self.cluster_id else f"volumes {', '.join(self.volume_ids)}"
+
+    def _conditions(self) -> str:
+        measured = (f"TestDFSIO {plural(self.files, 'file')} × {self.file_mb} MB, one write then one read"
+                    + (f", {self.cache_note}" if self.cache_note else "") if self.run_testdfsio else "no TestDFSIO run")
+        metrics = "/proc/diskstats" if self.source == "lab" else f"CloudWatch ({self.region}, {self.period} s periods)"
+        model = (f"modelled workload {self.workload_files} × {self.workload_file_gb:g} GB, "
+                 f"{plural(self.replication, 'replica')} written, every volume moving its even share")
+        return "; ".join([measured, f"metrics from {metrics}", model, f"cost: {self.price_basis()}",
+                          where(self.profile)])
+
     def modelled_series(self, step_s: float = 10.0) -> pd.DataFrame:
         """Per configuration, one volume's delivered MiB/s and BurstBalance while the workload is written
         (with its replicas) and then read, then ten idle minutes."""
@@ -231,6 +280,12 @@ class St1Study(Experiment):
             series = np.where(np.arange(steps) * step_s < write_s + read_s, demand, 0.0)
             frames.append(c.volume.simulate(series, step_s).assign(configuration=c.label))
         return pd.concat(frames, ignore_index=True)
+
+
+def _operation_phrase(operation: str, record: pd.Series) -> str:
+    """'write 25.6 MiB/s (256 MiB in 10.0 s)' from a TestDFSIO record: its bytes over its execution seconds."""
+    mib = record["bytes"] / MiB
+    return f"{operation} {mib / record['wall_s']:.1f} MiB/s ({mib:,.0f} MiB in {record['wall_s']:.1f} s)"
 
 
 def _configurations(value) -> list[list]:

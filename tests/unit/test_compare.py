@@ -390,3 +390,32 @@ def test_compare_of_runs_without_io_shows_no_io_columns(tmp_path):
     _run(tmp_path, "B", {("trino", "s3", "q1"): B_TIMES})
     table = compare_runs("A", "B", folder=tmp_path)
     assert table["requests_a"].isna().all() and "requests_a" not in compare.render_text(table)
+
+
+def test_findings_count_the_verdicts_name_the_largest_change_and_what_could_not_be_decided(results):
+    quicker = [0.5, 0.55, 0.6, 0.65, 0.7]  # median 0.6, every run below every A run
+    _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES, ("trino", "hdfs", "q2"): A_TIMES,
+                                              ("trino", "hdfs", "q3"): [1.0, 2.0]})
+    _run(results, "20260102T000000Z-bbbbbb", {("trino", "hdfs", "q1"): B_TIMES, ("trino", "hdfs", "q2"): quicker,
+                                              ("trino", "hdfs", "q3"): [3.0, 4.0], ("trino", "hdfs", "q4"): A_TIMES},
+         config={**CONFIG, "parameters": {"runs": 3}})
+    found = compare.findings(compare_runs("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb"))
+    assert found.sentences == [
+        "B against A: 1 slower, 1 faster, 0 no change beyond noise, of 3 cases measured in both (a change is outside "
+        "0.909–1.100× with Mann-Whitney p < 0.05).",
+        # q2: 0.6 / 1.2; exact p = 2 of 252 orderings (all B below all A, at both tails) = 0.0079; q1's 4/3 is smaller
+        "Largest change: trino q2 on hdfs 0.50× (1.2 s → 0.6 s, p = 0.008, 5 and 5 runs).",
+        "1 configuration setting differs between A and B: parameters.runs.",
+    ]
+    assert found.undecided == [  # 2 runs a side cannot reach p < 0.05: the smallest p is 2 / C(4, 2) = 0.33
+        "1 case: no change (too few runs to tell) (needs 4 runs a side): trino q3 on hdfs",
+        "1 case measured only in B: not compared",
+    ]
+    assert found.conditions == ("A: 1 run (20260101T000000Z-aaaaaa); B: 1 run (20260102T000000Z-bbbbbb); "
+                                "hdfs_vs_s3_queries; 2–5 measured runs a case in A, 2–5 in B, warm-up never compared; "
+                                "profile lab")
+
+
+def test_one_run_so_far_is_the_finding():
+    found = compare.nothing_to_compare("1 complete run(s) of hdfs_vs_s3_queries, and comparing needs two")
+    assert found.first == "Nothing to compare yet: 1 complete run(s) of hdfs_vs_s3_queries, and comparing needs two"

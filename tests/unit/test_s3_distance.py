@@ -69,3 +69,34 @@ def test_the_copy_cost_names_the_fastest_verified_method():
     none = CopyCost(failed={"distcp": "verification failed: 1 file missing"})
     assert none.fastest is None
     assert none.sentence() == "the copy to HDFS was not measured (distcp: verification failed: 1 file missing)"
+
+
+def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per_setting(monkeypatch):
+    sweep = S3Distance("lab", rtt_ms=[0, 10, 20, 40], per_connection_mb_s=[200, 40], runs=3)
+    monkeypatch.setattr(sweep, "samples", lambda: _samples(rtt_slope=0.02, bandwidth_cost=0.1))
+    break_even = pd.DataFrame([
+        {"network": "rtt 0 ms", "engine": "trino", "query": "q1", "runs": pd.NA},
+        {"network": "rtt 40 ms", "engine": "trino", "query": "q1", "runs": 12},
+        {"network": "bandwidth 40 MB/s", "finding": "the copy to HDFS was not measured (stream: timed out)"},
+    ]).astype({"runs": "Int64"})
+    monkeypatch.setattr(sweep, "break_even", lambda: break_even)
+    found = sweep.findings()
+    assert found.sentences == [
+        # 0.02 s per ms, exact: the noise is the same at every round trip; 0.02 × 40 ms = 0.80 s
+        "trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; bound by latency on 1 of 1 query.",
+        # 40 MB/s adds 0.1 s against no limit, far beyond the ±0.01 s noise
+        "trino on S3 at 40 MB/s per connection: +0.10 s per query against no limit, slower beyond noise "
+        "(Welch p < 0.05) on 1 of 1 query.",
+        "trino on HDFS (the control): 0.000 s per ms of round trip, 0.00 s more over the 40 ms sweep; bound by neither "
+        "beyond noise on 1 of 1 query.",
+        "trino on HDFS at 40 MB/s per connection: +0.00 s per query against no limit, slower beyond noise "
+        "(Welch p < 0.05) on 0 of 1 query.",
+        "At rtt 0 ms: copying to HDFS never pays off (no query slower on S3).",
+        "At rtt 40 ms: copying to HDFS pays off after 12 runs of a query on 1 of 1 engine-query pair.",
+        "At bandwidth 40 MB/s: the copy to HDFS was not measured (stream: timed out).",
+    ]
+    assert found.undecided == []
+    assert found.conditions == (
+        "taxi, 1,000,000 rows in 8 ORC files; 3 measured runs each after 1 warm-up; S3 behind emulated round trips of "
+        "0, 10, 20, 40 ms (no bandwidth limit) and 200, 40 MB/s per connection (0 ms added), each calibrated before "
+        "its runs; HDFS local; the embedded lab on this machine (Toxiproxy between S3's clients and server)")

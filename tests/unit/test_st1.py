@@ -196,3 +196,48 @@ def test_without_testdfsio_no_empty_result_file_is_written(monkeypatch, tmp_path
     results = study.run(progress=False)
     assert results.records == [] and not results.path.exists()
     assert study.failures().empty and len(study.table()) == 3
+
+
+def test_findings_give_the_measured_mib_s_say_the_lab_is_no_st1_volume_and_model_each_configuration(tmp_path):
+    from perfkit.metrics import MiB
+    from perfkit.results import ResultSet
+
+    # 1,000 MiB of workload, one replica, one node: the numbers come out round
+    study = _study(configurations=[[1, 1024], [1, 2048]], nodes=1, workload_files=1, workload_file_gb=1.048576,
+                   replication=1, price_per_gb_month=0.045)
+    study.results = ResultSet("st1_throughput_burst", folder=tmp_path)
+    for operation, seconds in (("write", 10.0), ("read", 4.0)):
+        study.results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0,
+                          started_at="2026-01-01T00:00:00+00:00", wall_s=seconds, bytes=256 * MiB)
+    study.cache_note = "page cache dropped before the read"
+    found = study.findings()
+    assert found.sentences == [
+        "TestDFSIO measured (the lab): write 25.6 MiB/s (256 MiB in 10.0 s), read 64.0 MiB/s (256 MiB in 4.0 s); "
+        "cluster throughput = total MiB ÷ execution seconds.",
+        "The lab's figures are this machine's disk as /proc/diskstats sees it, not an st1 volume: they say nothing of "
+        "st1's baseline, burst or bucket.",
+        # 1 TiB: 40 and 250 MiB/s; a bucket of 1,048,576 MiB drains at 250 - 40 MiB/s in 4,993 s; 1,000 MiB at 250
+        # MiB/s is 4 s; 1,024 GB × 0.045 USD
+        "Modelled 1 × 1 TiB per node on 1 node: 40 MiB/s baseline, 250 MiB/s burst per volume, 83 min of burst from a "
+        "full bucket; writes the workload in 4 s and reads it in 4 s (250.0 and 250.0 MiB/s in all); 46.08 USD per "
+        "month.",
+        # 2 TiB: 80 MiB/s, burst capped at 500; 2,097,152 MiB at 420 MiB/s: 4,993 s; 1,000 MiB at 500 MiB/s: 2 s
+        "Modelled 1 × 2 TiB per node on 1 node: 80 MiB/s baseline, 500 MiB/s burst per volume, 83 min of burst from a "
+        "full bucket; writes the workload in 2 s and reads it in 2 s (500.0 and 500.0 MiB/s in all); 92.16 USD per "
+        "month.",
+    ]
+    assert found.undecided == ["Whether TestDFSIO's figures are steady: one write and one read, no repeat"]
+    assert found.conditions.startswith(
+        "TestDFSIO 4 files × 64 MB, one write then one read, page cache dropped before the read; metrics from "
+        "/proc/diskstats; modelled workload 1 × 1.04858 GB, 1 replica written, every volume moving its even share; "
+        "cost: st1 at 0.045 USD per GB-month (price_per_gb_month, as given); the embedded lab")
+
+
+def test_without_testdfsio_the_findings_are_the_models_and_say_nothing_was_measured(tmp_path):
+    from perfkit.results import ResultSet
+
+    study = _study(run_testdfsio=False)
+    study.results = ResultSet("st1_throughput_burst", folder=tmp_path)
+    found = study.findings()
+    assert found.first.startswith("Modelled 4 × 512 GiB per node on 5 nodes: 20 MiB/s baseline, 125 MiB/s burst")
+    assert found.undecided == ["Nothing measured: run_testdfsio is off; the figures below are the model's alone"]

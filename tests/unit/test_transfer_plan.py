@@ -54,3 +54,39 @@ def test_summary_median_duration_and_rate_and_recap_order(tmp_path):
     assert list(recap["Method"]) == ["stream (4 at once)", "cli-sequential", "s3-dist-cp"]
     assert list(recap["Duration"]) == ["0m03.0s", "1m00.0s", "–"]
     assert recap["status"].iloc[2] == "unavailable: not on EMR"
+
+
+def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrency_changed(tmp_path):
+    cmp = TransferComparison(PROFILE, methods=["stream", "cli-sequential", "hdfs-cp", "s3-dist-cp"],
+                             concurrency=[1, 4], repeats=3)
+    cmp.results = ResultSet("t", {"dataset": {"files": 12, "bytes": 300_000_000}}, folder=tmp_path)
+    copies = {("stream", 4): (3.0, 4.0, 2.0), ("stream", 1): (8.0, 10.0, 9.0),
+              ("cli-sequential", 1): (60.0, 62.0, 58.0), ("hdfs-cp", 4): (90.0, 88.0, 92.0)}
+    for (method, level), walls in copies.items():
+        for repeat, wall in enumerate(walls):
+            cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=repeat,
+                            started_at=now(), wall_s=wall, bytes=300_000_000, params={"concurrency": level})
+    cmp.results.add_unavailable("s3-dist-cp", "s3→hdfs", "total", "not on EMR", params={"concurrency": 1})
+    found = cmp.findings()
+    assert found.sentences == [
+        "Fastest verified copy: stream (4 at once): 3.0 s, 100.0 MB/s, median of 3 copies.",  # 300 MB / 3 s
+        "Slowest: hdfs-cp (4 at once): 90.0 s, 3.3 MB/s, median of 3 copies, 30.00× the fastest's time.",
+        "The plain CLI, cli-sequential: 60.0 s, 5.0 MB/s, median of 3 copies, 20.00× the fastest's time.",
+        "Every copy by stream (4 at once) was faster than every copy by stream (1 at once), the runner-up.",  # 4 < 8
+        "stream: 4 at once 3.00× faster than 1 (33.3 → 100.0 MB/s).",  # median 9 s against 3 s
+    ]
+    assert found.undecided == ["s3-dist-cp: unavailable: not on EMR"]
+    assert found.conditions == ("12 files, 300.0 MB in all; 3 copies per method and concurrency (rotate order), "
+                                "no warm-up, verified by file count and sizes; the embedded lab on this machine")
+
+
+def test_one_copy_each_leaves_the_ranking_undecided(tmp_path):
+    cmp = TransferComparison(PROFILE, methods=["stream", "distcp"], concurrency=[4])
+    cmp.results = ResultSet("t", folder=tmp_path)
+    for method, wall in (("stream", 2.0), ("distcp", 2.5)):
+        cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
+                        started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": 4})
+    found = cmp.findings()
+    assert found.first == "Fastest verified copy: stream (4 at once): 2.0 s, 5.0 MB/s."
+    assert found.undecided == ["Whether stream (4 at once) beats distcp (4 at once) beyond noise: 1 copy each is no "
+                               "measure of noise (repeats ≥ 3 would tell)"]
