@@ -16,19 +16,21 @@ OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*
 
 install: system-deps $(VENV)/.installed
 
-## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE: Debian packages
-SYSTEM_PACKAGES := libnfs-utils fuse3
+## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE; the browser tests (tests/browser) drive
+## Debian's chromium with Playwright (never `playwright install`'s own download): Debian packages
+SYSTEM_PACKAGES := libnfs-utils fuse3 chromium
 system-deps:
-	@if ! command -v nfs-cat >/dev/null || ! command -v fusermount3 >/dev/null; then \
+	@if ! command -v nfs-cat >/dev/null || ! command -v fusermount3 >/dev/null || ! command -v chromium >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get install -y -q $(SYSTEM_PACKAGES) || (apt-get update -q && apt-get install -y -q $(SYSTEM_PACKAGES)); \
-	  else echo "perfkit: the lab needs $(SYSTEM_PACKAGES): sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; fi; \
+	  else echo "perfkit: the lab and its tests need $(SYSTEM_PACKAGES): sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; fi; \
 	fi
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m perfkit.kernel  # the notebooks' kernel name (EMR's pysparkkernel) on this Python: no kernel dialog
 	touch $@
 
 ## the main job: bring the lab up and render every notebook into reports/; every step timed, the times printed last
