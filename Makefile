@@ -12,19 +12,25 @@ ONPREM := notebooks/engine_storage_matrix.ipynb
 LAST := notebooks/s3_distance.ipynb notebooks/compare_runs.ipynb
 OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*.ipynb)))
 
-.PHONY: install system-deps report test unit lint lab-up lab-down lab-status bench clean
+.PHONY: install system-deps test-deps report test unit lint lab-up lab-down lab-status bench clean
 
 install: system-deps $(VENV)/.installed
 
-## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE; the browser tests (tests/browser) drive
-## Debian's chromium with Playwright (never `playwright install`'s own download): Debian packages
-SYSTEM_PACKAGES := libnfs-utils fuse3 chromium
-system-deps:
-	@if ! command -v nfs-cat >/dev/null || ! command -v fusermount3 >/dev/null || ! command -v chromium >/dev/null; then \
+## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE: Debian packages (installed when missing, as root)
+SYSTEM_PACKAGES := libnfs-utils fuse3
+## the browser tests (tests/browser) drive Debian's chromium with Playwright (never `playwright install`'s download);
+## only `make test` installs it, so `make report` does not wait for a browser
+TEST_PACKAGES := chromium
+## $(call apt_install,COMMANDS,PACKAGES,WHAT): install PACKAGES when one of COMMANDS is missing
+apt_install = if ! (for c in $(1); do command -v $$c >/dev/null || exit 1; done); then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get install -y -q $(SYSTEM_PACKAGES) || (apt-get update -q && apt-get install -y -q $(SYSTEM_PACKAGES)); \
-	  else echo "perfkit: the lab and its tests need $(SYSTEM_PACKAGES): sudo apt-get install $(SYSTEM_PACKAGES)"; exit 1; fi; \
+	    apt-get install -y -q $(2) || (apt-get update -q && apt-get install -y -q $(2)); \
+	  else echo "perfkit: $(3) need $(2): sudo apt-get install $(2)"; exit 1; fi; \
 	fi
+system-deps:
+	@$(call apt_install,nfs-cat fusermount3,$(SYSTEM_PACKAGES),the lab)
+test-deps:
+	@$(call apt_install,chromium,$(TEST_PACKAGES),the browser tests)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +59,7 @@ report:
 	echo "(back to S3 on this machine: $(BIN)/perfkit lab network local; stop it: $(BIN)/perfkit lab down)"; exit $$status
 
 ## the linter, unit tests, then integration tests on the lab (started and stopped by the tests)
-test: install lint
+test: install test-deps lint
 	$(BIN)/python -m pytest
 
 ## the tests that need no lab (unit, and AWS APIs on moto): a couple of minutes
