@@ -18,7 +18,7 @@ install: system-deps $(VENV)/.installed
 
 ## the lab reads NFS with libnfs (nfs-cat) and mounts HDFS with FUSE: Debian packages (installed when missing, as root)
 SYSTEM_PACKAGES := libnfs-utils fuse3
-## the browser tests (tests/browser) drive Debian's chromium with Playwright (never `playwright install`'s download);
+## the browser tests (tests/integration/browser) drive Debian's chromium with Playwright (never `playwright install`'s download);
 ## only `make test` installs it, so `make report` does not wait for a browser
 TEST_PACKAGES := chromium
 ## $(call apt_install,COMMANDS,PACKAGES,WHAT): install PACKAGES when one of COMMANDS is missing

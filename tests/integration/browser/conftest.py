@@ -1,5 +1,5 @@
-"""Browser tests: Playwright (PyPI, the dev extras) driving Debian's chromium (the Makefile's SYSTEM_PACKAGES), never
-a browser of Playwright's own download: `make install` puts both on a fresh machine, so CI needs nothing else.
+"""Browser tests: Playwright (PyPI, the dev extras) driving Debian's chromium (the Makefile's TEST_PACKAGES), never
+a browser of Playwright's own download: `make test` puts both on a fresh machine, so CI needs nothing else.
 
 Screenshots go to tests/artifacts/ (ignored by git; PERFKIT_TEST_ARTIFACTS moves it) and their paths are printed."""
 import os
@@ -15,7 +15,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 def chromium_path() -> str:
     found = os.environ.get("PERFKIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not found:
-        pytest.fail("no chromium on PATH: `make install` installs Debian's (as root), or "
+        pytest.fail("no chromium on PATH: `make test` installs Debian's (as root), or "
                     "`sudo apt-get install chromium`; PERFKIT_CHROMIUM names another Chromium binary")
     return found
 
@@ -47,16 +47,6 @@ def page(browser):
 
 
 @pytest.fixture(scope="session")
-def lab_for_browser():
-    """The lab's services the browser tests use (Trino and what it needs), started if not up, stopped at the end only
-    if started here. Unlike the integration tests' fixture it leaves the lab's S3 network as it is: a change would
-    restart the S3 clients of a lab others may be using (`make report` leaves it behind ec2-s3)."""
-    from perfkit.lab import Lab
-
-    lab = Lab()
-    # stopped at the end only if nothing of it ran before: a lab partly up is someone's, to leave as found
-    started_here = not any(row.running for row in lab.status())
-    lab.up(["trino"])
-    yield lab
-    if started_here:
-        lab.down()
+def lab_for_browser(lab):
+    """The integration tests' lab (tests/integration/conftest.py: every service up, S3 on this machine), shared."""
+    return lab

@@ -25,7 +25,7 @@ from perfkit import kernel
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "hdfs_vs_s3_queries.ipynb"
 RUN_TIMEOUT_S = 900
-# small, and the lab's network left as it is (network = ""): see lab_for_browser
+# small, and the lab's network as the lab fixture set it (network = "")
 OVERRIDES = {"engines": '["trino"]', "rows": "20_000", "files": "2", "runs": "2", "warmup": "0",
              "queries": '["q1", "q3"]', "copy_methods": '["stream"]'}
 
