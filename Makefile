@@ -47,8 +47,7 @@ timed = s=$$(date +%s); $(2); rc=$$?; printf '%-40s %5d s%s\n' "$(1)" $$(( $$(da
 report:
 	@mkdir -p reports; : > $(TIMES); began=$$(date +%s); status=0; \
 	$(call timed,install (apt + pip),$(MAKE) --no-print-directory install) || exit 1; \
-	$(call timed,lab network ec2-s3,$(BIN)/perfkit lab network ec2-s3) || exit 1; \
-	$(call timed,lab up (tools fetched and built once),$(BIN)/perfkit lab up) || exit 1; \
+	$(call timed,lab up (tools fetched and built once),$(BIN)/perfkit lab up --network ec2-s3) || exit 1; \
 	for nb in $(EC2_S3); do $(call timed,$$nb,$(BIN)/perfkit report $$nb -p network=ec2-s3) || status=1; done; \
 	for nb in $(ONPREM); do $(call timed,$$nb,$(BIN)/perfkit report $$nb -p network=onprem-10gbe) || status=1; done; \
 	for nb in $(OTHERS) $(LAST); do $(call timed,$$nb,$(BIN)/perfkit report $$nb) || status=1; done; \

@@ -65,7 +65,10 @@ def _print_status(rows) -> None:
 @click.option("--s3-endpoint", metavar="URL|direct",
               help="Send every S3 client of the lab (engines, tools, Alluxio) to URL, e.g. a proxy in front of the "
                    "lab's S3 server; `direct` sends them to the server again. Restarts the running ones.")
-def lab_up(services, s3_endpoint):
+@click.option("--network", "network_name", metavar="PROFILE",
+              help="Put S3 behind this emulated network (local, ec2-s3, onprem-10gbe) before the S3 clients start, "
+                   "as `perfkit lab network PROFILE` would, without restarting them afterwards.")
+def lab_up(services, s3_endpoint, network_name):
     """Install what is missing, start SERVICES (default: all) and what they need, wait until healthy (idempotent)."""
     from perfkit.lab import Lab
     from perfkit.storage import is_http_url
@@ -77,7 +80,12 @@ def lab_up(services, s3_endpoint):
             raise PerfkitError(f"--s3-endpoint {s3_endpoint!r} is not an http(s):// address: give one, e.g. "
                                "http://127.0.0.1:18474, or `direct`")
         lab.send_s3_to(endpoint)
-    rows = lab.up(list(services) or None)
+    network = None
+    if network_name is not None:
+        from perfkit.network import network_profile
+
+        network = network_profile(network_name)
+    rows = lab.up(list(services) or None, network=network)
     _print_status(rows)
     # a service left down on purpose was named with its reason above; the others must be healthy
     if not all(r.healthy for r in rows if r.service not in lab.skipped_daemons()):

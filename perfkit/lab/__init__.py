@@ -79,10 +79,11 @@ class Lab:
                 todo += by_name[name].needs
         return [service for service in ordered if service.name in wanted]
 
-    def up(self, names: list[str] | None = None) -> list[ServiceStatus]:
+    def up(self, names: list[str] | None = None, network: NetworkProfile | None = None) -> list[ServiceStatus]:
         """Start what is not running (only the daemons that are missing) of the named services and what they
         need (all by default), and wait until they are healthy. Safe to repeat, and the way to heal a lab
-        after one of its daemons died."""
+        after one of its daemons died. `network`: S3's emulated network, set once the tools are fetched and before
+        the S3 clients start (set_network)."""
         services = self.select(names)
         tools.java_home()
         if len(services) == len(self.services):
@@ -90,6 +91,8 @@ class Lab:
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
+        if network is not None:
+            self.set_network(network)
         skipped = self.skipped = set()
         for service in services:
             if skipped & set(service.needs):

@@ -233,3 +233,16 @@ def test_a_service_without_its_java_is_named_in_one_line_and_the_others_come_up(
     healthy = {r.service for r in rows if r.healthy}
     assert healthy == {"namenode", "datanode"}  # the toy service came up all the same
     assert lab.skipped_daemons() == {"javaless", "dependent"}
+
+
+def test_up_with_a_network_sets_it_after_the_tools_and_before_any_service_starts(toy, monkeypatch):
+    from perfkit.network import PROFILES
+
+    lab, service = toy
+    order = []
+    monkeypatch.setattr(Lab, "fetch_tools", staticmethod(lambda: order.append("tools")))
+    monkeypatch.setattr(lab, "set_network", lambda network: order.append(f"network {network.name}"))
+    real_start = service.start
+    monkeypatch.setattr(service, "start", lambda: order.append("start") or real_start())
+    lab.up(network=PROFILES["ec2-s3"])
+    assert order == ["tools", "network ec2-s3", "start"]
