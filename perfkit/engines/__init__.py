@@ -170,8 +170,8 @@ class Engine(ABC):
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """What this engine's own storage clients asked so far, under perfkit.accounting.counters' names, for a
-        difference before and after a run; None when it keeps no count perfkit can read (not zero). `storage`
-        ("hdfs" or "s3") may narrow it to the counters of the storage a run reads, where reading them costs."""
+        difference before and after a run; None when it keeps no count perfkit can read (not zero). `storage` (the
+        run's: hdfs, s3, a tier) may narrow it to the counters of what the run reads, where reading them costs."""
         return self.s3_counters()
 
     def io_source(self) -> str:

@@ -152,7 +152,7 @@ class TrinoEngine(Engine):
         stats' physical input). Cluster-wide, summed over the nodes: one query at a time. A run on HDFS reads no S3
         counters (`storage`)."""
         found = {"input_bytes": self.input_bytes}
-        stats = self._s3_stats() if storage != "hdfs" else None
+        stats = self._s3_stats(self._catalogs_reading(storage)) if storage != "hdfs" else None
         if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found
         for api, kind in S3_API_CALLS:
@@ -161,11 +161,21 @@ class TrinoEngine(Engine):
         found.update({name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()})
         return found
 
-    def _s3_stats(self) -> dict[str, float] | None:
+    def _catalogs_reading(self, storage: str | None) -> list[str]:
+        """The catalogs whose S3 client a run on `storage` uses: the file-system cache's for trino-cache, the plain
+        one for s3, both when not said."""
+        p = self.profile
+        if storage == "trino-cache" and p.trino_cache_catalog:
+            return [p.trino_cache_catalog]
+        if storage == "s3":
+            return [p.trino_catalog]
+        return list(dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c))
+
+    def _s3_stats(self, catalogs: list[str] | None = None) -> dict[str, float] | None:
         """S3FileSystemStats' counters of the profile's catalogs, summed over catalogs and nodes, by lower-case name.
         A one-node Trino answers from its coordinator's JMX resource over HTTP (~10x cheaper than a query, which a
         run pays twice); a cluster's counters sit on its workers, so there the jmx catalog sums them in one query."""
-        catalogs = list(dict.fromkeys(c for c in (self.profile.trino_catalog, self.profile.trino_cache_catalog) if c))
+        catalogs = catalogs or self._catalogs_reading(None)
         try:
             return self._s3_stats_over_http(catalogs) if self.nodes == 1 else self._s3_stats_by_query(catalogs)
         except Exception:  # noqa: BLE001 - no jmx catalog or resource, or no native S3 file system: not counted

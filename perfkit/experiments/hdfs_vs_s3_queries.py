@@ -438,7 +438,7 @@ class QueryComparison(Experiment):
         storage = "s3" if where == BACKING or is_tier(where) else where
         counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
         if counts is not None and "storage" in inspect.signature(counts).parameters:  # an engine that can narrow them
-            counts = functools.partial(counts, storage=storage)
+            counts = functools.partial(counts, storage=where)
         source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
         return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage)
 

@@ -60,3 +60,15 @@ def test_a_resource_that_does_not_answer_counts_nothing(coordinator):
     engine = TrinoEngine(dataclasses.replace(load_profile("lab"), trino_host="127.0.0.1", trino_port=port + 1 or 1))
     engine.nodes = 1
     assert engine.io_counters() == {"input_bytes": 0} and engine.s3_counters() is None
+
+
+def test_a_run_reads_the_counters_of_the_catalog_it_reads_through(coordinator):
+    port, asked = coordinator
+    profile = dataclasses.replace(load_profile("lab"), trino_host="127.0.0.1", trino_port=port)
+    engine = TrinoEngine(profile)
+    engine.nodes = 1
+    assert engine.io_counters("hdfs") == {"input_bytes": 0} and asked == []  # HDFS: no S3 counters read
+    assert engine.io_counters("s3")["s3_get"] == 8  # the plain catalog: 7 calls + 1 retry
+    assert engine.io_counters("trino-cache")["s3_get"] == 5 and engine.io_counters("trino-cache")["s3_put"] == 4
+    assert [path.rsplit("name=", 1)[1] for path, _ in asked] == [profile.trino_catalog] + [
+        profile.trino_cache_catalog] * 2
