@@ -98,8 +98,31 @@ def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subjec
             sentences.append(f"{subject}: " + "; ".join(parts) + ".")
         for verdict, cases in rows[~rows.index.isin(slower.index.union(faster.index).union(same.index))].groupby(
                 "verdict"):
-            undecided.append(f"{subject} on {other}: {', '.join(map(str, cases['case']))}: {verdict}")
+            undecided.append(f"{subject} on {other}: {cases_list(cases['case'], what)}: {verdict}")
     return sentences, undecided
+
+
+def cases_list(cases, what: str = "query", shown: int = 5) -> str:
+    """'q1, q3' or, for many, '22 queries (q1, q2, q3, q4, q5, ...)'."""
+    names = [str(c) for c in cases]
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{plural(len(names), what)} ({', '.join(names[:shown])}, ...)"
+
+
+def paired_over_cases(ratios, alpha: float = 0.05) -> tuple[str, float]:
+    """Whether a ratio per case (other ÷ baseline, e.g. one per query) leans one way beyond noise, the cases taken as
+    the replicates: the Wilcoxon signed-rank test on their logarithms. Returns (verdict words, p)."""
+    from scipy.stats import wilcoxon
+
+    logs = np.log(np.asarray(ratios, dtype=float))
+    logs = logs[np.isfinite(logs)]
+    if len(logs) < 6:  # with 5 or fewer cases no outcome reaches p < 0.05 two-sided
+        return f"too few cases to judge ({len(logs)}; need 6)", math.nan
+    if not np.any(logs):
+        return NO_DIFFERENCE, 1.0
+    p = float(wilcoxon(logs).pvalue)
+    return ("beyond noise" if p < alpha else "within noise"), p
 
 
 def _spread(ratios: pd.Series) -> str:

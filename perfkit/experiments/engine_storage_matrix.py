@@ -19,7 +19,7 @@ from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
-from perfkit.findings import Findings, plural
+from perfkit.findings import Findings, paired_over_cases, plural
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
@@ -146,10 +146,37 @@ class EngineStorageMatrix(QueryComparison):
                    if len(rest) else "") + ".")
         else:
             found.undecided.insert(0, f"{self.suite}: no ranking: no read query completed in every cell")
+        sentences += self._storages_over_queries()
         for engine, group in self.unsupported().groupby("engine", sort=True):
             found.undecided.append(f"{self.suite}: {engine} failed {', '.join(group['query'])}: "
                                    f"{group['message'].iloc[0][:160]}")
         found.sentences = sentences + [f"{self.suite}: {s}" for s in found.sentences]
+        return found
+
+    def _storages_over_queries(self) -> list[str]:
+        """Per engine, each storage against the baseline storage with the queries as the replicates (each query's
+        median ratio; the Wilcoxon signed-rank test over them): a verdict even when too few runs per query allow one
+        query by query."""
+        times, done = self._complete("read")  # the queries every cell completed, with equal results
+        wide = times[times["query"].isin(done)].pivot(index="query", columns="cell", values="median_s")
+        versions = self._results().config.get("versions", {})
+        found = []
+        for engine in self.engines:
+            base = wide.get(cell_name(engine, self.baseline))
+            for where in self.storages:
+                other = wide.get(cell_name(engine, where))
+                if where == self.baseline or base is None or other is None:
+                    continue
+                ratios = (other / base).dropna()
+                if not len(ratios):
+                    continue
+                verdict, p = paired_over_cases(ratios)
+                geo = geometric_mean(ratios)
+                slower = int((ratios > 1).sum())
+                found.append(
+                    f"{self.suite}, {versions.get(engine, engine)}: {where.upper()} ÷ {self.baseline.upper()} per query, "
+                    f"geometric mean {geo:.2f}× ({where.upper()} slower on {slower} of {plural(len(ratios), 'query')}); "
+                    + (f"Wilcoxon signed-rank p = {p:.3f} over the queries: {verdict}." if p == p else f"{verdict}."))
         return found
 
     def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:

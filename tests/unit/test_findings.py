@@ -92,3 +92,19 @@ def test_a_report_kernel_forwards_no_file_descriptor_output_and_knows_it_renders
     new_cmd, launch = report_kernel(cmd, {"env": {"PATH": "/bin"}})
     assert ("--IPKernelApp.capture_fd_output=False" in new_cmd) is fd_flag
     assert launch["env"]["PATH"] == "/bin" and progress.RENDERING in launch["env"]
+
+
+def test_cases_as_replicates_lean_one_way_beyond_noise_only_with_enough_of_them():
+    from perfkit.findings import paired_over_cases
+
+    # all 8 ratios above 1: the exact two-sided signed-rank p is 2 / 2**8
+    assert paired_over_cases([1.2, 1.5, 1.1, 2.0, 1.3, 1.7, 1.05, 1.4]) == ("beyond noise", pytest.approx(2 / 256))
+    assert paired_over_cases([1.2, 0.8, 1.1, 0.9, 1.05, 0.95, 1.01, 0.99])[0] == "within noise"
+    assert paired_over_cases([2.0] * 5)[0] == "too few cases to judge (5; need 6)"
+
+
+def test_a_long_list_of_cases_is_counted_not_spelt_out():
+    from perfkit.findings import cases_list
+
+    assert cases_list(["q1", "q2"]) == "q1, q2"
+    assert cases_list([f"q{i}" for i in range(1, 23)]) == "22 queries (q1, q2, q3, q4, q5, ...)"

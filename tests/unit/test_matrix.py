@@ -97,3 +97,17 @@ def test_the_findings_open_with_the_ranking_and_name_what_an_engine_could_not_ru
                                   "hive/s3 20.00× slower.")
     assert "taxi: hive failed q3: SemanticException: count_if" in found.undecided
     assert "2 measured runs each, no warm-up" in found.conditions
+
+
+def test_each_engine_s_storages_are_compared_with_the_queries_as_replicates(tmp_path):
+    runs = []
+    for i in range(1, 7):  # six queries: S3 twice HDFS's time for trino, equal for hive
+        runs += [("trino", "hdfs", f"q{i}", float(i), f"h{i}"), ("trino", "s3", f"q{i}", 2.0 * i, f"h{i}"),
+                 ("hive", "hdfs", f"q{i}", 10.0 * i, f"h{i}"), ("hive", "s3", f"q{i}", 10.0 * i, f"h{i}")]
+    found = _matrix(tmp_path, runs).findings()
+    # six ratios of 2 all one way: the exact two-sided signed-rank p is 2 / 2**6
+    assert ("taxi, trino: S3 ÷ HDFS per query, geometric mean 2.00× (S3 slower on 6 of 6 queries); Wilcoxon "
+            "signed-rank p = 0.031 over the queries: beyond noise.") in found.sentences
+    assert ("taxi, hive: S3 ÷ HDFS per query, geometric mean 1.00× (S3 slower on 0 of 6 queries); Wilcoxon "
+            "signed-rank p = 1.000 over the queries: no difference beyond noise.") in found.sentences
+    assert "taxi: trino on S3: 6 queries (q1, q2, q3, q4, q5, ...): too few runs to judge (need 3 per storage)" in found.undecided
