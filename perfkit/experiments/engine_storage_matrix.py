@@ -135,6 +135,7 @@ class EngineStorageMatrix(QueryComparison):
         """The ranking first (best cell, each other cell's factor over it), then per engine how the storages compared
         beyond noise, the queries an engine could not run, and the S3 requests per query; all prefixed by the suite."""
         found = super().findings()
+        found.undecided = [f"{self.suite}: {u}" for u in found.undecided]
         ranked = self.ranking().dropna(subset=["geomean (s)"])
         sentences = []
         if len(ranked):
