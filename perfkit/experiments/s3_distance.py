@@ -89,7 +89,8 @@ class S3Distance:
                                        one_connection_mb_s=calibration.one_connection_mb_s))
         columns = ["subject", "case", "storage", "wall_s", "rtt_ms", "per_connection_mb_s", "small_get_ms",
                    "one_connection_mb_s"]
-        frames = [f[columns] for f in frames if len(f)]
+        numbers = dict.fromkeys(columns[3:], float)  # a setting without a bandwidth is NaN: float in every frame
+        frames = [f[columns].astype(numbers) for f in frames if len(f)]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
     def environment(self) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import pytest
 
 from perfkit import kernel
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "hdfs_vs_s3_queries.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "hdfs_vs_s3_queries.ipynb"
 RUN_TIMEOUT_S = 900
 # small, and the lab's network as the lab fixture set it (network = "")
 OVERRIDES = {"engines": '["trino"]', "rows": "20_000", "files": "2", "runs": "2", "warmup": "0",
@@ -102,8 +102,10 @@ def _parameters_source() -> str:
     return "\n".join(lines)
 
 
-# progress as the user sees it (the run's own bar over its queries, placement's when it places): a widget bar (tqdm.auto with ipywidgets) or tqdm's text bar "..%|███"
-PROGRESS_JS = """() => document.querySelector('.jp-OutputArea .widget-progress, .jp-OutputArea progress') !== null
+# progress as the user sees it (the run's own bar over its queries): a widget bar (tqdm.auto with ipywidgets 8 draws
+# .widget-hprogress) or tqdm's text bar "..%|███"
+PROGRESS_JS = """() => document.querySelector(
+    '.jp-OutputArea .widget-hprogress, .jp-OutputArea .widget-progress, .jp-OutputArea progress') !== null
     || Array.from(document.querySelectorAll('.jp-OutputArea-output')).some(e => e.textContent.includes('%|'))"""
 PROMPTS_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt'))
     .map(e => e.textContent.trim())"""

@@ -39,7 +39,7 @@ def _render_one_small(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
     params = {"rows": 5_000, "files": 2, "runs": 2, "warmup": 0, "engines": ["trino"], "queries": ["q1", "q3"],
               "copy_methods": ["stream"]}
-    return render(Path(__file__).resolve().parents[2] / "notebooks" / "hdfs_vs_s3_queries.ipynb", params,
+    return render(Path(__file__).resolve().parents[3] / "notebooks" / "hdfs_vs_s3_queries.ipynb", params,
                   out_root=tmp_path / "reports").html
 
 
