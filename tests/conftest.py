@@ -1,3 +1,43 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked lab_lifecycle stop the lab: they run after every other test."""
     items.sort(key=lambda item: item.get_closest_marker("lab_lifecycle") is not None)
+
+
+@pytest.fixture
+def json_server():
+    """Start loopback HTTP servers that answer each GET from `answer(path, headers) -> (status, JSON body)`; returns
+    (port, the (path, headers) asked so far). Stopped after the test. A stand-in for a service's REST or JMX API."""
+    servers = []
+
+    def start(answer):
+        asked = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # http.server calls it by this name
+                asked.append((self.path, dict(self.headers)))
+                status, body = answer(self.path, self.headers)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server.server_address[1], asked
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

@@ -3,9 +3,6 @@ checksum error named as a corrupt block in its file."""
 from __future__ import annotations
 
 import dataclasses
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -25,29 +22,17 @@ BLOCKS = {  # path -> the NameNode's located blocks
 
 
 @pytest.fixture
-def namenode():
-    asked = []
+def namenode(json_server):
+    def located_blocks(path, headers):
+        parts = urlsplit(path)
+        blocks = BLOCKS.get(parts.path.removeprefix("/webhdfs/v1"))
+        if blocks:
+            return 200, {"LocatedBlocks": {"locatedBlocks": blocks}}
+        return 404, {"RemoteException": {"message": "File does not exist"}}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            parts = urlsplit(self.path)
-            asked.append((parts.path, parse_qs(parts.query)))
-            blocks = BLOCKS.get(parts.path.removeprefix("/webhdfs/v1"))
-            body = json.dumps({"LocatedBlocks": {"locatedBlocks": blocks}} if blocks else
-                              {"RemoteException": {"message": "File does not exist"}}).encode()
-            self.send_response(200 if blocks else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    profile = dataclasses.replace(load_profile("emr", bucket="b"), webhdfs_url=f"http://127.0.0.1:{server.server_port}")
-    yield Hdfs(profile), asked
-    server.shutdown()
+    port, requests = json_server(located_blocks)
+    profile = dataclasses.replace(load_profile("emr", bucket="b"), webhdfs_url=f"http://127.0.0.1:{port}")
+    yield Hdfs(profile), lambda: [(urlsplit(p).path, parse_qs(urlsplit(p).query)) for p, _ in requests]
 
 
 def test_the_namenode_names_corrupt_and_missing_blocks_one_request_per_file(namenode):
@@ -55,9 +40,9 @@ def test_the_namenode_names_corrupt_and_missing_blocks_one_request_per_file(name
     found = hdfs.damaged(Location("hdfs", "/d"), {"fine.orc": 200_000_000, "corrupt.orc": 200_000_000, "lost.orc": 5})
     assert found == {"corrupt.orc": "block 7 at byte 134217728 is corrupt (every replica failed its checksum)",
                      "lost.orc": "block 9 at byte 0 has no live replica"}
-    assert sorted(path for path, _ in asked) == ["/webhdfs/v1/d/corrupt.orc", "/webhdfs/v1/d/fine.orc",
+    assert sorted(path for path, _ in asked()) == ["/webhdfs/v1/d/corrupt.orc", "/webhdfs/v1/d/fine.orc",
                                                  "/webhdfs/v1/d/lost.orc"]
-    query = dict(asked[0][1])
+    query = dict(asked()[0][1])
     assert query["op"] == ["GET_BLOCK_LOCATIONS"] and query["offset"] == ["0"]
 
 

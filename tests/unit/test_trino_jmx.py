@@ -1,9 +1,6 @@
 """Trino's S3 counters: a one-node Trino answers from its coordinator's JMX resource over HTTP, summed over the
 profile's catalogs, under the same names the jmx catalog's query gives."""
 import dataclasses
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -19,26 +16,13 @@ BEANS = {  # catalog -> S3FileSystemStats attributes as the resource lists them 
 
 
 @pytest.fixture
-def coordinator():
-    asked = []
+def coordinator(json_server):
+    def bean(path, headers):
+        catalog = path.rsplit("name=", 1)[1]
+        return 200, {"attributes": [{"name": k, "value": v} for k, v in BEANS[catalog].items()]}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # http.server calls it by this name
-            asked.append((self.path, self.headers.get("X-Trino-User")))
-            catalog = self.path.rsplit("name=", 1)[1]
-            body = json.dumps({"attributes": [{"name": k, "value": v} for k, v in BEANS[catalog].items()]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1], asked
-    server.shutdown()
+    port, asked = json_server(bean)
+    return port, asked
 
 
 def test_a_one_node_trino_is_counted_from_its_jmx_resource(coordinator):
@@ -52,7 +36,7 @@ def test_a_one_node_trino_is_counted_from_its_jmx_resource(coordinator):
                      "s3_throttled": 1, "s3_retried": 1}
     assert engine.s3_counters() == {"s3_throttled": 1, "s3_retried": 1}
     assert {path.rsplit("name=", 1)[1] for path, _ in asked} == {profile.trino_catalog, profile.trino_cache_catalog}
-    assert {user for _, user in asked} == {profile.trino_user}
+    assert {headers.get("X-Trino-User") for _, headers in asked} == {profile.trino_user}
 
 
 def test_a_resource_that_does_not_answer_counts_nothing(coordinator):
