@@ -472,6 +472,30 @@ class QueryComparison(Experiment):
         table.attrs["notes"] = found.get("notes", [])
         return table
 
+    def storage_cost(self) -> pd.DataFrame:
+        """A month of this run's dataset on each storage at the price table's prices: S3 Standard, and HDFS with every
+        replica on EBS (st1 and gp3), at the replication its files on HDFS have; attrs["basis"] says the prices."""
+        tables = (self.tableset or self.prepare()).tables
+        one_copy = sum(t.bytes for t in next(iter(tables.values())).values())  # every storage holds the same files
+        replication = self._hdfs_replication(tables.get("hdfs", {}))
+        parts = [self.price_table.monthly_storage_table(one_copy, replication, volume) for volume in ("st1", "gp3")]
+        table = pd.concat(parts, ignore_index=True).drop_duplicates("storage", ignore_index=True)
+        table.attrs["basis"] = self.price_table.basis()
+        table.attrs["replication"], table.attrs["bytes"] = replication, one_copy
+        return table
+
+    def _hdfs_replication(self, hdfs_tables: dict) -> int:
+        """What the dataset's HDFS files have (a one-DataNode lab keeps 1); 3, HDFS's default, where none is on HDFS."""
+        from urllib.parse import urlsplit
+
+        from perfkit.storages import Location
+
+        for table in hdfs_tables.values():
+            found = get_storage("hdfs", self.profile).replication(Location("hdfs", urlsplit(table.location).path))
+            if found:
+                return found
+        return 3
+
     def io_runs(self) -> pd.DataFrame:
         """Every measured run with its I/O counters, for plots.time_vs_requests."""
         return io_frame(self._frame())
@@ -520,6 +544,8 @@ class QueryComparison(Experiment):
         if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
             sentences.append(self._break_even_sentence())
         sentences += self._request_sentences()
+        if self.tableset is not None:
+            sentences.append(self._storage_cost_sentence())
         if len(failed := self.failures()):
             undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
                              + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}" for r in failed.itertuples()})[:6]))
@@ -538,6 +564,13 @@ class QueryComparison(Experiment):
             return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
         return (f"Copying to HDFS pays off after {int(pays.min())}–{int(pays.max())} runs of a query "
                 f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
+
+    def _storage_cost_sentence(self) -> str:
+        cost = self.storage_cost()
+        money = cost.columns[-1]
+        each = "; ".join(f"{row['storage']} {row[money]:.4g}" for _, row in cost.iterrows())
+        return (f"A month of keeping the {cost.attrs['bytes'] / 1e9:.3g} GB of data, in {money.split()[0]}: {each} "
+                f"({cost.attrs['basis'].split(' (')[0]}).")
 
     def _request_sentences(self) -> list[str]:
         """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,

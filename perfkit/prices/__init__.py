@@ -98,7 +98,8 @@ class PriceTable:
 
     def monthly_storage_table(self, bytes_: float, replication: int = 3, volume_type: str = "st1") -> pd.DataFrame:
         """A dataset's month on each storage, with the basis."""
-        rows = [{"storage": f"HDFS on EBS {volume_type}, {replication} replicas", "GB stored": bytes_ * replication / GB,
+        replicas = f"{replication} replica" + ("" if replication == 1 else "s")
+        rows = [{"storage": f"HDFS on EBS {volume_type}, {replicas}", "GB stored": bytes_ * replication / GB,
                  f"{self.texts['currency']} per month": self.storage_cost_per_month(bytes_, "hdfs", replication,
                                                                                    volume_type)},
                 {"storage": self.texts["storage_class"], "GB stored": bytes_ / GB,

@@ -44,6 +44,12 @@ class Hdfs(Storage):
             raise
         return visible({name: st["length"] for name, st in entries if st["type"] == "FILE"})
 
+    def replication(self, loc: Location) -> int | None:
+        """The replication the files in `loc` have (the highest, one LISTSTATUS); None for a folder without files."""
+        entries = self.client.list(loc.path, status=True)
+        found = [int(st.get("replication") or 0) for _, st in entries if st["type"] == "FILE"]
+        return max(found) if found else None
+
     def list_tree(self, loc: Location) -> dict[str, int] | None:
         """One WebHDFS LISTSTATUS per folder; hidden folders (_temporary, .hive-staging) are not entered."""
         found: dict[str, int] = {}

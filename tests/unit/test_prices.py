@@ -54,3 +54,23 @@ def test_a_bad_price_file_is_named_with_the_key_and_the_fix(tmp_path, text, mess
 def test_a_missing_price_file_is_named(tmp_path):
     with pytest.raises(PerfkitError, match=r"price file .*nothing.yml: cannot be read"):
         PriceTable.load(tmp_path / "nothing.yml")
+
+
+def test_the_query_report_prices_a_month_of_its_dataset_at_the_replication_its_hdfs_files_have(monkeypatch):
+    from perfkit.config import load_profile
+    from perfkit.datasets.tables import Table, TableSet
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.storages.hdfs import Hdfs
+
+    cmp = QueryComparison(load_profile("lab"), engines=["trino"])
+    files = {"hdfs": "hdfs://127.0.0.1:9000/d/t", "s3": "s3a://b/d/t"}
+    cmp.tableset = TableSet("d", {where: {"table": Table(url, "orc", [], files=4, bytes=2_000_000_000)}
+                                  for where, url in files.items()}, "yes", {})
+    monkeypatch.setattr(Hdfs, "replication", lambda self, loc: 2 if loc.path == "/d/t" else None)
+    cost = cmp.storage_cost().set_index("storage")["USD per month"]
+    # 2 GB: S3 Standard 0.023/GB; HDFS twice over on st1 0.045/GB and on gp3 0.08/GB
+    assert cost.to_dict() == pytest.approx({"HDFS on EBS st1, 2 replicas": 2 * 2 * 0.045, "S3 Standard": 2 * 0.023,
+                                            "HDFS on EBS gp3, 2 replicas": 2 * 2 * 0.08})
+    assert cmp._storage_cost_sentence() == (
+        "A month of keeping the 2 GB of data, in USD: HDFS on EBS st1, 2 replicas 0.18; S3 Standard 0.046; "
+        "HDFS on EBS gp3, 2 replicas 0.32 (AWS list prices, us-east-1, S3 Standard, USD, as of 2026-11-23).")
