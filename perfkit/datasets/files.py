@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from perfkit.progress import progress_bar
 
 from perfkit import storage
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
 from perfkit.validate import check_free_space, memory_bytes
+from perfkit.progress import progress_bar
 
 MB = 1_000_000
 MAX_FILES = 100_000  # sizes are drawn for the whole set at once; the published set has ~4,600

@@ -21,8 +21,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from perfkit.progress import progress_bar
-
 from perfkit.datasets import replicate
 from perfkit.datasets.generator import Generator
 from perfkit.datasets.placing.copy import copy
@@ -32,6 +30,7 @@ from perfkit.datasets.placing.verify import mark_complete, verify
 from perfkit.datasets.tables import TableSet
 from perfkit.errors import PerfkitError
 from perfkit.locks import dataset_lock
+from perfkit.progress import progress_bar
 
 FORMATS = ("orc", "parquet")
 VERIFIED = ("per table: the generator's row count, and an order-insensitive checksum of every row read back from "

@@ -11,8 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfkit.progress import progress_bar
-
 from perfkit import storage
 from perfkit.config import Profile
 from perfkit.datasets.digest import FileDigest, recorded_digests
@@ -21,6 +19,7 @@ from perfkit.errors import PerfkitError
 from perfkit.locks import dataset_lock
 from perfkit.storages import Location, Storage, get_storage, placed
 from perfkit.paths import project_root
+from perfkit.progress import progress_bar
 
 
 @dataclass(frozen=True)

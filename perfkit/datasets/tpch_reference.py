@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from perfkit.progress import progress_bar
-
 from perfkit.datasets.tpch import TABLES
 from perfkit.engines import result_hash
 from perfkit.errors import PerfkitError
+from perfkit.progress import progress_bar
 
 REFERENCE_MAX_SCALE = 1.0  # the driver generates and queries the data: keep it to what one machine does in minutes
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
@@ -25,6 +24,7 @@ from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.protocol import Step, drop_page_cache
 from perfkit.results import ResultSet
 from perfkit.tiers import BACKING, Counters, is_tier, tier
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "cache_tier"
 TRIES = ("cold", "warm", "hot")

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
@@ -23,6 +22,7 @@ from perfkit.findings import Findings, paired_over_cases, plural
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "engine_storage_matrix"
 

@@ -15,7 +15,6 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit import provenance, stats, storage, validate
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
@@ -45,6 +44,7 @@ from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
 from perfkit.storages import get_storage, placed, tiers
 from perfkit.tiers import BACKING, is_tier, tier
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "hdfs_vs_s3_queries"
 PLACED = placed()  # the storages a dataset is placed on

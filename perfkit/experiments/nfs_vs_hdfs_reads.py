@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit import atomic, provenance, storage
 from perfkit.config import Profile
@@ -29,6 +28,7 @@ from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet
 from perfkit.storages import get_storage
 from perfkit.validate import check_free_space, flag, names, number, whole
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PROTOCOLS = ("random-files", "large-file")

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit import provenance, storage, validate
 from perfkit.locks import network_in_use
@@ -31,6 +30,7 @@ from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "s3_to_hdfs_transfer"
 STORAGE = "s3→hdfs"

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from perfkit.progress import progress_bar
 
 from perfkit import provenance, storage
 from perfkit.locks import network_in_use
@@ -39,6 +38,7 @@ from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.tiers import Alluxio
 from perfkit.transfer import aws_env
+from perfkit.progress import progress_bar
 
 EXPERIMENT = "tier_copy"
 READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
