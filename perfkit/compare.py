@@ -74,7 +74,8 @@ def compare_runs(a, b, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_AL
         "a": sorted(set(side_a["run_id"])), "b": sorted(set(side_b["run_id"])), "factor": factor, "alpha": alpha,
         "config_differences": config_differences(side_a, side_b, experiments),
         "profiles": sorted({((config or {}).get("profile") or {}).get("name", "?") for config in
-                            pd.concat([side_a, side_b]).drop_duplicates("run_id")["config"]}),
+                            pd.concat([side_a[["run_id", "config"]], side_b[["run_id", "config"]]])
+                            .drop_duplicates("run_id")["config"]}),
         "only_in_a": [_only(key, cases_a[key]) for key in sorted(set(cases_a) - set(cases_b))],
         "only_in_b": [_only(key, cases_b[key]) for key in sorted(set(cases_b) - set(cases_a))],
     })
@@ -180,9 +181,15 @@ def run_io(ok: pd.DataFrame) -> tuple[float, float]:
     runs = io_frame(ok) if "io" in ok.columns else pd.DataFrame()
     if runs.empty:
         return np.nan, np.nan
-    requests = counted(runs, S3_REQUESTS).median()
-    mb = counted(runs, ("s3_bytes_read", "hdfs_bytes_read")).median() / 1e6
-    return float(requests), float(mb)
+    requests = _median(counted(runs, S3_REQUESTS))
+    mb = _median(counted(runs, ("s3_bytes_read", "hdfs_bytes_read"))) / 1e6
+    return requests, mb
+
+
+def _median(values: pd.Series) -> float:
+    """The median of what was counted; NaN when nothing was (numpy warns on an empty median)."""
+    values = values.dropna()
+    return float(values.median()) if len(values) else np.nan
 
 
 def _hashes(ok: pd.DataFrame) -> set:
