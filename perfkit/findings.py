@@ -48,6 +48,22 @@ class Findings:
     __repr__ = __str__
 
 
+def money(value: float) -> str:
+    """Two significant digits, in plain decimals: 0.18, 0.00029."""
+    if not value or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(2, 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def size(nbytes: float) -> str:
+    return f"{nbytes / 1e9:.3g} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:.3g} MB"
+
+
+def p_value(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
 def times(ratio: float) -> str:
     return f"{ratio:.2f}×"
 

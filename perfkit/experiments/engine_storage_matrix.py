@@ -18,7 +18,7 @@ import pandas as pd
 
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
-from perfkit.findings import Findings, paired_over_cases, plural
+from perfkit.findings import Findings, p_value, paired_over_cases, plural
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
@@ -147,21 +147,23 @@ class EngineStorageMatrix(QueryComparison):
                    if len(rest) else "") + ".")
         else:
             found.undecided.insert(0, f"{self.suite}: no ranking: no read query completed in every cell")
-        sentences += self._storages_over_queries()
+        over_queries, too_few = self._storages_over_queries()
+        sentences += over_queries
         for engine, group in self.unsupported().groupby("engine", sort=True):
             found.undecided.append(f"{self.suite}: {engine} failed {', '.join(group['query'])}: "
                                    f"{group['message'].iloc[0][:160]}")
         found.sentences = sentences + [f"{self.suite}: {s}" for s in found.sentences]
+        found.undecided += too_few
         return found
 
-    def _storages_over_queries(self) -> list[str]:
+    def _storages_over_queries(self) -> tuple[list[str], list[str]]:
         """Per engine, each storage against the baseline storage with the queries as the replicates (each query's
         median ratio; the Wilcoxon signed-rank test over them): a verdict even when too few runs per query allow one
         query by query."""
         times, done = self._complete("read")  # the queries every cell completed, with equal results
         wide = times[times["query"].isin(done)].pivot(index="query", columns="cell", values="median_s")
         versions = self._results().config.get("versions", {})
-        found = []
+        found, undecided = [], []
         for engine in self.engines:
             base = wide.get(cell_name(engine, self.baseline))
             for where in self.storages:
@@ -172,13 +174,15 @@ class EngineStorageMatrix(QueryComparison):
                 if not len(ratios):
                     continue
                 verdict, p = paired_over_cases(ratios)
-                geo = geometric_mean(ratios)
-                slower = int((ratios > 1).sum())
+                label = f"{self.suite}, {versions.get(engine, engine)}: {where.upper()} ÷ {self.baseline.upper()}"
+                if p != p:  # too few queries to tell
+                    undecided.append(f"{label}: {verdict}")
+                    continue
                 found.append(
-                    f"{self.suite}, {versions.get(engine, engine)}: {where.upper()} ÷ {self.baseline.upper()} per query, "
-                    f"geometric mean {geo:.2f}× ({where.upper()} slower on {slower} of {plural(len(ratios), 'query')}); "
-                    + (f"Wilcoxon signed-rank p = {p:.3f} over the queries: {verdict}." if p == p else f"{verdict}."))
-        return found
+                    f"{label} per query, geometric mean {geometric_mean(ratios):.2f}× ({where.upper()} slower on "
+                    f"{int((ratios > 1).sum())} of {plural(len(ratios), 'query')}); Wilcoxon signed-rank "
+                    f"{p_value(p)} over the queries: {verdict}.")
+        return found, undecided
 
     def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:
         """Median seconds, one row per query and one column per cell (NaN: failed or unsupported)."""

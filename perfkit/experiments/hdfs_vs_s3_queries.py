@@ -33,7 +33,7 @@ from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
 from perfkit.accounting.table import io_frame, io_table
 from perfkit.accounting.window import s3_request_window
-from perfkit.findings import Findings
+from perfkit.findings import Findings, money, size
 from perfkit.prices import PriceTable
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.locks import network_in_use
@@ -567,9 +567,9 @@ class QueryComparison(Experiment):
 
     def _storage_cost_sentence(self) -> str:
         cost = self.storage_cost()
-        money = cost.columns[-1]
-        each = "; ".join(f"{row['storage']} {row[money]:.4g}" for _, row in cost.iterrows())
-        return (f"A month of keeping the {cost.attrs['bytes'] / 1e9:.3g} GB of data, in {money.split()[0]}: {each} "
+        column = cost.columns[-1]
+        each = "; ".join(f"{row['storage']} {money(row[column])}" for _, row in cost.iterrows())
+        return (f"A month of keeping the {size(cost.attrs['bytes'])} of data, in {column.split()[0]}: {each} "
                 f"({cost.attrs['basis'].split(' (')[0]}).")
 
     def _request_sentences(self) -> list[str]:

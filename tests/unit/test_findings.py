@@ -108,3 +108,11 @@ def test_a_long_list_of_cases_is_counted_not_spelt_out():
 
     assert cases_list(["q1", "q2"]) == "q1, q2"
     assert cases_list([f"q{i}" for i in range(1, 23)]) == "22 queries (q1, q2, q3, q4, q5, ...)"
+
+
+def test_money_sizes_and_p_values_read_plainly():
+    from perfkit.findings import money, p_value, size
+
+    assert [money(0.18), money(0.0002922), money(4.978e-05), money(12.345)] == ["0.18", "0.00029", "0.000050", "12.35"]
+    assert [size(2.16e6), size(2e9)] == ["2.16 MB", "2 GB"]
+    assert [p_value(0.0004), p_value(0.079)] == ["p < 0.001", "p = 0.079"]
