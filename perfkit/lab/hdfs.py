@@ -17,6 +17,9 @@ from perfkit.lab.spark_conf import lab_spark_conf
 HEAP = "-Xmx512m"
 
 
+DATASET_REPLICATION = 1  # datasets keep one replica; a read experiment may ask for more per file
+
+
 def site_xml(props: dict[str, object]) -> str:
     body = "".join(
         f"  <property><name>{escape(k)}</name><value>{escape(str(v))}</value></property>\n" for k, v in props.items()
@@ -97,7 +100,7 @@ class Hdfs(Service):
             (conf / "hdfs-site.xml").write_text(site_xml({
                 "dfs.namenode.name.dir": data / "name",
                 "dfs.datanode.data.dir": data / ("data" if i == 0 else f"data{i}"),
-                "dfs.replication": 1,  # datasets keep one replica; a read experiment may ask for more per file
+                "dfs.replication": DATASET_REPLICATION,
                 "dfs.permissions.enabled": "false",
                 "dfs.namenode.safemode.extension": 0,
                 "dfs.namenode.datanode.registration.ip-hostname-check": "false",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
+from perfkit.lab.hdfs import DATASET_REPLICATION, site_xml
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint, write_private
@@ -64,6 +65,9 @@ class TrinoServer(Service):
             "hive.metastore.uri": f"thrift://{HOST}:{p.metastore}",
             "hive.non-managed-table-writes-enabled": "true",  # write workloads write to external tables
             "fs.hadoop.enabled": "true",  # hdfs://127.0.0.1:<namenode_rpc>/...
+            # what Trino writes to HDFS keeps the lab's replication (its HDFS client's default is 3: on one DataNode,
+            # every block it wrote was under-replicated)
+            "hive.config.resources": self.etc / "hdfs-site.xml",
             "fs.native-s3.enabled": "true",  # s3:// and s3a:// to the lab's S3 server
             "fs.alluxio.enabled": "true",  # alluxio:///<bucket>/...: the lab's Alluxio (its address: jvm.config)
             "s3.endpoint": lab_s3_endpoint(p, self.home), "s3.region": "us-east-1", "s3.path-style-access": "true",
@@ -107,6 +111,7 @@ class TrinoServer(Service):
                 write_private(path, properties(values))  # it holds the S3 keys
             else:
                 path.write_text(properties(values))
+        (self.etc / "hdfs-site.xml").write_text(site_xml({"dfs.replication": DATASET_REPLICATION}))
         # Alluxio's client finds its master in alluxio-site.properties of this folder (no keys in it)
         alluxio = AlluxioServer(self.home, self.ports)
         alluxio.write_client_config()
