@@ -10,7 +10,8 @@ from perfkit.accounting import counters
 SIDES = ("server", "engine")
 EXACT = ("s3_get", "s3_head", "s3_list")  # what the two sides must count alike (classic S3A stream; Trino's SDK)
 KEYS = ["engine", "storage", "query"]
-DIRECT = ("s3", "hdfs")  # storages the engine reads itself: its count and the server's are of the same requests
+DIRECT = "s3"  # the engine reads S3 itself: its count and the server's are of the same requests
+HDFS_RUN = "not compared: a run on HDFS reads no S3 counters"
 
 
 def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +77,9 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         row["HDFS MB (server)"] = server.get("hdfs_bytes_read", math.nan) / 1e6
         row["HDFS MB (engine)"] = engine.get("hdfs_bytes_read", engine.get("input_bytes", math.nan)
                                              if row["storage"] == "hdfs" else math.nan) / 1e6
-        if row["storage"] in DIRECT:
+        if row["storage"] == "hdfs":  # its snapshots read HDFS's counters only (accounting.run_io)
+            row["server = engine"] = HDFS_RUN
+        elif row["storage"] == DIRECT:
             verdicts = {agreement(_of(run, "server"), _of(run, "engine")) for run in group.to_dict("records")}
             row["server = engine"] = verdicts.pop() if len(verdicts) == 1 else "; ".join(sorted(verdicts))
         else:  # a tier fetches from S3 itself (a cold read): the engine never sees those requests

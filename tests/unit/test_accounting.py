@@ -205,6 +205,10 @@ def test_the_io_table_gives_medians_per_query_both_sides_their_agreement_and_the
     assert table.loc["spark", "server = engine"] == "exact"
     assert table.loc["trino", "server = engine"] == "server vs engine: GET 14 vs 11"
     assert table.loc["spark", "$ per 1,000 runs"] == pytest.approx(1000 * (5 * 0.0004 + 1 * 0.005) / 1000)
+    # a run on HDFS reads HDFS's counters only: its S3 sides are not compared (neither counted them)
+    hdfs_run = {"server": {"hdfs_bytes_read": 5e6}, "engine": {"input_bytes": 5e6}, "attributable": True}
+    assert io_table(frame_of(("trino", "hdfs", "q1", 0.2, hdfs_run))).iloc[0]["server = engine"] == (
+        "not compared: a run on HDFS reads no S3 counters")
 
 
 def test_a_run_not_attributable_gives_no_server_median_and_old_records_no_rows():
