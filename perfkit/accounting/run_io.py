@@ -2,7 +2,9 @@
 
 The record's `io` holds {"server": counters, "engine": counters, "sources": {side: name}, "attributable": bool,
 "missing": {side: why}}: a side that could not be read is missing with its reason (the run itself is kept), and
-a run that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared."""
+a run that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared.
+So is a run whose engine still had work running when the run's I/O was read (`settle`), which the next run's
+snapshots would otherwise split between the two."""
 from __future__ import annotations
 
 from perfkit.accounting import counters
@@ -17,24 +19,30 @@ class RunAccounting:
     `engine` is a callable that returns the engine's own counters, or None when it keeps none."""
 
     def __init__(self, server_sources: list, engine=None, engine_source: str = "", concurrent: ConcurrentRuns | None = None,
-                 storage: str | None = None):
+                 storage: str | None = None, settle=None):
         # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
         # a snapshot costs round trips, and a run pays two
         self.server_sources = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
         self.engine, self.engine_source = engine, engine_source
+        # waits until the engine runs nothing (Engine.settle): None, or what still ran
+        self.settle = settle or (lambda: None)
+        self._unsettled: list[str] = []
         self.concurrent = concurrent or ConcurrentRuns()
         self._before: dict[str, dict | str] = {}
         self._failed: list[str] = []  # server sources that did not answer the last snapshot
 
     def before(self) -> None:
         self.concurrent.start()
+        self._unsettled = [f"before the run: {why}"] if (why := self.settle()) else []
         self._before = self._snapshot()
 
     def after(self) -> dict:
         failed_before = self._failed
+        if why := self.settle():
+            self._unsettled.append(f"after the run: {why}")
         after = self._snapshot()
         overlapped = self.concurrent.stop()
-        io: dict = {"sources": {}, "missing": {}, "attributable": not overlapped}
+        io: dict = {"sources": {}, "missing": {}, "attributable": not (overlapped or self._unsettled)}
         for side, was in self._before.items():
             now = after.get(side)
             if isinstance(was, str) or isinstance(now, str) or now is None:
@@ -48,6 +56,10 @@ class RunAccounting:
         if overlapped and "server" in io:
             del io["server"]
             io["missing"]["server"] = NOT_ATTRIBUTABLE
+        elif self._unsettled:  # both sides: the engine's count, too, holds work of another run or misses some
+            for side in ("server", "engine"):
+                io.pop(side, None)
+                io["missing"][side] = "not attributable: " + "; ".join(self._unsettled)
         return io
 
     def abandon(self) -> None:

@@ -38,6 +38,8 @@ def get_engine(name: str, profile: Profile, query_timeout_s: float | None = None
     engine.query_timeout_s = query_timeout_s
     return engine
 
+SETTLE_S = 10.0  # how long a run's I/O waits for work its query left running (settle)
+
 
 class Engine(ABC):
     """A SQL engine that reads tables whose files sit on HDFS or on S3."""
@@ -177,6 +179,12 @@ class Engine(ABC):
     def io_source(self) -> str:
         """Where io_counters come from, for the record."""
         return f"{self.name}'s S3 client statistics"
+
+    def settle(self, timeout_s: float = SETTLE_S) -> str | None:
+        """Wait until the last query left nothing running in this engine, so a run's I/O is read after all of it;
+        None when it did, else what was still running. An engine whose queries end with their answer has nothing
+        to wait for."""
+        return None
 
     def close(self) -> None:
         pass

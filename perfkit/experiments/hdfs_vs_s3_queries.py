@@ -440,7 +440,8 @@ class QueryComparison(Experiment):
         if counts is not None and "storage" in inspect.signature(counts).parameters:  # an engine that can narrow them
             counts = functools.partial(counts, storage=where)
         source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
-        return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage)
+        settle = getattr(engine, "settle", None)
+        return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage, settle=settle)
 
     def s3_faults(self, results: ResultSet, engine, where: str, io: dict) -> dict[str, float]:
         """The engine's throttled and retried S3 requests during the run, from its I/O counters (s3_requests, read

@@ -25,7 +25,9 @@ def test_server_and_engine_count_the_same_s3_requests_on_every_run(profile, tmp_
         assert r.io["attributable"] and not r.io["missing"], (r.subject, r.case, r.io)
         server, engine = r.io["server"], r.io["engine"]
         assert server["s3_get"] > 0, (r.subject, r.case, server)
-        assert {n: server.get(n, 0) for n in EXACT} == {n: engine.get(n, 0) for n in EXACT}, (r.subject, r.case, r.io)
+        # the whole record in the message (a str: pytest shortens a tuple's repr), retries and sources included
+        assert {n: server.get(n, 0) for n in EXACT} == {n: engine.get(n, 0) for n in EXACT}, \
+            f"{r.subject} {r.case} iteration {r.iteration}: {r.io}"
     spark = [r for r in on_s3 if r.subject == "spark"]
     assert "classic input stream" in spark[0].io["sources"]["engine"]
     for r in (r for r in runs if r.storage == "hdfs"):  # the S3 server saw none of a run on HDFS

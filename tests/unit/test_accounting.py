@@ -155,6 +155,32 @@ def test_a_run_that_overlapped_another_keeps_no_server_count(tmp_path):
     assert "server" not in io and io["missing"]["server"] == NOT_ATTRIBUTABLE and io["attributable"] is False
 
 
+def test_a_run_waits_for_the_engine_to_settle_before_each_snapshot(tmp_path):
+    """Work a query left running reads between the two sides' snapshots: the run waits for it, at both ends."""
+    server, engine, calls = Counting(), {"s3_get": 0}, []
+
+    def settle():  # the lingering task's GET lands while the engine settles, before either side is read
+        calls.append(len(calls))
+        server.value["s3_get"] += 1
+        engine["s3_get"] += 1
+
+    run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path), settle=settle)
+    run.before()
+    io = run.after()
+    assert calls == [0, 1] and io["server"] == {"s3_get": 1} == io["engine"] and io["attributable"] is True
+
+
+def test_a_run_whose_engine_did_not_settle_keeps_neither_side(tmp_path):
+    answers = iter([None, "2 Spark tasks or jobs still running 10 s after the query returned"])
+    run = RunAccounting([Counting()], lambda: {"s3_get": 0}, "fake engine", ConcurrentRuns(tmp_path),
+                        settle=lambda: next(answers))
+    run.before()
+    io = run.after()
+    why = "not attributable: after the run: 2 Spark tasks or jobs still running 10 s after the query returned"
+    assert io["attributable"] is False and io["missing"] == {"server": why, "engine": why}
+    assert "server" not in io and "engine" not in io
+
+
 def test_a_run_started_while_another_measures_is_not_attributable_and_serial_runs_are(tmp_path):
     first, second = ConcurrentRuns(tmp_path), ConcurrentRuns(tmp_path)
     first.start()

@@ -206,3 +206,38 @@ def test_the_providers_driver_java_options_and_the_log_settings_are_both_kept(mo
                         lambda self, profile: {"spark.driver.extraJavaOptions": "-Djava.io.tmpdir=/lab/tmp"})
     options = SparkEngine(cluster).conf()["spark.driver.extraJavaOptions"]
     assert options.startswith("-Djava.io.tmpdir=/lab/tmp -Dlog4j2.configurationFile=file:")
+
+
+class _Tracker:
+    """SparkStatusTracker's answers as a run's tasks end: running tasks per executor, then active jobs."""
+
+    def __init__(self, running: list[int]):
+        self.running = running
+
+    def getExecutorInfos(self):
+        n = self.running.pop(0) if len(self.running) > 1 else self.running[0]
+        return [type("Info", (), {"numRunningTasks": lambda self, n=n: n})()]
+
+    def getActiveJobIds(self):
+        return []
+
+
+def _spark_with(tracker):
+    from types import SimpleNamespace
+
+    from perfkit.engines.spark import SparkEngine
+
+    engine = SparkEngine.__new__(SparkEngine)
+    sc = SimpleNamespace(_jsc=SimpleNamespace(sc=lambda: SimpleNamespace(statusTracker=lambda: tracker)))
+    engine.spark = SimpleNamespace(sparkContext=sc)
+    return engine
+
+
+def test_spark_settles_once_the_tasks_a_query_left_running_end():
+    tracker = _Tracker([2, 1, 0])
+    assert _spark_with(tracker).settle(timeout_s=5) is None and tracker.running == [0]
+
+
+def test_spark_that_does_not_settle_says_what_still_runs():
+    assert _spark_with(_Tracker([3])).settle(timeout_s=0.05) == \
+        "3 Spark tasks or jobs still running 0.05 s after the query returned"
