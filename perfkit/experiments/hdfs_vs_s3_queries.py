@@ -403,6 +403,7 @@ class QueryComparison(Experiment):
             try:
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
+                watch.answered()
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
                 error = get_storage(step.storage, self.profile).explain(str(err)) or root_cause(err, 500)
             except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample

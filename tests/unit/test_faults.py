@@ -323,3 +323,13 @@ def test_a_trino_that_dies_mid_query_is_named_with_its_fix_not_the_failed_cancel
         engine.execute("SELECT 1", timeout_s=30)
     assert str(caught.value) == (f"Trino at 127.0.0.1:{port}: is not answering (Connection refused). "
                                  "Fix: start it with `perfkit lab up trino`")
+
+
+def test_a_run_that_got_its_answer_needs_no_probe_after_it_nor_before_the_next():
+    calls = []
+    probe = lambda: calls.append(1)  # noqa: E731 - healthy: returns None
+    with HealthWatch({"s3": probe}, interval=5) as watch:
+        watch.answered()
+    with HealthWatch({"s3": probe}, interval=5) as watch:  # back to back: the answer stands for its first probe
+        pass
+    assert len(calls) == 1 + 1 and watch.problem is None  # the first run's before, the second's after (no answer)
