@@ -15,6 +15,8 @@ from perfkit.paths import lock_dir
 
 
 class ConcurrentRuns:
+    appended = 0  # this process's bytes in the shared file: a window over its own runs tells them from others'
+
     def __init__(self, folder: Path | None = None):
         self.folder = (folder or lock_dir()) / "measuring"
         self._mine = self.folder / f"{os.getpid()}.lock"
@@ -30,6 +32,7 @@ class ConcurrentRuns:
         fd = os.open(self.folder / "starts", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, b".")
+            ConcurrentRuns.appended += 1
             self._size_at_start = os.lseek(fd, 0, os.SEEK_CUR)  # just past our byte, whoever appends after
         finally:
             os.close(fd)
@@ -58,3 +61,30 @@ class ConcurrentRuns:
                     return True
                 fcntl.flock(handle, fcntl.LOCK_UN)
         return False
+
+
+class OtherRunsInWindow:
+    """Whether another process measured during a window that spans many of this process's runs (an experiment's
+    CloudWatch window): such a process was measuring when the window opened, or appended more bytes than this
+    process did while it was open. This process's own runs, measuring inside the window, are no overlap."""
+
+    def __init__(self, folder: Path | None = None):
+        self.runs = ConcurrentRuns(folder)
+        self._size = self._appended = 0
+        self._others_at_open = False
+
+    def open(self) -> None:
+        self.runs.folder.mkdir(parents=True, exist_ok=True)
+        self._others_at_open = self.runs.others_measuring()
+        self._size, self._appended = self._starts_size(), ConcurrentRuns.appended
+
+    def close(self) -> bool:
+        """True when another process measured during the window."""
+        others_started = self._starts_size() - self._size - (ConcurrentRuns.appended - self._appended)
+        return self._others_at_open or others_started > 0
+
+    def _starts_size(self) -> int:
+        try:
+            return (self.runs.folder / "starts").stat().st_size
+        except FileNotFoundError:
+            return 0

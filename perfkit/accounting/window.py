@@ -13,16 +13,20 @@ import pandas as pd
 
 from perfkit.accounting import counters
 from perfkit.accounting.cloudwatch_s3 import REQUEST_METRICS, WindowCounts
+from perfkit.accounting.concurrent import OtherRunsInWindow
 from perfkit.tiers import BACKING, is_tier
 
 COMPARED = list(dict.fromkeys(REQUEST_METRICS.values()))  # the counters S3's request metrics have
+OVERLAPPED = ("not attributable: another perfkit process measured during the window, and S3 counted its requests "
+              "too: S3's count is not compared with the engines'")
 
 
-def window_vs_engines(counts: WindowCounts, records) -> pd.DataFrame:
+def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) -> pd.DataFrame:
     """One row per counter: what S3 counted in the window, the engines' sum over the runs on S3 that started in it,
-    and S3's minus the engines'. A side that cannot be summed is NaN, never 0; attrs["notes"] says why, and what
-    else S3 counted in the window that no engine saw."""
-    notes = list(counts.notes)
+    and S3's minus the engines' (none when another perfkit process measured in the window: not `attributable`). A
+    side that cannot be summed is NaN, never 0; attrs["notes"] says why, and what else S3 counted in the window
+    that no engine saw."""
+    notes = list(counts.notes) + ([] if attributable else [OVERLAPPED])
     in_window = [r for r in records if counts.start <= _started(r) < counts.end]
     on_s3 = [r for r in in_window if r.storage == BACKING]
     engine_counts = [r.io["engine"] for r in on_s3 if isinstance((r.io or {}).get("engine"), dict)]
@@ -47,22 +51,25 @@ def window_vs_engines(counts: WindowCounts, records) -> pd.DataFrame:
         engine = math.fsum(c[name] for c in engine_counts) if complete and all(name in c for c in engine_counts) \
             else math.nan
         rows.append({"counter": name, "what": counters.LABELS.get(name, name), "S3 (CloudWatch)": server,
-                     "engines": engine, "difference": server - engine})
+                     "engines": engine, "difference": server - engine if attributable else math.nan})
     table = pd.DataFrame(rows)
     table.attrs["notes"] = notes
     return table
 
 
 @contextlib.contextmanager
-def s3_request_window(profile, results, wanted: bool = True):
+def s3_request_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None):
     """Around an experiment's runs: where the provider counts S3's requests per window (a cluster whose profile asks
     for CloudWatch's request metrics; the lab's S3 server counts every run instead), open the window before the runs
-    and store its counts, beside the engines' sum, in results.config["s3_request_metrics"] after them."""
+    and store its counts, beside the engines' sum, in results.config["s3_request_metrics"] after them; with whether
+    another perfkit process measured in the window (`others`), which makes S3's count not this experiment's alone."""
     window = profile.provider.s3_request_window(profile, results.run_id) if wanted else None
     if window is None:
         yield None
         return
+    others = others or OtherRunsInWindow()
     window.open()  # a filter perfkit may not create fails here, before any run
+    others.open()
     try:
         yield window
     except BaseException:
@@ -70,10 +77,11 @@ def s3_request_window(profile, results, wanted: bool = True):
         results.config["s3_request_metrics"] = {"missing": "not counted: the experiment stopped before its last run",
                                                 "notes": [problem] if problem else []}
         raise
+    attributable = not others.close()
     counts = window.close(last_s3_request(results.records))
-    compared = window_vs_engines(counts, results.records)
+    compared = window_vs_engines(counts, results.records, attributable)
     results.config["s3_request_metrics"] = {
-        **counts.describe(), "notes": compared.attrs["notes"],
+        **counts.describe(), "attributable": attributable, "notes": compared.attrs["notes"],
         "compared": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                      for row in compared.to_dict("records")]}
 

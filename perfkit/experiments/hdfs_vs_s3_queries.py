@@ -216,7 +216,6 @@ class QueryComparison(Experiment):
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
         total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
         with self._recording(progress) as (results, tableset), \
-                s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages), \
                 progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
             for engine_name in self.engines:
                 self.run_engine(results, engine_name, tableset, bar)
@@ -224,15 +223,18 @@ class QueryComparison(Experiment):
 
     @contextlib.contextmanager
     def _recording(self, progress: bool):
-        """The data placed, a new ResultSet, the storages watched; what was measured is saved whatever happens,
-        marked interrupted on Ctrl-C, SIGTERM or a service gone, and this run's own writes are cleaned up."""
+        """The data placed, a new ResultSet, the storages watched, S3's request window open; what was measured is
+        saved whatever happens, marked interrupted on Ctrl-C, SIGTERM or a service gone, and this run's own writes
+        are cleaned up."""
         results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
         tableset = self.tableset or self.prepare(progress)
         with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
             results = self.results = ResultSet(self.experiment, self.config())
             self.watch_storages(tableset)
             try:
-                yield results, tableset
+                # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window)
+                with s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages):
+                    yield results, tableset
             except BaseException:
                 results.config["interrupted"] = True
                 raise
@@ -606,7 +608,8 @@ class QueryComparison(Experiment):
             if "s3" not in self.tableset.tables:
                 raise PerfkitError("break-even: the data is not on S3 in this run: add s3 to storages")
             locations = [t.location for t in self.tableset.tables["s3"].values()]
-            self.copy_cost = measure_copy(self.profile, locations, self.copy_methods, progress=progress)
+            self.copy_cost = measure_copy(self.profile, locations, self.copy_methods, progress=progress,
+                                          calibration=self.measured_network)
         return self.copy_cost
 
     def break_even(self, progress: bool = False) -> pd.DataFrame:

@@ -301,6 +301,32 @@ def test_an_experiments_window_is_stored_in_its_config_beside_the_engines_sum(aw
     assert next(row for row in stored["compared"] if row["counter"] == "s3_put")["engines"] is None  # JSON: not NaN
 
 
+def test_a_window_in_which_another_perfkit_process_measured_is_not_compared(aws, tmp_path):
+    from types import SimpleNamespace
+
+    from perfkit.accounting.concurrent import OtherRunsInWindow
+    from perfkit.accounting.window import OVERLAPPED, s3_request_window
+    from perfkit.results import ResultSet
+
+    cloudwatch, s3, bucket = aws("cloudwatch"), aws("s3"), _bucket()
+    _put(cloudwatch, bucket, "team", "GetRequests", [(START + timedelta(minutes=1), 12.0)])
+    results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
+    others = OtherRunsInWindow(tmp_path)
+    with Stubber(s3) as stub:
+        stub.add_response("get_bucket_metrics_configuration", {"MetricsConfiguration": {"Id": "team"}})
+        window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
+                                 clock=Clock(START, END))
+        with s3_request_window(SimpleNamespace(provider=_Provider(window)), results, others=others):
+            with open(tmp_path / "measuring" / "starts", "ab") as starts:  # another process starts a run
+                starts.write(b".")
+            results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=0,
+                        started_at=(START + timedelta(minutes=1)).isoformat(), wall_s=20.0, io={"engine": {"s3_get": 9}})
+    stored = results.config["s3_request_metrics"]
+    gets = next(row for row in stored["compared"] if row["counter"] == "s3_get")
+    assert stored["attributable"] is False and OVERLAPPED in stored["notes"]
+    assert (gets["S3 (CloudWatch)"], gets["engines"], gets["difference"]) == (12.0, 9.0, None)
+
+
 def test_an_experiment_that_stops_removes_its_filter_and_says_nothing_was_counted(aws, tmp_path):
     from types import SimpleNamespace
 
@@ -347,19 +373,25 @@ class _CountingEngine:
         return "fake S3 client"
 
 
-def test_the_query_experiment_stores_its_window_beside_the_engines_sum(aws, tmp_path, monkeypatch):
+@pytest.mark.parametrize("experiment", ["hdfs_vs_s3_queries", "engine_storage_matrix"])
+def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tmp_path, monkeypatch, experiment):
+    """The HDFS vs S3 comparison and the matrix (the cache tier shares the same recording) open the window around
+    their runs."""
+    import importlib
     from dataclasses import replace
 
     from perfkit.config import load_profile
     from perfkit.experiments import hdfs_vs_s3_queries as module
     from perfkit.suites import DEFAULT_TABLE
 
+    own = importlib.import_module(f"perfkit.experiments.{experiment}")
+
     cloudwatch, s3, bucket = aws("cloudwatch"), aws("s3"), _bucket()
     _put(cloudwatch, bucket, "team", "GetRequests", [(START, 5.0), (START + timedelta(minutes=1), 6.0)])
     starts = iter(START + timedelta(seconds=5 * i) for i in range(100))  # the runs start in the window, in minute 0-1
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     monkeypatch.setattr(module, "now", lambda: next(starts).isoformat())
-    monkeypatch.setattr(module, "get_engine", _CountingEngine)
+    monkeypatch.setattr(own, "get_engine", lambda name, *args: _CountingEngine())
     Comparison = module.QueryComparison
     monkeypatch.setattr(Comparison, "prepare", lambda self, progress=True: "tables")
     monkeypatch.setattr(Comparison, "config", lambda self: {"versions": {}})
@@ -375,7 +407,8 @@ def test_the_query_experiment_stores_its_window_beside_the_engines_sum(aws, tmp_
                              clock=Clock(START, START + timedelta(minutes=1, seconds=50)))
     profile = replace(load_profile("lab"), provider=_Provider(window))
 
-    results = Comparison(profile, engines=["spark"], queries=["q1"], runs=2, warmup=1,
+    Experiment = Comparison if experiment == "hdfs_vs_s3_queries" else own.EngineStorageMatrix
+    results = Experiment(profile, engines=["spark"], suite="taxi", queries=["q1"], runs=2, warmup=1,
                          health_interval_s=0.01).run(progress=False)
 
     s3_runs = [r for r in results.records if r.storage == "s3"]

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from perfkit.accounting import counters
-from perfkit.accounting.concurrent import ConcurrentRuns
+from perfkit.accounting.concurrent import ConcurrentRuns, OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
 from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
@@ -179,6 +179,37 @@ def test_a_run_whose_engine_did_not_settle_keeps_neither_side(tmp_path):
     why = "not attributable: after the run: 2 Spark tasks or jobs still running 10 s after the query returned"
     assert io["attributable"] is False and io["missing"] == {"server": why, "engine": why}
     assert "server" not in io and "engine" not in io
+
+
+def test_a_window_over_this_process_s_own_runs_saw_no_other_run(tmp_path):
+    window = OtherRunsInWindow(tmp_path)
+    window.open()
+    for _ in range(3):  # the experiment's own runs, inside its window
+        run = ConcurrentRuns(tmp_path)
+        run.start()
+        assert run.stop() is False
+    assert window.close() is False
+
+
+def test_a_window_sees_another_process_start_measuring_inside_it(tmp_path):
+    window = OtherRunsInWindow(tmp_path)
+    window.open()
+    mine = ConcurrentRuns(tmp_path)
+    mine.start()
+    mine.stop()
+    with open(tmp_path / "measuring" / "starts", "ab") as starts:  # another process's run starts: its byte
+        starts.write(b".")
+    assert window.close() is True
+
+
+def test_a_window_opened_while_another_process_measures_saw_it(tmp_path):
+    other = ConcurrentRuns(tmp_path)
+    other._mine = tmp_path / "measuring" / "other.lock"  # a file per process: this stands for another one
+    other.start()
+    window = OtherRunsInWindow(tmp_path)
+    window.open()
+    other.stop()
+    assert window.close() is True
 
 
 def test_a_run_started_while_another_measures_is_not_attributable_and_serial_runs_are(tmp_path):

@@ -3,6 +3,7 @@ for it (no AWS needed: the counts are given)."""
 import math
 from datetime import datetime, timedelta, timezone
 
+import pandas as pd
 import pytest
 
 from perfkit.accounting.cloudwatch_s3 import S3RequestWindow, WindowCounts
@@ -126,3 +127,20 @@ def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
     assert table.to_dict("records")[0]["difference"] == 2.0 and table.attrs["notes"] == ["n1"]
     cmp.results.config["s3_request_metrics"] = {"missing": "not published yet", "notes": []}
     assert cmp.s3_window() == "S3's request metrics for this run: not published yet"
+
+
+def test_a_report_says_how_s3_was_counted_once_and_shows_each_window_with_its_notes(capsys, monkeypatch):
+    import IPython.display
+
+    from perfkit.report.s3_window import show_s3_windows
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
+    sentence = "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics asked."
+    show_s3_windows({"tpch": sentence, "hibench": sentence})
+    assert capsys.readouterr().out == sentence + "\n" and shown == []
+    table = pd.DataFrame([{"counter": "s3_get", "S3 (CloudWatch)": 12.0}])
+    table.attrs["notes"] = ["no run on S3 started in the window"]
+    show_s3_windows({"tpch": table})
+    assert shown[0].data == "### tpch: S3's count of the window" and shown[1] is table
+    assert capsys.readouterr().out == "- no run on S3 started in the window\n"
