@@ -39,6 +39,16 @@ class Experiment(ABC):
             self._calibration = calibrate(self.profile)
         return self._calibration
 
+    def share_calibration(self, calibration) -> None:
+        """Take the calibration of an experiment run just before behind the same network (an experiment that
+        measures a part of another's answer, as the break-even's copy): one measurement of the path, not two."""
+        if calibration is None:
+            return
+        network = self.profile.provider.network()
+        if (calibration.endpoint == (self.profile.s3_endpoint or "AWS S3")
+                and calibration.network == (network.as_dict() if network else None)):
+            self._calibration = calibration
+
     @property
     def measured_network(self):
         """The S3 path's calibration when it was measured (s3_network()), else None."""

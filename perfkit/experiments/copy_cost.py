@@ -35,9 +35,10 @@ class CopyCost:
 
 
 def measure_copy(profile: Profile, s3_locations: list[str], methods: list[str] | None = None,
-                 concurrency: int = COPY_CONCURRENCY, progress: bool = False) -> CopyCost:
+                 concurrency: int = COPY_CONCURRENCY, progress: bool = False, calibration=None) -> CopyCost:
     """Copy each folder of `s3_locations` (the tables' S3 URLs) into a fresh HDFS folder once per method; each copy is
-    timed and verified by its TransferComparison (saved with the transfer runs), and removed after."""
+    timed and verified by its TransferComparison (saved with the transfer runs), and removed after. `calibration`:
+    the S3 path as the query runs just before measured it, reused when the network is still the same."""
     cost = CopyCost()
     for location in s3_locations:
         parts = urlsplit(location)
@@ -45,6 +46,7 @@ def measure_copy(profile: Profile, s3_locations: list[str], methods: list[str] |
             raise PerfkitError(f"copy cost: {location} is not in the profile's bucket {profile.s3_bucket}")
         transfer = TransferComparison(profile, methods=list(methods or COPY_METHODS), concurrency=[concurrency],
                                       source_prefix=parts.path.strip("/"))
+        transfer.share_calibration(calibration)
         try:
             transfer.prepare(progress)
         except PerfkitError as err:  # e.g. a partitioned folder: its files sit in sub-folders
