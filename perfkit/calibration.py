@@ -80,10 +80,16 @@ class Calibration:
         return {**asdict(self), "headline": self.headline()}
 
 
+def s3_path(profile) -> tuple[dict | None, str]:
+    """The S3 path a calibration measures: the network asked (as_dict; None: not emulated) and the endpoint."""
+    network = profile.provider.network()
+    return (network.as_dict() if network else None), profile.s3_endpoint or "AWS S3"
+
+
 def calibrate(profile, connections: int = CONNECTIONS) -> Calibration:
     """Measure the S3 path of `profile` (its endpoint, as every engine of it uses it) before a run."""
     storage.check_s3(profile)  # S3 down or refusing: one message with its fix, not a botocore trace
-    network = profile.provider.network()
+    network, endpoint = s3_path(profile)
     client = storage.s3_client(profile, Config(max_pool_connections=connections + 1))
     small, large = _ensure_objects(client, profile)
     small_ms = _small_get_ms(client, profile.s3_bucket, small)
@@ -96,7 +102,7 @@ def calibrate(profile, connections: int = CONNECTIONS) -> Calibration:
         direct_ms = _small_get_ms(direct, profile.s3_bucket, small)
     one = _get_rate(client, profile.s3_bucket, large, 1)
     many = _get_rate(client, profile.s3_bucket, large, connections)
-    return Calibration(network=network.as_dict() if network else None, endpoint=profile.s3_endpoint or "AWS S3",
+    return Calibration(network=network, endpoint=endpoint,
                        small_get_ms=small_ms, small_get_direct_ms=direct_ms, one_connection_mb_s=one,
                        parallel_mb_s=many, connections=connections)
 

@@ -39,16 +39,21 @@ class ConcurrentRuns:
 
     def stop(self) -> bool:
         """True when another run measured during this one."""
-        try:
-            started_since = (self.folder / "starts").stat().st_size - self._size_at_start
-        except OSError:
-            started_since = 1  # the file went: cannot tell, so not attributable
+        size = self.starts_size()
+        started_since = 1 if size is None else size - self._size_at_start  # the file went: cannot tell
         if self._handle is not None:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
             self._mine.unlink(missing_ok=True)
         return self._others_at_start or started_since > 0
+
+    def starts_size(self) -> int | None:
+        """The shared file's size: one byte per run ever started here; None when it is not there."""
+        try:
+            return (self.folder / "starts").stat().st_size
+        except OSError:
+            return None
 
     def others_measuring(self) -> bool:
         for path in self.folder.glob("*.lock"):
@@ -76,15 +81,9 @@ class OtherRunsInWindow:
     def open(self) -> None:
         self.runs.folder.mkdir(parents=True, exist_ok=True)
         self._others_at_open = self.runs.others_measuring()
-        self._size, self._appended = self._starts_size(), ConcurrentRuns.appended
+        self._size, self._appended = self.runs.starts_size() or 0, ConcurrentRuns.appended
 
     def close(self) -> bool:
         """True when another process measured during the window."""
-        others_started = self._starts_size() - self._size - (ConcurrentRuns.appended - self._appended)
+        others_started = (self.runs.starts_size() or 0) - self._size - (ConcurrentRuns.appended - self._appended)
         return self._others_at_open or others_started > 0
-
-    def _starts_size(self) -> int:
-        try:
-            return (self.runs.folder / "starts").stat().st_size
-        except FileNotFoundError:
-            return 0

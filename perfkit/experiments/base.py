@@ -42,11 +42,9 @@ class Experiment(ABC):
     def share_calibration(self, calibration) -> None:
         """Take the calibration of an experiment run just before behind the same network (an experiment that
         measures a part of another's answer, as the break-even's copy): one measurement of the path, not two."""
-        if calibration is None:
-            return
-        network = self.profile.provider.network()
-        if (calibration.endpoint == (self.profile.s3_endpoint or "AWS S3")
-                and calibration.network == (network.as_dict() if network else None)):
+        from perfkit.calibration import s3_path
+
+        if calibration is not None and (calibration.network, calibration.endpoint) == s3_path(self.profile):
             self._calibration = calibration
 
     @property
