@@ -22,7 +22,7 @@ from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.s3_network import S3Network, current_network, save_network
-from perfkit.lab.service import Service, start_order
+from perfkit.lab.service import Service, say, start_order, start_together
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
 from perfkit.lab.settings import (HOST, LabPorts, checked_home, direct_s3_endpoint, lab_credentials, lab_s3_endpoint,
@@ -93,22 +93,22 @@ class Lab:
             self._check_ports(service)
         if network is not None:
             self.set_network(network)
-        skipped = self.skipped = set()
-        for service in services:
-            if skipped & set(service.needs):
-                print(f"lab: {service.name} not started: it needs {', '.join(skipped & set(service.needs))}", flush=True)
-                skipped.add(service.name)
-                continue
-            missing = [name for name, pid in service.pids().items() if pid is None]
-            if missing:
-                which = "" if missing == [service.name] else f" ({', '.join(missing)})"
-                print(f"lab: starting {service.name}{which} ...", flush=True)
-            try:
-                service.start()  # starts only its missing daemons, then waits until the service is healthy
-            except java.MissingJava as err:  # this service only: the others come up
-                print(f"lab: {service.name} not started: {err}", flush=True)
-                skipped.add(service.name)
+        self.skipped = start_together(services, self._start)
         return self.status(names and [s.name for s in services])
+
+    @staticmethod
+    def _start(service: Service) -> bool:
+        """Start `service`'s missing daemons and wait until it is healthy; False when it has no Java to run on."""
+        missing = [name for name, pid in service.pids().items() if pid is None]
+        if missing:
+            which = "" if missing == [service.name] else f" ({', '.join(missing)})"
+            say(f"lab: starting {service.name}{which} ...")
+        try:
+            service.start()  # starts only its missing daemons, then waits until the service is healthy
+        except java.MissingJava as err:  # this service only: the others come up
+            say(f"lab: {service.name} not started: {err}")
+            return False
+        return True
 
     @staticmethod
     def fetch_tools() -> None:

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from perfkit import atomic
 from perfkit.tiers.alluxio_client import get_json
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
@@ -77,7 +78,7 @@ def hadoop_conf(ports: LabPorts) -> dict[str, str]:
 
 class AlluxioServer(Service):
     name = "alluxio"
-    needs = ("s3",)  # the under-filesystem
+    needs = ("s3", "s3-network")  # the under-filesystem, reached through the S3 network the lab emulates
 
     def __init__(self, home: Path, ports: LabPorts):
         super().__init__(home, ports)
@@ -149,8 +150,9 @@ class AlluxioServer(Service):
     def write_client_config(self) -> None:
         """The configuration clients read (Trino through -Dalluxio.conf.dir, the shell): where the master is."""
         self.client_conf_dir.mkdir(parents=True, exist_ok=True)
-        (self.client_conf_dir / "log4j2.properties").write_text(LOG4J2)
-        (self.client_conf_dir / "alluxio-site.properties").write_text(_properties(client_properties(self.ports)))
+        # atomically: Alluxio and Trino write it at their starts, which the lab runs side by side
+        atomic.write_text(self.client_conf_dir / "log4j2.properties", LOG4J2)
+        atomic.write_text(self.client_conf_dir / "alluxio-site.properties", _properties(client_properties(self.ports)))
 
     def write_config(self) -> None:
         self.write_client_config()

@@ -62,7 +62,8 @@ def warehouse(ports: LabPorts) -> str:
 
 class HiveMetastore(Service):
     name = "hive-metastore"
-    needs = ("hdfs", "s3")  # table locations live there: the metastore checks and creates them
+    # table locations live there: the metastore checks and creates them (S3 through the network the lab emulates)
+    needs = ("hdfs", "s3", "s3-network")
 
     def __init__(self, home: Path, ports: LabPorts):
         super().__init__(home, ports)

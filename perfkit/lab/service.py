@@ -2,6 +2,10 @@
 check and stop it. The Lab (perfkit.lab.Lab) orders, starts and reports services through this surface only."""
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
@@ -76,3 +80,47 @@ def start_order(services: list[Service]) -> list[Service]:
         names.add(ready.name)
         todo.remove(ready)
     return placed
+
+
+def start_together(services: list[Service], start: Callable[[Service], bool], at_once: int | None = None) -> set[str]:
+    """Start each of `services` (in start order) once those it needs are up, as many side by side as there are
+    cores (or `at_once`): a start is mostly a JVM loading classes, CPU-bound (on 2 cores the lab came up in 62 s one by one, 45 s
+    two at a time, 49-51 s three or more at a time). `start(service)` returns False when it left the service down on purpose; what
+    needs a service left down is not started. Returns the names left down. The first error stops further starts
+    and is raised once the starts under way have ended."""
+    names = {service.name for service in services}
+    up: set[str] = set()
+    down: set[str] = set()
+    todo, running, error = list(services), {}, None
+    with ThreadPoolExecutor(at_once or os.cpu_count() or 2) as pool:
+        while todo or running:
+            for service in list(todo) if error is None else []:
+                needs = [name for name in service.needs if name in names]
+                if down & set(needs):
+                    say(f"lab: {service.name} not started: it needs {', '.join(sorted(down & set(needs)))}")
+                    down.add(service.name)
+                    todo.remove(service)
+                elif all(name in up for name in needs):
+                    running[pool.submit(start, service)] = service
+                    todo.remove(service)
+            if not running:
+                if todo and error is None:
+                    raise PerfkitError(f"lab: {', '.join(s.name for s in todo)} need each other: no start order exists")
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                service = running.pop(future)
+                try:
+                    (up if future.result() else down).add(service.name)
+                except Exception as err:  # noqa: BLE001 - raised below, after the other starts end
+                    error = error or err
+                    down.add(service.name)
+    if error is not None:
+        raise error
+    return down
+
+
+def say(line: str) -> None:
+    """One line on stdout in one write: starts side by side never print into each other's lines."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()

@@ -185,7 +185,8 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
     lab = Lab(home=tmp_path)
     assert [s.name for s in lab.select(["fuse-hdfs"])] == ["hdfs", "fuse-hdfs"]  # the mount needs HDFS
     assert [s.name for s in lab.select(["s3", "namenode"])] == ["hdfs", "s3"]  # a daemon names its service
-    assert [s.name for s in lab.select(["alluxio-worker"])] == ["s3", "alluxio"]  # S3 is its under-filesystem
+    # S3 is its under-filesystem, reached through the emulated network
+    assert [s.name for s in lab.select(["alluxio-worker"])] == ["s3", "s3-network", "alluxio"]
     assert [s.name for s in lab.select(None)] == [s.name for s in lab.services]
     with pytest.raises(PerfkitError, match=r"lab: no service presto: the lab's services are hdfs, s3, s3-network, "
                                            r"alluxio, nfs, hive-metastore, hiveserver2, spark-thrift, trino, fuse-hdfs"):

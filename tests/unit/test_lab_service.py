@@ -1,10 +1,13 @@
 """The lab's services share one base: the Lab orders, starts, reports and stops them through it alone."""
+import threading
+import time
+
 import pytest
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import Lab, tools
 from perfkit.lab.process import Daemon
-from perfkit.lab.service import Service, start_order
+from perfkit.lab.service import Service, start_order, start_together
 from perfkit.lab.settings import LabPorts
 
 
@@ -88,3 +91,44 @@ def test_every_lab_service_is_a_service_and_the_real_order_is_the_listed_one(tmp
         assert set(service.pids()) == {d.name for d in service.daemons}
         assert set(service.addresses()) <= set(service.pids())
         assert all(need in {s.name for s in lab.services} for need in service.needs)
+
+
+class Named:
+    """A service as start_together sees it: a name and what it needs."""
+
+    def __init__(self, name: str, needs: tuple[str, ...] = ()):
+        self.name, self.needs = name, needs
+
+
+def test_start_together_starts_independent_services_side_by_side_and_a_dependent_after_its_needs():
+    both_running, log = threading.Barrier(2, timeout=5), []
+
+    def start(service):
+        log.append(f"begin {service.name}")
+        if service.name in ("store", "mount"):
+            both_running.wait()  # returns only when the other one is starting too: a BrokenBarrierError otherwise
+        log.append(f"end {service.name}")
+        return True
+
+    down = start_together([Named("store"), Named("mount"), Named("catalog", ("store",))], start, at_once=2)
+    assert down == set()
+    assert log.index("begin catalog") > log.index("end store")
+    assert sorted(log[:2]) == ["begin mount", "begin store"]
+
+
+def test_start_together_leaves_down_what_needs_a_service_left_down_and_raises_the_first_error_after_the_rest(capsys):
+    ended = []
+
+    def start(service):
+        if service.name == "broken":
+            raise PerfkitError("broken: port taken")
+        time.sleep(0.2)  # still starting when the error comes
+        ended.append(service.name)
+        return service.name != "javaless"
+
+    services = [Named("broken"), Named("javaless"), Named("slow"), Named("after-broken", ("broken",))]
+    with pytest.raises(PerfkitError, match="broken: port taken"):
+        start_together(services, start, at_once=4)
+    assert sorted(ended) == ["javaless", "slow"]  # the starts under way ended; nothing new began
+    assert start_together([Named("javaless"), Named("dependent", ("javaless",))], start) == {"javaless", "dependent"}
+    assert "lab: dependent not started: it needs javaless\n" in capsys.readouterr().out
