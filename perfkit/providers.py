@@ -78,6 +78,10 @@ class Provider:
         """Empty Trino's file-system cache; what was done, in words."""
         return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"
 
+    def trino_cache_catalog(self, profile) -> str:
+        """The Trino catalog that reads through the file-system cache now: the profile's."""
+        return profile.trino_cache_catalog
+
     # -- what to tell the user -----------------------------------------------------------------------------------
     def fix(self, service: str, on_cluster: str) -> str:
         """The fix to print when `service` does not answer: on a cluster, `on_cluster` (which profile settings to

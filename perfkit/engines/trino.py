@@ -165,11 +165,12 @@ class TrinoEngine(Engine):
         """The catalogs whose S3 client a run on `storage` uses: the file-system cache's for trino-cache, the plain
         one for s3, both when not said."""
         p = self.profile
-        if storage == "trino-cache" and p.trino_cache_catalog:
-            return [p.trino_cache_catalog]
+        cache = p.provider.trino_cache_catalog(p) if p.trino_cache_catalog else ""  # the one in use (lab: fresh)
+        if storage == "trino-cache" and cache:
+            return [cache]
         if storage == "s3":
             return [p.trino_catalog]
-        return list(dict.fromkeys(c for c in (p.trino_catalog, p.trino_cache_catalog) if c))
+        return list(dict.fromkeys(c for c in (p.trino_catalog, cache) if c))
 
     def _s3_stats(self, catalogs: list[str] | None = None) -> dict[str, float] | None:
         """S3FileSystemStats' counters of the profile's catalogs, summed over catalogs and nodes, by lower-case name.

@@ -69,22 +69,19 @@ class CacheTierComparison(QueryComparison):
                         for round_ in range(self.runs):
                             for where in _rotated(self.storages, round_):
                                 bar.set_postfix_str(f"{engine_name} {query.id} {where}")
-                                self._three_tries(results, engine, query, round_, where, tables[where],
-                                                  tables.get(BACKING))
+                                self._three_tries(results, engine, query, round_, where, tables[where])
                                 bar.update(len(TRIES))
                         results.save()
         return results
 
-    def _three_tries(self, results, engine, query, round_: int, where: str, tables, tables_s3=None) -> None:
+    def _three_tries(self, results, engine, query, round_: int, where: str, tables) -> None:
         if self.unavailable_reason(engine.name, where, query):
             self.measure(results, engine, query, Step("measured", round_, where), tables)  # records why, once
             return
         cache = tier(where, self.profile) if is_tier(where) else None
         emptied = self.empty(where)
-        if cache is not None and cache.restarts_engine and tables_s3 is not None:
-            # the query once on S3 directly, unmeasured: the cold try then measures a cold cache, not a cold JVM
-            engine.execute(query.for_tables(tables_s3, engine.name), timeout_s=self.query_timeout_s)
-            emptied += "; the query ran once on S3 directly after the restart (unmeasured)"
+        if cache is not None:
+            tables = cache.current_tables(tables)  # Trino's cache: a fresh catalog took over
         for try_ in TRIES:
             before = self.counters(engine, where)
             first = len(results.records)

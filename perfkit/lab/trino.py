@@ -3,10 +3,15 @@
 Catalogs: `hive` (the lab's thrift metastore; HDFS through Hadoop's client, S3 through Trino's native client,
 alluxio:// through Alluxio's client),
 `tpch` (generated data to copy from) and `jmx` (the server's own counters, e.g. its file-system cache's).
+`hive_cache` reads the hive catalog's tables through Trino's file-system cache; catalogs are dynamic, so an empty
+cache is a fresh catalog of that kind (fresh_cache_catalog) rather than a restart.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+from perfkit import atomic
 
 from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
@@ -48,6 +53,8 @@ class TrinoServer(Service):
         super().__init__(home, ports)
         self.etc, self.data = home / "trino" / "etc", home / "trino" / "data"
         self.cache_dir = home / "trino" / "cache"  # the file-system cache of catalog CACHE_CATALOG
+        self.fresh_cache_dirs = home / "trino" / "fresh-caches"  # one per fresh cache catalog, until the next start
+        self.cache_catalog_file = home / "trino" / "cache-catalog"  # the cache catalog in use, when not CACHE_CATALOG
         self.daemons = [Daemon("trino", home, "io.trino.server.TrinoServer", ports={"trino": ports.trino})]
 
     @property
@@ -89,8 +96,10 @@ class TrinoServer(Service):
                 "http-server.log.enabled": "false",  # no request log growing under data/
                 "query.max-memory": "1GB", "query.max-memory-per-node": "768MB",
                 "memory.heap-headroom-per-node": "512MB", "task.concurrency": 2,
-                "plugin.dir": trino_dist.trino_home() / "plugin", "catalog.config-dir": self.etc / "catalog",
+                "plugin.dir": trino_dist.trino_home() / "plugin",
+                "catalog.management": "dynamic", "catalog.store": "file",
             },
+            "catalog-store.properties": {"catalog.config-dir": self.etc / "catalog"},
             "log.properties": LOG_LEVELS,
             "catalog/hive.properties": hive,
             # the same tables through Trino's file-system cache (Alluxio's caching library, on local disk): the
@@ -104,6 +113,11 @@ class TrinoServer(Service):
         }
 
     def write_config(self) -> None:
+        # the fresh cache catalogs of the last run end with it: a start has the catalogs written here only
+        for stale in (self.etc / "catalog").glob(f"{CACHE_CATALOG}_*.properties"):
+            stale.unlink()
+        shutil.rmtree(self.fresh_cache_dirs, ignore_errors=True)
+        self.cache_catalog_file.unlink(missing_ok=True)
         for rel, values in self.config().items():
             path = self.etc / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +150,45 @@ class TrinoServer(Service):
             self.daemon.start(argv, env={"AWS_EC2_METADATA_DISABLED": "true"}, cwd=self.data)
         self.wait_healthy(self.daemon, 300, "read the log; Trino takes 15-30 s to start here, "
                           "minutes on a busy 2-core machine, and needs ~2.5 GiB of free memory")
+
+    def cache_catalog(self) -> str:
+        """The catalog that reads through the file-system cache now: CACHE_CATALOG, or the last fresh one."""
+        try:
+            return self.cache_catalog_file.read_text().strip() or CACHE_CATALOG
+        except FileNotFoundError:
+            return CACHE_CATALOG
+
+    def fresh_cache_catalog(self) -> tuple[str, int]:
+        """A new catalog like CACHE_CATALOG with an empty cache folder of its own, in use from now on; the previous
+        fresh one dropped and its pages deleted. Returns the new catalog and the bytes of pages the previous one held.
+
+        Trino's cache manager keeps its list of cached pages in memory: pages deleted under a running Trino are neither
+        read nor cached again (measured: hot reads then still fetched half their bytes from S3), so a cold cache is a
+        new catalog (under a second) or a restart (15-30 s here). A catalog dropped and created again under the same
+        name keeps the first one's JMX counters (measured): each fresh catalog has a name of its own."""
+        previous = self.cache_catalog()
+        number = int(previous.rsplit("_", 1)[1]) + 1 if previous != CACHE_CATALOG else 2
+        name = f"{CACHE_CATALOG}_{number}"
+        folder = self.fresh_cache_dirs / name
+        folder.mkdir(parents=True)
+        values = {**self.config()[f"catalog/{CACHE_CATALOG}.properties"], "fs.cache.directories": folder}
+        connector = values.pop("connector.name")
+        quoted = {key: str(value).replace("'", "''") for key, value in values.items()}
+        with_ = ", ".join(f'"{key}" = \'{value}\'' for key, value in quoted.items())
+        self.query(f"CREATE CATALOG {name} USING {connector} WITH ({with_})")
+        created = self.etc / "catalog" / f"{name}.properties"
+        if created.exists():
+            created.chmod(0o600)  # the file catalog store wrote the S3 keys in it
+        atomic.write_text(self.cache_catalog_file, name + "\n")
+        held = 0
+        if previous != CACHE_CATALOG:
+            self.query(f"DROP CATALOG {previous}")
+            old = self.fresh_cache_dirs / previous
+            held = sum(f.stat().st_size for f in old.rglob("*") if f.is_file())
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            held = sum(f.stat().st_size for f in self.cache_dir.rglob("*") if f.is_file())
+        return name, held
 
     def query(self, sql: str) -> list[tuple]:
         from trino.dbapi import connect

@@ -32,7 +32,6 @@ class Tier(WritesRefused, Storage):
     name = "?"
     backing = BACKING
     engines: tuple[str, ...] | None = None  # the engines that can read through it; None: every engine
-    restarts_engine = False  # emptying it restarts the engine that reads through it
     service = "?"  # what serves it (the lab service of that name)
 
     @cached_property
@@ -87,6 +86,10 @@ class Tier(WritesRefused, Storage):
     def empty(self) -> str:
         """Empty the tier; say what was emptied."""
         raise NotImplementedError
+
+    def current_tables(self, tables: dict[str, str]) -> dict[str, str]:
+        """The tables registered to read through this tier, as read after empty(): the same for most tiers."""
+        return tables
 
     def probe(self, backing):
         """The health probe of a read through the tier: S3's (a tier with a service of its own adds its own)."""

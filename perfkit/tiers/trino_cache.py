@@ -12,12 +12,12 @@ class TrinoCache(Tier):
     name = "trino-cache"
     service = "trino"
     engines = ("trino",)
-    restarts_engine = True  # emptying restarts Trino: its first query after that is a cold JVM's
     STATS = "io.trino.filesystem.alluxio:type=alluxiocachestats,name={c},catalog={c}"
 
     @property
     def catalog(self) -> str:
-        return self.profile.trino_cache_catalog
+        """The catalog in use now: the profile's, or (in the lab) the fresh one its last emptying made."""
+        return self.profile.provider.trino_cache_catalog(self.profile)
 
     def unavailable(self) -> str | None:
         if not self.catalog:
@@ -30,9 +30,14 @@ class TrinoCache(Tier):
         return f"{self.catalog}.{registered}"
 
     def empty(self) -> str:
-        """Trino's cache emptied by the profile's provider: in the lab by a restart with an empty cache folder (pages
-        deleted under a running Trino are neither read nor cached again); on a cluster it says it cannot."""
+        """Trino's cache emptied by the profile's provider: in the lab a fresh catalog with an empty cache folder
+        takes over (pages deleted under a running Trino are neither read nor cached again); on a cluster it says it
+        cannot. Tables registered before are read through the new catalog with current_tables()."""
         return self.profile.provider.empty_trino_cache()
+
+    def current_tables(self, tables: dict[str, str]) -> dict[str, str]:
+        """`tables` (catalog.database.table, as table() gave them) read through the catalog in use now."""
+        return {name: self.table(qualified.split(".", 1)[1]) for name, qualified in tables.items()}
 
     def snapshot(self, engine=None) -> dict[str, float]:
         """The cache's counters and, as Trino reads S3 itself on a miss, its throttled and retried S3 requests."""
