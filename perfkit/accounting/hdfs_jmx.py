@@ -11,7 +11,9 @@ two snapshots; the lab sets the period to 100 ms."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
@@ -43,16 +45,26 @@ def pick(bean: dict, names: dict[str, str]) -> dict[str, float]:
 
 
 class HdfsJmx:
-    """Cumulative counters of the NameNode and every live DataNode, summed."""
+    """Cumulative counters of the NameNode and every live DataNode, summed. The NameNode and the DataNodes are asked
+    side by side: a run pays two snapshots, and each was a round trip per daemon one after the other (about 4 ms
+    each on the lab; on a cluster, one per DataNode)."""
 
     name = "HDFS NameNode and DataNode JMX"
     storage = "hdfs"
+    AT_ONCE = 8  # daemons asked at the same time
 
-    def __init__(self, namenode_url: str, period_s: float = 10.0):
-        self.namenode_url, self.period_s = namenode_url, period_s
-        self.session = requests.Session()  # kept-alive: a snapshot costs round trips, not handshakes
+    def __init__(self, namenode_url: str, period_s: float = 10.0, new_session=requests.Session):
+        self.namenode_url, self.period_s, self.new_session = namenode_url, period_s, new_session
+        self._sessions = threading.local()  # a kept-alive session per thread: round trips, not handshakes
+        self._pool: ThreadPoolExecutor | None = None
         self._last_read = -float("inf")
         self._datanodes: list[str] | None = None  # found once through the NameNode, again when one does not answer
+
+    @property
+    def session(self) -> requests.Session:
+        if not hasattr(self._sessions, "session"):
+            self._sessions.session = self.new_session()
+        return self._sessions.session
 
     def read(self) -> dict[str, float]:
         wait = self._last_read + self.period_s * 1.1 - time.monotonic()  # 10% for the daemons' clocks and timers
@@ -64,19 +76,23 @@ class HdfsJmx:
             self._last_read = time.monotonic()  # after the last bean came back: its refresh was before
 
     def _read(self) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for bean in beans(self.namenode_url, NAMENODE_ACTIVITY, self.session):
-            found.update(pick(bean, NAMENODE_COUNTERS))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.AT_ONCE, thread_name_prefix="hdfs-jmx")
+        namenode = self._pool.submit(lambda: beans(self.namenode_url, NAMENODE_ACTIVITY, self.session))
         try:
             datanodes = self._datanode_beans(self._datanodes or datanode_urls(self.namenode_url, self.session))
         except requests.RequestException:  # a DataNode went or moved: ask the NameNode again
             datanodes = self._datanode_beans(datanode_urls(self.namenode_url, self.session))
+        found: dict[str, float] = {}
+        for bean in namenode.result():
+            found.update(pick(bean, NAMENODE_COUNTERS))
         for bean in datanodes:
             for name, value in pick(bean, DATANODE_COUNTERS).items():
                 found[name] = found.get(name, 0.0) + value
         return found
 
     def _datanode_beans(self, urls: list[str]) -> list[dict]:
-        found = [bean for url in urls for bean in beans(url, DATANODE_ACTIVITY, self.session)]
+        answers = self._pool.map(lambda url: beans(url, DATANODE_ACTIVITY, self.session), urls)
+        found = [bean for answer in answers for bean in answer]
         self._datanodes = urls
         return found

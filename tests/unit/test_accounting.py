@@ -81,19 +81,33 @@ class Response:
 
 
 def test_hdfs_jmx_sums_every_live_datanode_found_through_the_namenode():
-    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0)
-    jmx.session = Session()
+    servlets = Session()
+    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0, new_session=lambda: servlets)
     assert jmx.read() == {"hdfs_block_locations": 7, "hdfs_listings": 2, "hdfs_bytes_read": 150, "hdfs_read_ops": 6,
                           "hdfs_bytes_written": 0}
-    assert ("http://127.0.0.1:9865/jmx" in url for url, _ in jmx.session.asked)
+    assert {url for url, _ in servlets.asked} == {f"http://127.0.0.1:{port}/jmx" for port in (9870, 9864, 9865)}
+
+
+def test_hdfs_jmx_asks_the_namenode_and_the_datanodes_side_by_side():
+    """Each answer waits until the other two daemons are asked too: one after the other, none would come back."""
+    everyone_asked = threading.Barrier(3, timeout=5)
+
+    class Waiting(Session):
+        def get(self, url, params, timeout):
+            if "Info" not in params["qry"]:  # the DataNodes' addresses come first, from the NameNode
+                everyone_asked.wait()
+            return super().get(url, params, timeout)
+
+    servlets = Waiting()
+    assert HdfsJmx("http://127.0.0.1:9870", period_s=0, new_session=lambda: servlets).read()["hdfs_bytes_read"] == 150
 
 
 def test_hdfs_jmx_waits_a_metrics_period_between_reads(monkeypatch):
     """JMX shows a refreshed value only once a period has passed since the last read."""
     slept = []
     monkeypatch.setattr("perfkit.accounting.hdfs_jmx.time.sleep", slept.append)
-    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5)
-    jmx.session = Session()
+    servlets = Session()
+    jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5, new_session=lambda: servlets)
     jmx.read()
     jmx.read()
     assert len(slept) == 1 and 0.5 < slept[0] <= 0.55
