@@ -7,10 +7,13 @@ So is a run whose engine still had work running when the run's I/O was read (`se
 snapshots would otherwise split between the two."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns
 from perfkit.errors import root_cause
 
+READERS = ThreadPoolExecutor(8, thread_name_prefix="run-io")  # shared by every run: one run measures at a time
 NOT_ATTRIBUTABLE = "not attributable: another perfkit run measured at the same time, and the server counts both"
 
 
@@ -73,20 +76,23 @@ class RunAccounting:
 
     def _snapshot(self) -> dict[str, dict | str]:
         """Each side's counters, or why they could not be read. A server source that does not answer is left out of
-        the sum and named (its counters then show as not counted, not as zero)."""
+        the sum and named (its counters then show as not counted, not as zero). The sources and the engine are read
+        side by side: each is a round trip (JMX, a metrics endpoint) and a run pays two snapshots."""
+        asked = [(source, READERS.submit(source.read)) for source in self.server_sources]
+        engine = READERS.submit(self.engine) if self.engine is not None else None
         found: dict[str, dict | str] = {}
-        if self.server_sources:
+        if asked:
             counts, failed = [], []
-            for source in self.server_sources:
+            for source, answer in asked:
                 try:
-                    counts.append(source.read())
+                    counts.append(answer.result())
                 except Exception as err:  # noqa: BLE001 - a source that does not answer: its counts are missing
                     failed.append(f"{source.name} not read: {root_cause(err, 160)}")
             found["server"] = counters.total(*counts) if counts else "; ".join(failed)
             self._failed = failed
-        if self.engine is not None:
+        if engine is not None:
             try:
-                engine_counts = self.engine()
+                engine_counts = engine.result()
             except Exception as err:  # noqa: BLE001
                 engine_counts = f"not read: {root_cause(err, 200)}"
             if engine_counts is not None:

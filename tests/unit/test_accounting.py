@@ -123,6 +123,24 @@ class Counting:
         return dict(self.value)
 
 
+def test_a_snapshot_reads_the_server_sources_and_the_engine_side_by_side(tmp_path):
+    """Each read waits until the other two are under way: read one after the other, none would come back."""
+    all_asked = threading.Barrier(3, timeout=5)
+
+    class Waiting(Counting):
+        def read(self):
+            all_asked.wait()
+            return super().read()
+
+    def engine():
+        all_asked.wait()
+        return {"s3_get": 1}
+
+    run = RunAccounting([Waiting(), Waiting()], engine, "fake engine", ConcurrentRuns(tmp_path))
+    run.before()
+    assert run.after()["engine"] == {"s3_get": 0}
+
+
 def test_a_run_gets_the_difference_of_each_side_and_names_the_sources(tmp_path):
     server, engine = Counting(), {"s3_get": 10}
     run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path))
