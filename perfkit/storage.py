@@ -50,9 +50,17 @@ def s3_client(profile: Profile, config: Config | None = None):
     if profile.s3_endpoint:
         kwargs["endpoint_url"] = profile.s3_endpoint
     creds = profile.provider.s3_credentials()
-    if creds:
-        kwargs.update(aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"])
-    return boto3.session.Session().client("s3", **kwargs)  # a fresh session: the credential chain as it is now
+    if not creds:
+        return boto3.session.Session().client("s3", **kwargs)  # a fresh session: the credential chain as it is now
+    kwargs.update(aws_access_key_id=creds["access_key"], aws_secret_access_key=creds["secret_key"])
+    # keys given: no chain to follow, so one session serves every client, and its loaded service model with it
+    # (a client from a fresh session cost 0.13-0.15 s, most of it loading that model; s3_distance made 70)
+    with _KEYED_SESSION_LOCK:  # a boto3 session is not safe to share between threads while it makes clients
+        return _KEYED_SESSION.client("s3", **kwargs)
+
+
+_KEYED_SESSION = boto3.session.Session()
+_KEYED_SESSION_LOCK = threading.Lock()
 
 
 _SHARED_S3: dict[tuple, object] = {}
