@@ -86,8 +86,10 @@ class Lab:
         the S3 clients start (set_network)."""
         services = self.select(names)
         tools.java_home()
-        if len(services) == len(self.services):
-            self.fetch_tools()  # every download before the first start: a slow fetch never leaves half a lab
+        if len(services) > 1 or len(services) == len(self.services):
+            # every download before the first start: a slow fetch never leaves half a lab, and the starts, which
+            # run side by side, never fetch at once (Maven's local repository takes one writer)
+            self.fetch_tools()
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
