@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 from perfkit import atomic
-
 from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.hdfs import DATASET_REPLICATION, site_xml
@@ -180,14 +179,12 @@ class TrinoServer(Service):
         if created.exists():
             created.chmod(0o600)  # the file catalog store wrote the S3 keys in it
         atomic.write_text(self.cache_catalog_file, name + "\n")
-        held = 0
-        if previous != CACHE_CATALOG:
-            self.query(f"DROP CATALOG {previous}")
-            old = self.fresh_cache_dirs / previous
-            held = sum(f.stat().st_size for f in old.rglob("*") if f.is_file())
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            held = sum(f.stat().st_size for f in self.cache_dir.rglob("*") if f.is_file())
+        if previous == CACHE_CATALOG:  # the configured catalog stays (a restart uses it again), unread until then
+            return name, _bytes_under(self.cache_dir)
+        self.query(f"DROP CATALOG {previous}")
+        old = self.fresh_cache_dirs / previous
+        held = _bytes_under(old)
+        shutil.rmtree(old, ignore_errors=True)
         return name, held
 
     def query(self, sql: str) -> list[tuple]:
@@ -215,3 +212,7 @@ class TrinoServer(Service):
     @property
     def version(self) -> str:
         return str(self.query("SELECT node_version FROM system.runtime.nodes LIMIT 1")[0][0])
+
+
+def _bytes_under(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
