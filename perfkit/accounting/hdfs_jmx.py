@@ -56,7 +56,7 @@ class HdfsJmx:
     def __init__(self, namenode_url: str, period_s: float = 10.0, new_session=requests.Session):
         self.namenode_url, self.period_s, self.new_session = namenode_url, period_s, new_session
         self._sessions = threading.local()  # a kept-alive session per thread: round trips, not handshakes
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool = ThreadPoolExecutor(self.AT_ONCE, thread_name_prefix="hdfs-jmx")  # threads made when first asked
         self._last_read = -float("inf")
         self._datanodes: list[str] | None = None  # found once through the NameNode, again when one does not answer
 
@@ -76,8 +76,6 @@ class HdfsJmx:
             self._last_read = time.monotonic()  # after the last bean came back: its refresh was before
 
     def _read(self) -> dict[str, float]:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.AT_ONCE, thread_name_prefix="hdfs-jmx")
         namenode = self._pool.submit(lambda: beans(self.namenode_url, NAMENODE_ACTIVITY, self.session))
         try:
             datanodes = self._datanode_beans(self._datanodes or datanode_urls(self.namenode_url, self.session))

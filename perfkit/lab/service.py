@@ -84,10 +84,10 @@ def start_order(services: list[Service]) -> list[Service]:
 
 def start_together(services: list[Service], start: Callable[[Service], bool], at_once: int | None = None) -> set[str]:
     """Start each of `services` (in start order) once those it needs are up, as many side by side as there are
-    cores (or `at_once`): a start is mostly a JVM loading classes, CPU-bound (on 2 cores the lab came up in 62 s one by one, 45 s
-    two at a time, 49-51 s three or more at a time). `start(service)` returns False when it left the service down on purpose; what
-    needs a service left down is not started. Returns the names left down. The first error stops further starts
-    and is raised once the starts under way have ended."""
+    cores (or `at_once`): a start is mostly a JVM loading classes, CPU-bound (on 2 cores the lab came up in 62 s
+    one by one, 45 s two at a time, 49-51 s three or more at a time). `start(service)` returns False when it left
+    the service down on purpose; what needs a service left down is not started. Returns the names left down. The
+    first error stops further starts and is raised once the starts under way have ended."""
     names = {service.name for service in services}
     up: set[str] = set()
     down: set[str] = set()
