@@ -9,7 +9,8 @@ Three paths: the bare client, perfkit's runner with I/O accounting off, and with
 and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
 storages once through each path; the order of the paths rotates between rounds so that drift (the JVM still
 warming, the machine's load) hits all alike. Prints the per-round totals and the medians of the per-round ratios:
-accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05). Needs the lab up.
+accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05); and the times the
+runs record (wall_s) against bare, which says whether the runner biases its figures. Needs the lab up.
 """
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ def main() -> None:
     off_bare = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
     print(f"  ratio accounting on / off (median of the rounds' ratios): {on_off:.3f} (target <= 1.03)")
     print(f"  ratio perfkit with accounting / bare: {on_bare:.3f} (target <= 1.05); without: {off_bare:.3f}")
+    # what the runs record (wall_s: the query alone, snapshots and probes outside it), per round, against bare
+    recorded = [sum(r.wall_s for r in results.records if r.iteration == round_) / 2 for round_ in range(args.rounds)]
+    print(f"  ratio of the times perfkit records (wall_s, per round) / bare: "
+          f"{statistics.median(k / b for k, b in zip(recorded, totals['bare'])):.3f} (1 = no bias in the figures)")
 
 
 if __name__ == "__main__":

@@ -163,11 +163,12 @@ class Engine(ABC):
     def versions(self) -> dict[str, str]:
         return {}
 
-    def s3_counters(self) -> dict[str, int] | None:
+    def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """This engine's S3 requests so far that the server throttled (`s3_throttled`) and that were retried
         (`s3_retried`), from the engine's own S3 client, for a difference before and after a run; None when the
         engine does not expose them (Hive and the Spark Thrift Server: their S3A statistics live in a server JVM
-        perfkit cannot read): not counted, which is not zero."""
+        perfkit cannot read): not counted, which is not zero. `storage` (s3, a tier) may narrow them as in
+        io_counters."""
         return None
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:

@@ -110,7 +110,7 @@ class SparkEngine(Engine):
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
 
-    def s3_counters(self) -> dict[str, int] | None:
+    def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3A's statistics of the bucket's file system (IOStatistics counters: store_io_throttled counts the
         throttled tries S3A and the SDK under it saw, store_io_retry the other retries). None where they would not
         say what the queries did: no session, a bucket not read through S3A (EMRFS's s3://), or executors in JVMs of

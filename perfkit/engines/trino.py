@@ -140,10 +140,11 @@ class TrinoEngine(Engine):
     def versions(self) -> dict[str, str]:
         return {self.name: f"Trino {self.server_version}"}
 
-    def s3_counters(self) -> dict[str, int] | None:
-        """Throttled and retried S3 calls of the profile's catalogs (the plain one and the file-system cache's),
-        summed over the nodes; cluster-wide, so one query at a time. None when no catalog's counters answer."""
-        stats = self._s3_stats()
+    def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
+        """Throttled and retried S3 calls of the catalogs a run on `storage` reads (both when not said: the plain one
+        and the file-system cache's), summed over the nodes; cluster-wide, so one query at a time. None when no
+        catalog's counters answer."""
+        stats = self._s3_stats(self._catalogs_reading(storage))
         return None if stats is None else {name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()}
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:

@@ -78,9 +78,10 @@ class S3(Storage):
     def check(self) -> None:
         clients.check_s3(self.profile)
 
-    def snapshot(self, engine=None) -> dict[str, float]:
-        """The engine's throttled and retried S3 requests so far (Engine.s3_counters); {} when it does not count them."""
-        counters = engine.s3_counters() if engine is not None else None
+    def snapshot(self, engine=None, storage: str | None = None) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests so far (Engine.s3_counters) of the S3 client a run on
+        `storage` (this one, or a tier in front of it) uses; {} when the engine does not count them."""
+        counters = engine.s3_counters(storage=storage or self.name) if engine is not None else None
         return dict(counters) if counters is not None else {}
 
     def health_probe(self, read_file: str | None = None):

@@ -42,7 +42,7 @@ class TrinoCache(Tier):
     def snapshot(self, engine=None) -> dict[str, float]:
         """The cache's counters and, as Trino reads S3 itself on a miss, its throttled and retried S3 requests."""
         found = super().snapshot(engine)
-        return {**found, **self.copy.snapshot(engine)} if found else found
+        return {**found, **self.copy.snapshot(engine, storage=self.name)} if found else found
 
     def counters(self, engine=None) -> Counters:
         """Trino's own cache counters, summed over its nodes (JMX, through the jmx catalog)."""

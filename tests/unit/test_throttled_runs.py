@@ -32,7 +32,7 @@ class CountingEngine:
         self.totals["s3_retried"] += retried
         return [(1,)]
 
-    def s3_counters(self):
+    def s3_counters(self, storage=None):
         return dict(self.totals) if self.counts else None
 
 

@@ -56,3 +56,14 @@ def test_a_run_reads_the_counters_of_the_catalog_it_reads_through(coordinator):
     assert engine.io_counters("trino-cache")["s3_get"] == 5 and engine.io_counters("trino-cache")["s3_put"] == 4
     assert [path.rsplit("name=", 1)[1] for path, _ in asked] == [profile.trino_catalog] + [
         profile.trino_cache_catalog] * 2
+
+
+def test_throttled_and_retried_calls_are_those_of_the_catalog_the_run_reads(coordinator):
+    port, asked = coordinator
+    profile = dataclasses.replace(load_profile("lab"), trino_host="127.0.0.1", trino_port=port)
+    engine = TrinoEngine(profile)
+    engine.nodes = 1
+    assert engine.s3_counters("s3") == {"s3_throttled": 1, "s3_retried": 1}  # the plain catalog's
+    assert engine.s3_counters("trino-cache") == {"s3_throttled": 0, "s3_retried": 0}  # the cache catalog's: none
+    # one bean per run's snapshot, not both catalogs' (each read is ~6 ms on the lab, and a run pays two)
+    assert [path.rsplit("name=", 1)[1] for path, _ in asked] == [profile.trino_catalog, profile.trino_cache_catalog]
