@@ -3,19 +3,16 @@
 NameNodeActivity: GetBlockLocations (a file opened for reading), GetListingOps; DataNodeActivity-<host>-<port>:
 BytesRead, ReadBlockOpNumOps (a rate: its count), BytesWritten. The DataNodes are found through the NameNode
 (NameNodeInfo's LiveNodes, each with its HTTP address), so the same code reads a one-machine lab and a cluster.
-
-Hadoop's metrics system refreshes what JMX shows at most once per metrics period (`*.period`, 10 s by default):
-but the first read after a period has passed is fresh (MetricsSourceAdapter.updateJmxCache). So each read waits
-until a period has passed since the one before: on a cluster at the default 10 s that is up to 10 s between a run's
-two snapshots; the lab sets the period to 100 ms."""
+Each read is fresh: perfkit.accounting.metrics_period."""
 from __future__ import annotations
 
 import json
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+
+from perfkit.accounting.metrics_period import FreshReads
 
 NAMENODE_ACTIVITY = "Hadoop:service=NameNode,name=NameNodeActivity"
 NAMENODE_INFO = "Hadoop:service=NameNode,name=NameNodeInfo"
@@ -54,10 +51,10 @@ class HdfsJmx:
     AT_ONCE = 8  # daemons asked at the same time
 
     def __init__(self, namenode_url: str, period_s: float = 10.0, new_session=requests.Session):
-        self.namenode_url, self.period_s, self.new_session = namenode_url, period_s, new_session
+        self.namenode_url, self.new_session = namenode_url, new_session
         self._sessions = threading.local()  # a kept-alive session per thread: round trips, not handshakes
         self._pool = ThreadPoolExecutor(self.AT_ONCE, thread_name_prefix="hdfs-jmx")  # threads made when first asked
-        self._last_read = -float("inf")
+        self._fresh = FreshReads(period_s)
         self._datanodes: list[str] | None = None  # found once through the NameNode, again when one does not answer
 
     @property
@@ -67,13 +64,7 @@ class HdfsJmx:
         return self._sessions.session
 
     def read(self) -> dict[str, float]:
-        wait = self._last_read + self.period_s * 1.1 - time.monotonic()  # 10% for the daemons' clocks and timers
-        if wait > 0:
-            time.sleep(wait)
-        try:
-            return self._read()
-        finally:
-            self._last_read = time.monotonic()  # after the last bean came back: its refresh was before
+        return self._fresh(self._read)
 
     def _read(self) -> dict[str, float]:
         namenode = self._pool.submit(lambda: beans(self.namenode_url, NAMENODE_ACTIVITY, self.session))

@@ -8,21 +8,12 @@ from perfkit.config import SECRET_NAME
 from perfkit.datasets.partitions import Partitioning, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with_deadline, sql_properties
 from perfkit import interrupts
+from perfkit.accounting import s3a_statistics
 from perfkit.errors import ServiceError, root_cause
 from perfkit.waiting import WaitTimeout, poll_until
 
 
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-# perfkit's names for S3A's statistics (org.apache.hadoop.fs.s3a.Statistic)
-S3A_COUNTERS = {"s3_throttled": "store_io_throttled", "s3_retried": "store_io_retry"}
-# S3A's IOStatistics -> perfkit's counters (perfkit.accounting.counters); exact with the classic input stream, which
-# the lab sets (perfkit.s3_retries): Hadoop 3.5's default `analytics` stream does not count its GETs
-S3A_IO_COUNTERS = {"s3_get": ("action_http_get_request",), "s3_head": ("action_http_head_request",),
-                   "s3_list": ("object_list_request", "object_continue_list_request"),
-                   "s3_put": ("object_put_request",), "s3_copy": ("object_copy_requests",),
-                   "s3_delete": ("object_delete_request", "object_bulk_delete_request"),
-                   "s3_bytes_read": ("stream_read_total_bytes",), "s3_bytes_written": ("object_put_bytes",),
-                   **{name: (key,) for name, key in S3A_COUNTERS.items()}}
 # Hadoop's per-scheme file-system statistics of HDFS's client, in this JVM (local mode: the executors' too)
 HDFS_CLIENT_COUNTERS = {"hdfs_bytes_read": "bytesRead", "hdfs_bytes_written": "bytesWritten"}
 
@@ -116,7 +107,7 @@ class SparkEngine(Engine):
         say what the queries did: no session, a bucket not read through S3A (EMRFS's s3://), or executors in JVMs of
         their own (not local mode: the driver's file system only lists)."""
         counters = self._s3a_counters()
-        return None if counters is None else {name: int(counters.get(key) or 0) for name, key in S3A_COUNTERS.items()}
+        return None if counters is None else s3a_statistics.fault_counters(counters)
 
     def _s3a_counters(self):
         """The IOStatistics counters of the bucket's S3A file system (a Java map), or None (see s3_counters)."""
@@ -137,7 +128,7 @@ class SparkEngine(Engine):
         s3a = self._s3a_counters()
         if s3a is None:
             return None
-        found = {name: sum(int(s3a.get(key) or 0) for key in keys) for name, keys in S3A_IO_COUNTERS.items()}
+        found = s3a_statistics.io_counters(s3a)
         jvm = self.spark.sparkContext._jvm
         hdfs = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
         if hdfs is not None:

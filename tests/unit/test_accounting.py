@@ -105,7 +105,7 @@ def test_hdfs_jmx_asks_the_namenode_and_the_datanodes_side_by_side():
 def test_hdfs_jmx_waits_a_metrics_period_between_reads(monkeypatch):
     """JMX shows a refreshed value only once a period has passed since the last read."""
     slept = []
-    monkeypatch.setattr("perfkit.accounting.hdfs_jmx.time.sleep", slept.append)
+    monkeypatch.setattr("perfkit.accounting.metrics_period.time.sleep", slept.append)
     servlets = Session()
     jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5, new_session=lambda: servlets)
     jmx.read()
