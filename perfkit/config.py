@@ -45,6 +45,7 @@ class Profile:
     hive_host: str  # Hive's HiveServer2
     hive_port: int
     hive_user: str = "perfkit"
+    hive_webui_port: int = 10002  # HiveServer2's web UI (Hive's default port): its /jmx holds the S3A statistics
     spark_thrift_host: str = ""  # the Spark Thrift Server (Spark SQL behind a HiveServer2 endpoint)
     spark_thrift_port: int = 10001
     trino_host: str = ""
@@ -183,7 +184,7 @@ def _behind_network(name: str, network, options: dict) -> Profile:
 
 
 EMR_OPTIONS = ("bucket", "master", "region")
-_TYPES = {"hive_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict,
+_TYPES = {"hive_port": int, "hive_webui_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict,
           "s3_request_metrics": bool}  # every other setting is text
 _KIND_NAMES = {bool: "true or false", int: "a whole number", dict: "a mapping of `key: value` lines", str: "text"}
 

@@ -167,3 +167,7 @@ class Provider:
     def hdfs_metrics_period_s(self) -> float:
         """How often the HDFS daemons refresh what their JMX shows (Hadoop's `*.period`: 10 s unless set)."""
         return 10.0
+
+    def hive_metrics_period_s(self) -> float:
+        """How often HiveServer2 refreshes what its JMX shows (as hdfs_metrics_period_s)."""
+        return 10.0

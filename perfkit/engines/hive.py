@@ -7,6 +7,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 
+from perfkit.accounting import s3a_statistics
+from perfkit.accounting.hiveserver2_jmx import HiveServer2S3A
 from perfkit.engines import DATABASE, Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
 
@@ -136,6 +138,44 @@ class HiveEngine(HiveServer2Engine):
     name = "hive"
     service = "hiveserver2"
 
+    def __init__(self, profile):
+        super().__init__(profile)
+        self.s3a: HiveServer2S3A | None = None  # HiveServer2's S3A statistics, where they are the queries' own
+
+    def open(self) -> None:
+        super().open()
+        p = self.profile
+        if p.s3_scheme == "s3a" and self.runs_where()[1] == "local":  # the tasks read S3 in HiveServer2's JVM, through S3A
+            self.s3a = HiveServer2S3A(f"http://{p.hive_host}:{p.hive_webui_port}", p.s3_bucket,
+                                      p.provider.hive_metrics_period_s())
+
+    def runs_where(self) -> tuple[str, str]:
+        """What executes the queries (mr, tez) and where (local: inside HiveServer2's JVM; yarn)."""
+        runner = self.setting("hive.execution.engine")
+        where = self.setting("tez.local.mode" if runner == "tez" else "mapreduce.framework.name")
+        return runner, {"true": "local", "false": "yarn"}.get(where, where)
+
+    def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
+        """Throttled and retried S3 requests, from HiveServer2's S3A statistics (io_counters says where)."""
+        found = self._s3a_statistics(storage)
+        return None if found is None else s3a_statistics.fault_counters(found)
+
+    def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
+        """S3 requests by type and bytes from the S3A statistics of HiveServer2's JVM, where the local tasks run:
+        every S3 request of the session's queries (planning included). None where they would not say it: S3 not
+        read through S3A (EMRFS), tasks in YARN containers, a run on HDFS (HiveServer2 shows no HDFS client counts)
+        or through a tier. A web UI that does not answer raises: the run's engine side is missing, with why."""
+        found = self._s3a_statistics(storage)
+        return None if found is None else s3a_statistics.io_counters(found)
+
+    def _s3a_statistics(self, storage: str | None) -> dict[str, float] | None:
+        if self.s3a is None or storage not in (None, "s3"):
+            return None
+        return self.s3a.read()
+
+    def io_source(self) -> str:
+        return "HiveServer2's S3A statistics (its JMX; the local tasks run in its JVM)"
+
     def address(self) -> tuple[str, int]:
         return self.profile.hive_host, self.profile.hive_port
 
@@ -160,7 +200,5 @@ class HiveEngine(HiveServer2Engine):
 
     def versions(self) -> dict[str, str]:
         # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)
-        runner = self.setting("hive.execution.engine")
-        where = self.setting("tez.local.mode" if runner == "tez" else "mapreduce.framework.name")
-        where = {"true": "local", "false": "yarn"}.get(where, where)
+        runner, where = self.runs_where()
         return {self.name: f"Hive {self.server_version()} ({runner}, {where})"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
-from perfkit.lab.hdfs import site_xml
+from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS, site_xml
 from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon
@@ -18,6 +18,7 @@ from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
 MAIN = "org.apache.hive.service.server.HiveServer2"
+HIVE_METRICS_PERIOD_MS = HDFS_METRICS_PERIOD_MS  # JMX refreshed when read, if this old
 
 
 class HiveServer2(Service):
@@ -28,17 +29,20 @@ class HiveServer2(Service):
         super().__init__(home, ports)
         self.root = home / "hive"
         self.conf_dir = self.root / "conf"
-        self.daemons = [Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2})]
+        self.daemons = [Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2,
+                                                             "hiveserver2_http": ports.hiveserver2_http})]
 
     def addresses(self) -> dict[str, str]:
-        return {self.name: f"{HOST}:{self.ports.hiveserver2}"}
+        return {self.name: f"{HOST}:{self.ports.hiveserver2} (web http://{HOST}:{self.ports.hiveserver2_http})"}
 
     def site(self) -> dict[str, object]:
         p, root = self.ports, self.root
         return {
             "hive.server2.thrift.bind.host": HOST,
             "hive.server2.thrift.port": p.hiveserver2,
-            "hive.server2.webui.port": 0,  # no web UI: the Thrift port is its only listening socket
+            # its web UI for its JMX servlet: the S3A statistics of the JVM where the local tasks run
+            "hive.server2.webui.host": HOST,
+            "hive.server2.webui.port": p.hiveserver2_http,
             "hive.server2.authentication": "NONE",
             "hive.server2.enable.doAs": "false",
             "hive.metastore.uris": f"thrift://{HOST}:{p.metastore}",
@@ -78,6 +82,8 @@ class HiveServer2(Service):
             "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
             "dfs.replication": 1,  # the lab's one DataNode (HiveServer2 does not read the lab's hdfs-site.xml)
             **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}))
+        # what JMX shows is refreshed at most once a metrics period (perfkit.accounting.metrics_period)
+        (self.conf_dir / "hadoop-metrics2.properties").write_text(f"*.periodMillis={HIVE_METRICS_PERIOD_MS}\n")
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
             (self.conf_dir / name).write_text(LOG4J2)
 

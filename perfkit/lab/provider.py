@@ -13,6 +13,7 @@ from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
 from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS
+from perfkit.lab.hive import HIVE_METRICS_PERIOD_MS
 from perfkit.lab.s3 import s3_access_log
 from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
                                   lab_s3_endpoint)
@@ -180,6 +181,9 @@ class LabProvider(Provider):
     def hdfs_metrics_period_s(self) -> float:
         return HDFS_METRICS_PERIOD_MS / 1000
 
+    def hive_metrics_period_s(self) -> float:
+        return HIVE_METRICS_PERIOD_MS / 1000
+
 
 def lab_profile() -> Profile:
     """The lab's addresses (ports from the environment) and this provider: what `load_profile("lab")` resolves to."""
@@ -197,6 +201,7 @@ def lab_profile() -> Profile:
         spark_master="local[2]",
         hive_host=HOST,
         hive_port=ports.hiveserver2,
+        hive_webui_port=ports.hiveserver2_http,
         spark_thrift_host=HOST,
         spark_thrift_port=ports.spark_thrift,
         trino_host=HOST,

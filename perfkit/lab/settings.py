@@ -57,6 +57,7 @@ class LabPorts:
     s3: int = 7070
     metastore: int = 9083  # the Hive metastore (thrift) that Spark, Hive and Trino share
     hiveserver2: int = 10000  # real Hive's HiveServer2
+    hiveserver2_http: int = 10002  # its web UI, for its JMX servlet (the S3A statistics of its JVM)
     spark_thrift: int = 10001  # the Spark Thrift Server (a HiveServer2 endpoint run by Spark), as on EMR
     trino: int = 8889  # Trino's HTTP port, as on EMR
     nfs: int = 12049  # unprivileged: the lab runs no portmapper

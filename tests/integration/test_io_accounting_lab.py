@@ -34,6 +34,23 @@ def test_server_and_engine_count_the_same_s3_requests_on_every_run(profile, tmp_
         assert r.io["server"].get("s3_get", 0) == 0 and r.io["server"]["hdfs_read_ops"] > 0, (r.subject, r.case)
 
 
+def test_hive_counts_the_s3_requests_its_server_saw_on_every_run(profile, tmp_path, monkeypatch):
+    """Hive's own count: the S3A statistics of HiveServer2's JVM, where the lab's local MapReduce tasks run."""
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    cmp = QueryComparison(profile, engines=["hive"], suite="taxi", rows=20_000, files=2, runs=1, warmup=0)
+    runs = measured_io(cmp.run(progress=False))
+    on_s3 = [r for r in runs if r.storage == "s3"]
+    assert len(on_s3) == len(cmp.suite_queries)
+    for r in on_s3:
+        assert r.io["attributable"] and not r.io["missing"], (r.case, r.io)
+        server, engine = r.io["server"], r.io["engine"]
+        assert server["s3_get"] > 0 and engine["s3_bytes_read"] > 0, (r.case, r.io)
+        assert {n: server.get(n, 0) for n in EXACT} == {n: engine.get(n, 0) for n in EXACT}, f"{r.case}: {r.io}"
+        assert r.io["sources"]["engine"].startswith("HiveServer2's S3A statistics")
+    for r in (r for r in runs if r.storage == "hdfs"):  # HiveServer2 shows no HDFS client counts: not zero, absent
+        assert "engine" not in r.io and r.io["server"]["hdfs_read_ops"] > 0, (r.case, r.io)
+
+
 def test_a_full_scan_reads_the_table_s_bytes_and_the_datanodes_sent_at_least_that(profile, tmp_path, monkeypatch):
     """The engines' own count of a full scan is the table's bytes (within 5%); the DataNodes count what they sent,
     which is at least that: a reader that seeks gets the rest of a block streamed (and drops it)."""

@@ -99,6 +99,7 @@ def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path):
     ("base: hdfs\n", "base 'hdfs' is unknown; use one of lab, emr"),
     ("base: lab\nhive_port: ten\n", "setting 'hive_port' must be a whole number, not 'ten'"),
     ("base: lab\nhive_port: true\n", "setting 'hive_port' must be a whole number, not True"),
+    ("base: lab\nhive_webui_port: web\n", "setting 'hive_webui_port' must be a whole number, not 'web'"),
     ("base: lab\nspark_conf: [a, b]\n", "setting 'spark_conf' must be a mapping"),
     ("base: lab\n1: x\n", "has no setting 1"),
 ])

@@ -49,13 +49,15 @@ def test_hiveserver2_listens_on_loopback_only_and_uses_the_shared_metastore(tmp_
     server.write_config()
     site = _site(tmp_path / "hive" / "conf" / "hive-site.xml")
     assert site["hive.server2.thrift.bind.host"] == "127.0.0.1" and site["hive.server2.thrift.port"] == "11000"
-    assert site["hive.server2.webui.port"] == "0"  # no second listening port
+    # its web UI (for its JMX: Hive's S3A statistics) on loopback too, refreshed each read (10 ms periods)
+    assert site["hive.server2.webui.host"] == "127.0.0.1" and site["hive.server2.webui.port"] == str(PORTS.hiveserver2_http)
+    assert (tmp_path / "hive" / "conf" / "hadoop-metrics2.properties").read_text() == "*.periodMillis=10\n"
     assert site["hive.metastore.uris"] == "thrift://127.0.0.1:19083"
     assert site["hive.execution.engine"] == "mr" and site["mapreduce.framework.name"] == "local"
     assert site["hive.server2.enable.doAs"] == "false" and site["hive.server2.authentication"] == "NONE"
     assert all(site[k].startswith((str(tmp_path), tmp_path.as_uri())) for k in
                ("hive.exec.scratchdir", "hive.exec.local.scratchdir", "hive.querylog.location"))
-    assert server.ports_needed() == {"hiveserver2": 11000}
+    assert server.ports_needed() == {"hiveserver2": 11000, "hiveserver2_http": PORTS.hiveserver2_http}
 
 
 @pytest.mark.parametrize("service", [HiveMetastore, HiveServer2])
