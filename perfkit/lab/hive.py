@@ -12,7 +12,7 @@ from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
 from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS, site_xml
 from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
-from perfkit.lab.process import Daemon
+from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
 
@@ -108,4 +108,7 @@ class HiveServer2(Service):
                           "much free memory and can take minutes on a busy machine: run `perfkit lab up` again")
 
     def health(self) -> tuple[bool, str]:
-        return hs2.select_one(self.ports.hiveserver2, 30)
+        healthy, detail = hs2.select_one(self.ports.hiveserver2, 30)
+        if healthy and not port_in_use(HOST, self.ports.hiveserver2_http):  # it starts after the Thrift service
+            return False, f"{detail}; web UI not up yet (port {self.ports.hiveserver2_http})"
+        return healthy, detail

@@ -117,3 +117,14 @@ def test_the_schema_is_made_once_and_a_half_made_one_again(tmp_path, secret, mon
     metastore.database.mkdir()  # what the real tool leaves
     metastore.init_schema()  # marked done: not again
     assert len(runs) == 1
+
+
+def test_hiveserver2_is_healthy_once_its_web_ui_listens_too(tmp_path, monkeypatch):
+    """The web UI (its JMX: Hive's S3A statistics) starts after the Thrift service answers."""
+    server = HiveServer2(tmp_path, PORTS)
+    monkeypatch.setattr("perfkit.lab.hive.hs2.select_one", lambda port, timeout: (True, "SELECT 1 ok"))
+    listening = set()
+    monkeypatch.setattr("perfkit.lab.hive.port_in_use", lambda host, port: port in listening)
+    assert server.health() == (False, f"SELECT 1 ok; web UI not up yet (port {PORTS.hiveserver2_http})")
+    listening.add(PORTS.hiveserver2_http)
+    assert server.health() == (True, "SELECT 1 ok")
