@@ -73,7 +73,10 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         for name in ("s3_get", "s3_head", "s3_list", "s3_put"):
             row[f"{counters.LABELS[name]} ({'server' if server else 'engine'})"] = (server or engine).get(name, math.nan)
         row["S3 MB (server)"] = server.get("s3_bytes_read", math.nan) / 1e6
-        row["S3 MB (engine)"] = engine.get("s3_bytes_read", math.nan) / 1e6
+        # an engine that counts the bytes its queries read from storage, whichever (Trino's physical input), read
+        # the run's storage: on a tier, its cache's bytes count too, so there they are not S3's
+        row["S3 MB (engine)"] = engine.get("s3_bytes_read", engine.get("input_bytes", math.nan)
+                                           if row["storage"] == DIRECT else math.nan) / 1e6
         row["HDFS MB (server)"] = server.get("hdfs_bytes_read", math.nan) / 1e6
         row["HDFS MB (engine)"] = engine.get("hdfs_bytes_read", engine.get("input_bytes", math.nan)
                                              if row["storage"] == "hdfs" else math.nan) / 1e6

@@ -298,6 +298,10 @@ def test_the_io_table_gives_medians_per_query_both_sides_their_agreement_and_the
     hdfs_run = {"server": {"hdfs_bytes_read": 5e6}, "engine": {"input_bytes": 5e6}, "attributable": True}
     assert io_table(frame_of(("trino", "hdfs", "q1", 0.2, hdfs_run))).iloc[0]["server = engine"] == (
         "not compared: a run on HDFS reads no S3 counters")
+    # the bytes an engine read from whichever storage the run read (Trino's physical input): S3's on S3, not a tier's
+    s3_run = {"server": {"s3_bytes_read": 4e6}, "engine": {"input_bytes": 3.9e6}, "attributable": True}
+    assert io_table(frame_of(("trino", "s3", "q1", 0.2, s3_run))).iloc[0]["S3 MB (engine)"] == pytest.approx(3.9)
+    assert math.isnan(io_table(frame_of(("trino", "trino-cache", "q1", 0.2, s3_run))).iloc[0]["S3 MB (engine)"])
 
 
 def test_a_run_not_attributable_gives_no_server_median_and_old_records_no_rows():
