@@ -145,7 +145,7 @@ class HiveEngine(HiveServer2Engine):
     def open(self) -> None:
         super().open()
         p = self.profile
-        if p.s3_scheme == "s3a" and self.runs_where()[1] == "local":  # the tasks read S3 in HiveServer2's JVM, through S3A
+        if p.s3_scheme == "s3a" and self.runs_where()[1] == "local":  # tasks read S3 in HiveServer2's JVM, by S3A
             self.s3a = HiveServer2S3A(f"http://{p.hive_host}:{p.hive_webui_port}", p.s3_bucket,
                                       p.provider.hive_metrics_period_s())
 

@@ -59,5 +59,6 @@ def test_runs_that_s3a_does_not_serve_are_not_counted(hs2_jmx):
 def test_a_web_ui_that_does_not_answer_is_named_with_the_setting(json_server):
     port, _ = json_server(lambda path, headers: (200, {}))
     engine = engine_reading(port + 1 if port < 65535 else port - 1)
-    with pytest.raises(LookupError, match=r"HiveServer2's JMX at http://127\.0\.0\.1:\d+/jmx not read .*hive_webui_port"):
+    named = r"HiveServer2's JMX at http://127\.0\.0\.1:\d+/jmx not read .*hive_webui_port"
+    with pytest.raises(LookupError, match=named):
         engine.io_counters("s3")

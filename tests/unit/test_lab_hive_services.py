@@ -50,7 +50,8 @@ def test_hiveserver2_listens_on_loopback_only_and_uses_the_shared_metastore(tmp_
     site = _site(tmp_path / "hive" / "conf" / "hive-site.xml")
     assert site["hive.server2.thrift.bind.host"] == "127.0.0.1" and site["hive.server2.thrift.port"] == "11000"
     # its web UI (for its JMX: Hive's S3A statistics) on loopback too, refreshed each read (10 ms periods)
-    assert site["hive.server2.webui.host"] == "127.0.0.1" and site["hive.server2.webui.port"] == str(PORTS.hiveserver2_http)
+    assert site["hive.server2.webui.host"] == "127.0.0.1"
+    assert site["hive.server2.webui.port"] == str(PORTS.hiveserver2_http)
     assert (tmp_path / "hive" / "conf" / "hadoop-metrics2.properties").read_text() == "*.periodMillis=10\n"
     assert site["hive.metastore.uris"] == "thrift://127.0.0.1:19083"
     assert site["hive.execution.engine"] == "mr" and site["mapreduce.framework.name"] == "local"
