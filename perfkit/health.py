@@ -4,6 +4,10 @@ A query blocked in storage-client retries (S3A retries for minutes while its ser
 still finish and look like a slow sample. The watch probes each storage the run reads just before
 the run, every `interval` seconds during it, and just after it: one failed probe makes the run a
 failure with that cause. An outage shorter than the interval can slip between two probes.
+
+A storage found healthy less than RECENT_S ago (a probe, or a run that got its answer from it) is not asked again
+just before the next run: runs interleaved across storages would otherwise pay a probe each (a round trip to S3,
+20 ms behind ec2-s3, on runs of 0.2 s). An outage since then shows in the run's own probes and its answer.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ _LAST_HEALTHY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # prob
 # a DataNode serving a benchmark's own parallel reads on 2 busy cores stalled a probe past 2 s (read jobs then
 # failed as "unhealthy"); a frozen or dead service never answers, so a longer wait costs only detection time
 PROBE_TIMEOUT_S = 10.0
+RECENT_S = 5.0
 # one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage.
 # botocore's `max_attempts` in a Config's retries counts *retries* in every retry mode (1 meant two requests);
 # `total_max_attempts` counts the first request too: 1 is exactly one HTTP request
@@ -122,16 +127,17 @@ class HealthWatch:
 
     def __init__(self, probes: dict[str, Probe], interval: float = 1.0):
         self.probes, self.interval = probes, interval
+        self.recent_s = max(interval, RECENT_S)
         self.problems: list[str] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def check(self, when: str, recent_ok: bool = False) -> None:
-        """Probe every storage; with recent_ok, one found healthy less than `interval` ago is not asked again
-        (back-to-back runs: the previous run's last probe stands for this run's first)."""
+        """Probe every storage; with recent_ok, one found healthy less than `recent_s` ago is not asked again
+        (runs one after the other: the previous run's last probe or answer stands for this run's first)."""
         now = time.monotonic()
         for probe in self.probes.values():
-            if recent_ok and now - _LAST_HEALTHY.get(probe, -1e9) < self.interval:
+            if recent_ok and now - _LAST_HEALTHY.get(probe, -1e9) < self.recent_s:
                 continue
             reason = probe()
             if reason:

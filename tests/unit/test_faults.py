@@ -333,3 +333,22 @@ def test_a_run_that_got_its_answer_needs_no_probe_after_it_nor_before_the_next()
     with HealthWatch({"s3": probe}, interval=5) as watch:  # back to back: the answer stands for its first probe
         pass
     assert len(calls) == 1 + 1 and watch.problem is None  # the first run's before, the second's after (no answer)
+
+
+def test_a_storage_healthy_a_few_seconds_ago_is_not_probed_again_before_the_next_run(monkeypatch):
+    """Runs interleaved across storages: the other storage's run sits between two runs on one."""
+    from perfkit import health
+
+    clock = [1000.0]
+    monkeypatch.setattr(health.time, "monotonic", lambda: clock[0])
+    calls = []
+    probe = lambda: calls.append(clock[0])  # noqa: E731 - healthy: returns None
+    with HealthWatch({"s3": probe}, interval=1) as watch:
+        watch.answered()
+    clock[0] += health.RECENT_S - 0.5  # past the probe interval, within the recent window: the answer stands
+    with HealthWatch({"s3": probe}, interval=1) as watch:
+        watch.answered()
+    clock[0] += health.RECENT_S + 0.5  # longer ago: asked again
+    with HealthWatch({"s3": probe}, interval=1) as watch:
+        watch.answered()
+    assert calls == [1000.0, 1000.0 + 2 * health.RECENT_S]
