@@ -18,7 +18,7 @@ def server_sources(profile) -> list:
     found: list = []
     log = profile.provider.s3_request_log()
     if log is not None:
-        found.append(S3AccessLog(log))
+        found.append(S3AccessLog(log, skip_existing=True))
     try:
         wire = profile.provider.s3_wire_bytes()
     except Exception:  # noqa: BLE001 - no emulator to ask: S3's bytes are not counted at the server
