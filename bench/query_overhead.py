@@ -7,8 +7,9 @@ The bare path is `spark.sql(q).collect()` for spark, a plain `trino` DB-API curs
 
 Three paths: the bare client, perfkit's runner with I/O accounting off, and with it on (the storages' counters
 and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
-storages once through each path; the order of the paths rotates between rounds so that drift (the JVM still
-warming, the machine's load) hits all alike. Prints the per-round totals and the medians of the per-round ratios:
+storages once through each path, each query through the three paths back to back in an order that rotates from
+query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
+seconds. Prints the per-round totals and the medians of the per-round ratios:
 accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05); and the times the
 runs record (wall_s) against bare, which says whether the runner biases its figures. Needs the lab up.
 """
@@ -38,6 +39,21 @@ BARE = {"spark": lambda engine, sql: engine.spark.sql(sql).collect(), "trino": _
 BARE_NAMES = {"spark": "spark.sql().collect()", "trino": "trino cursor execute+fetchall"}
 
 
+def _time_the_engine_calls(engine) -> list[float]:
+    """engine.execute timed: a one-item list that holds the seconds spent in it so far."""
+    spent, execute = [0.0], engine.execute
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return execute(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    engine.execute = timed
+    return spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="lab")
@@ -59,17 +75,28 @@ def main() -> None:
         for _ in range(args.warmup):  # warm the session, the JIT and the caches
             for query, where in work:
                 BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
+        in_engine = _time_the_engine_calls(engine)  # what is left of a run is perfkit's own time
+        own: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}
+        bare_runs: list[float] = []
+        paths = list(totals)
         for round_ in range(args.rounds):
-            paths = list(totals)
-            for path in paths[round_ % 3:] + paths[:round_ % 3]:
-                cmp.accounting = path == "perfkit+io"
-                t0 = time.perf_counter()
-                for query, where in work:
+            for path in paths:
+                totals[path].append(0.0)
+            for i, (query, where) in enumerate(work):
+                turn = (round_ + i) % len(paths)
+                for path in paths[turn:] + paths[:turn]:
+                    cmp.accounting = path == "perfkit+io"
+                    engine_s, t0 = in_engine[0], time.perf_counter()
                     if path == "bare":
                         BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
                     else:
                         cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
-                totals[path].append(time.perf_counter() - t0)
+                    took = time.perf_counter() - t0
+                    totals[path][-1] += took
+                    if path == "bare":
+                        bare_runs.append(took)
+                    else:
+                        own[path].append(took - (in_engine[0] - engine_s))
         assert all(r.ok for r in results.records), [r.error for r in results.failures]
 
     print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
@@ -84,6 +111,13 @@ def main() -> None:
     off_bare = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
     print(f"  ratio accounting on / off (median of the rounds' ratios): {on_off:.3f} (target <= 1.03)")
     print(f"  ratio perfkit with accounting / bare: {on_bare:.3f} (target <= 1.05); without: {off_bare:.3f}")
+    # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit
+    # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
+    query_s = statistics.median(bare_runs)
+    for path, values in own.items():
+        print(f"  {path}'s own time per run (outside the engine's call): median {1000 * statistics.median(values):.1f} ms,"
+              f" mean {1000 * statistics.mean(values):.1f} ms = {statistics.mean(values) / query_s:.1%} of the median "
+              f"bare query ({1000 * query_s:.0f} ms)")
     # what the runs record (wall_s: the query alone, snapshots and probes outside it), per round, against bare
     recorded = [sum(r.wall_s for r in results.records if r.iteration == round_) / 2 for round_ in range(args.rounds)]
     print(f"  ratio of the times perfkit records (wall_s, per round) / bare: "
