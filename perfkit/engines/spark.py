@@ -26,6 +26,10 @@ class SparkEngine(Engine):
         self.spark = None
         self.spark_version = "?"
         self.hadoop_secrets: dict[str, str] = {}
+        # the JVM objects whose counters a run's snapshots read, found once per session: each py4j call is a round
+        # trip, and a run pays two snapshots
+        self._s3a_fs = self._tree_map = None
+        self._hdfs_statistics = None
 
     def conf(self) -> dict[str, str]:
         from perfkit.engines.spark_settings import driver_log_conf, hive_session_conf
@@ -109,16 +113,21 @@ class SparkEngine(Engine):
         counters = self._s3a_counters()
         return None if counters is None else s3a_statistics.fault_counters(counters)
 
-    def _s3a_counters(self):
-        """The IOStatistics counters of the bucket's S3A file system (a Java map), or None (see s3_counters)."""
+    def _s3a_counters(self) -> dict[str, int] | None:
+        """The IOStatistics counters of the bucket's S3A file system, or None (see s3_counters)."""
         p = self.profile
         if self.spark is None or p.s3_scheme != "s3a" or not str(p.spark_master).startswith("local"):
             return None
         try:
-            jvm = self.spark.sparkContext._jvm
-            conf = self.spark.sparkContext._jsc.hadoopConfiguration()
-            fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{p.s3_bucket}/"), conf)
-            return fs.getIOStatistics().counters()
+            if self._s3a_fs is None:
+                jvm = self.spark.sparkContext._jvm
+                conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+                self._s3a_fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(f"s3a://{p.s3_bucket}/"),
+                                                                       conf)
+                self._tree_map = jvm.java.util.TreeMap
+            # the map copied in the JVM and read as one text: a py4j round trip per counter took 5-7 ms a snapshot
+            # (S3A's map of counters is computed on each get and has no text of its own)
+            return java_counters(self._tree_map(self._s3a_fs.getIOStatistics().counters()).toString())
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
 
@@ -129,10 +138,12 @@ class SparkEngine(Engine):
         if s3a is None:
             return None
         found = s3a_statistics.io_counters(s3a)
-        jvm = self.spark.sparkContext._jvm
-        hdfs = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
-        if hdfs is not None:
-            found.update({name: int(hdfs.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()})
+        if self._hdfs_statistics is None:  # there once the session has used HDFS
+            jvm = self.spark.sparkContext._jvm
+            self._hdfs_statistics = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
+        if self._hdfs_statistics is not None:
+            found.update({name: int(self._hdfs_statistics.getLong(key) or 0)
+                          for name, key in HDFS_CLIENT_COUNTERS.items()})
         return found
 
     def settle(self, timeout_s: float = SETTLE_S) -> str | None:
@@ -167,6 +178,7 @@ class SparkEngine(Engine):
 
     def close(self) -> None:
         spark, self.spark = self.spark, None
+        self._s3a_fs = self._hdfs_statistics = None  # closed with the session's file systems
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
@@ -175,6 +187,13 @@ class SparkEngine(Engine):
                 spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
             with contextlib.suppress(Exception):
                 spark.stop()
+
+
+def java_counters(text: str) -> dict[str, int]:
+    """A Java Map<String, Long>'s toString(), "{name=1, other=22}", as a dict (counter names hold no ',' or '=')."""
+    body = text.strip().removeprefix("{").removesuffix("}")
+    pairs = (pair.partition("=") for pair in body.split(",") if pair.strip())
+    return {name.strip(): int(value) for name, _, value in pairs}
 
 
 def _from_py4j(record) -> bool:

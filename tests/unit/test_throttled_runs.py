@@ -128,6 +128,21 @@ def test_trino_sums_the_throttling_of_its_catalogs_from_jmx():
     assert engine.s3_counters() is None
 
 
+class JavaMap(dict):
+    """A java.util.TreeMap through py4j: its toString() as Java's AbstractMap writes it."""
+
+    def toString(self):
+        return "{" + ", ".join(f"{name}={value}" for name, value in self.items()) + "}"
+
+
+def test_a_java_map_of_counters_is_read_from_its_text():
+    from perfkit.engines.spark import java_counters
+
+    assert java_counters(JavaMap({"action_http_get_request": 40, "store_io_retry": 0}).toString()) == {
+        "action_http_get_request": 40, "store_io_retry": 0}
+    assert java_counters("{}") == {}
+
+
 def test_spark_reads_s3a_iostatistics_of_the_bucket_in_local_mode(tmp_path, monkeypatch):
     from perfkit.engines.spark import SparkEngine
 
@@ -141,7 +156,8 @@ def test_spark_reads_s3a_iostatistics_of_the_bucket_in_local_mode(tmp_path, monk
                 "store_io_throttled": 12, "store_io_retry": 3, "action_http_get_request": 40}))
 
     jvm = SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(hadoop=SimpleNamespace(
-        fs=SimpleNamespace(FileSystem=FileSystem)))), java=SimpleNamespace(net=SimpleNamespace(URI=lambda u: u)))
+        fs=SimpleNamespace(FileSystem=FileSystem)))), java=SimpleNamespace(net=SimpleNamespace(URI=lambda u: u),
+                                                                           util=SimpleNamespace(TreeMap=JavaMap)))
     context = SimpleNamespace(_jvm=jvm, _jsc=SimpleNamespace(hadoopConfiguration=lambda: "conf"))
     lab = load_profile("lab")
     engine = SparkEngine(lab)
