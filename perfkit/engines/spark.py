@@ -178,7 +178,7 @@ class SparkEngine(Engine):
 
     def close(self) -> None:
         spark, self.spark = self.spark, None
-        self._s3a_fs = self._hdfs_statistics = None  # closed with the session's file systems
+        self._s3a_fs = self._tree_map = self._hdfs_statistics = None  # gone with the session and its file systems
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
