@@ -164,10 +164,6 @@ class Provider:
         way (the lab's network emulator carries every response); None when nothing on the path counts them."""
         return None
 
-    def hdfs_metrics_period_s(self) -> float:
-        """How often the HDFS daemons refresh what their JMX shows (Hadoop's `*.period`: 10 s unless set)."""
-        return 10.0
-
-    def hive_metrics_period_s(self) -> float:
-        """How often HiveServer2 refreshes what its JMX shows (as hdfs_metrics_period_s)."""
+    def metrics_period_s(self) -> float:
+        """How often Hadoop's daemons (HDFS, HiveServer2) refresh what their JMX shows (`*.period`: 10 s unless set)."""
         return 10.0

@@ -26,5 +26,5 @@ def server_sources(profile) -> list:
     if wire is not None:
         found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     if profile.webhdfs_url:
-        found.append(HdfsJmx(profile.webhdfs_url, profile.provider.hdfs_metrics_period_s()))
+        found.append(HdfsJmx(profile.webhdfs_url, profile.provider.metrics_period_s()))
     return found

@@ -141,13 +141,15 @@ class HiveEngine(HiveServer2Engine):
     def __init__(self, profile):
         super().__init__(profile)
         self.s3a: HiveServer2S3A | None = None  # HiveServer2's S3A statistics, where they are the queries' own
+        self.execution: tuple[str, str] | None = None  # runs_where(), asked once per connection
 
     def open(self) -> None:
         super().open()
         p = self.profile
-        if p.s3_scheme == "s3a" and self.runs_where()[1] == "local":  # tasks read S3 in HiveServer2's JVM, by S3A
+        self.execution = self.runs_where()
+        if p.s3_scheme == "s3a" and self.execution[1] == "local":  # tasks read S3 in HiveServer2's JVM, by S3A
             self.s3a = HiveServer2S3A(f"http://{p.hive_host}:{p.hive_webui_port}", p.s3_bucket,
-                                      p.provider.hive_metrics_period_s())
+                                      p.provider.metrics_period_s())
 
     def runs_where(self) -> tuple[str, str]:
         """What executes the queries (mr, tez) and where (local: inside HiveServer2's JVM; yarn)."""
@@ -200,5 +202,5 @@ class HiveEngine(HiveServer2Engine):
 
     def versions(self) -> dict[str, str]:
         # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)
-        runner, where = self.runs_where()
+        runner, where = self.execution or self.runs_where()
         return {self.name: f"Hive {self.server_version()} ({runner}, {where})"}

@@ -41,7 +41,13 @@ PROBE_FILE, PROBE_BYTES = "/.perfkit-lab/probe", b"perfkit lab probe"  # the lab
 
 NAMENODE_MAIN = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_MAIN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
-HDFS_METRICS_PERIOD_MS = 10  # what JMX shows is refreshed when read, if this old (no sink: nothing else runs)
+METRICS_PERIOD_MS = 10  # a Hadoop daemon's JMX is refreshed when read, if this old (no sink: nothing else runs)
+
+
+def write_metrics_conf(conf_dir: Path) -> None:
+    """What JMX shows is refreshed at most once a metrics period (10 s by default): a run's reads would show seconds
+    late; 10 ms lets perfkit read each run's own (perfkit.accounting.metrics_period). For HDFS and HiveServer2."""
+    (conf_dir / "hadoop-metrics2.properties").write_text(f"*.periodMillis={METRICS_PERIOD_MS}\n")
 
 
 class Hdfs(Service):
@@ -114,9 +120,7 @@ class Hdfs(Service):
             }))
             (conf / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
             (conf / "log4j.properties").write_text(LOG4J)
-            # what JMX shows is refreshed at most once a metrics period (10 s by default): a run's reads would show
-            # seconds late; 10 ms lets perfkit read each run's own (perfkit.accounting.hdfs_jmx)
-            (conf / "hadoop-metrics2.properties").write_text(f"*.periodMillis={HDFS_METRICS_PERIOD_MS}\n")
+            write_metrics_conf(conf)
 
     def java(self, main_class: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         java = tools.java_home() / "bin" / "java"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
-from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS, site_xml
+from perfkit.lab.hdfs import site_xml, write_metrics_conf
 from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon, port_in_use
@@ -18,7 +18,6 @@ from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
 MAIN = "org.apache.hive.service.server.HiveServer2"
-HIVE_METRICS_PERIOD_MS = HDFS_METRICS_PERIOD_MS  # JMX refreshed when read, if this old
 
 
 class HiveServer2(Service):
@@ -82,8 +81,7 @@ class HiveServer2(Service):
             "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
             "dfs.replication": 1,  # the lab's one DataNode (HiveServer2 does not read the lab's hdfs-site.xml)
             **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}))
-        # what JMX shows is refreshed at most once a metrics period (perfkit.accounting.metrics_period)
-        (self.conf_dir / "hadoop-metrics2.properties").write_text(f"*.periodMillis={HIVE_METRICS_PERIOD_MS}\n")
+        write_metrics_conf(self.conf_dir)  # its S3A statistics in JMX, fresh on each read
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
             (self.conf_dir / name).write_text(LOG4J2)
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
-from perfkit.lab.hdfs import HDFS_METRICS_PERIOD_MS
-from perfkit.lab.hive import HIVE_METRICS_PERIOD_MS
+from perfkit.lab.hdfs import METRICS_PERIOD_MS
 from perfkit.lab.s3 import s3_access_log
 from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
                                   lab_s3_endpoint)
@@ -178,11 +177,8 @@ class LabProvider(Provider):
         proxy = Lab().service(S3Network.name)
         return lambda: {"s3_bytes_read": proxy.proxied_bytes()["downstream"]}
 
-    def hdfs_metrics_period_s(self) -> float:
-        return HDFS_METRICS_PERIOD_MS / 1000
-
-    def hive_metrics_period_s(self) -> float:
-        return HIVE_METRICS_PERIOD_MS / 1000
+    def metrics_period_s(self) -> float:
+        return METRICS_PERIOD_MS / 1000
 
 
 def lab_profile() -> Profile:
