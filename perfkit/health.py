@@ -37,31 +37,57 @@ PROBE_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, con
 
 
 def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
-    """The NameNode answers; with `read_path`, a DataNode holding that file also answers: it computes the file's
-    checksum from its blocks' checksum files.
+    """The NameNode answers; with `read_path`, a DataNode holding that file's first block also answers.
 
-    A frozen DataNode is still "live" to the NameNode for minutes: only a request served by it shows it. Not a read
-    of the data: a DataNode streams a whole block to a reader that asked for one byte (its BytesRead counts it), and
-    a run's DataNode reads must be its own (perfkit.accounting)."""
+    A frozen DataNode is still "live" to the NameNode for minutes: only a request served by it shows it. A probe must
+    not change what perfkit counts of a run (perfkit.accounting.hdfs_jmx), and it runs every second during one: not a
+    read of the data (a DataNode streams a whole block to a reader that asked for one byte), nor a checksum (the
+    NameNode counts two block lookups for each). So the file's DataNodes are looked up once, at the first probe (before
+    the first run), and then asked for their own JMX. A lookup again only after they failed: that run fails anyway."""
     base = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1"
     status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
-    read = f"{base}{read_path}?op=GETFILECHECKSUM&user.name={profile.hdfs_user}" if read_path else None
-
+    blocks = f"{base}{read_path}?op=GET_BLOCK_LOCATIONS&length=1&user.name={profile.hdfs_user}" if read_path else None
     session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
+    datanodes: list[str] = []  # the JMX servlets of the DataNodes with the file's first block, once looked up
+
+    def get(url: str, what: str) -> tuple[requests.Response | None, str | None]:
+        try:
+            response = session.get(url, timeout=PROBE_TIMEOUT_S)
+        except requests.RequestException as err:
+            return None, f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
+        return (response, None) if response.status_code == 200 else (
+            None, f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})")
 
     def probe() -> str | None:
-        for url, what in ((status, "not reachable"), (read, f"cannot read {read_path} through a DataNode")):
-            if url is None:
-                continue
-            try:
-                response = session.get(url, timeout=PROBE_TIMEOUT_S)
-            except requests.RequestException as err:
-                return f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
-            if response.status_code != 200:
-                return f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})"
-        return None
+        _, problem = get(status, "not reachable")
+        if problem or blocks is None:
+            return problem
+        if not datanodes:
+            found, problem = get(blocks, f"cannot find the DataNodes of {read_path}")
+            if problem:
+                return problem
+            datanodes.extend(_datanode_jmx_urls(found.json(), profile.webhdfs_url))
+        problems = []
+        for url in datanodes:
+            _, problem = get(url, f"cannot read {read_path} through a DataNode: {url.split('/jmx')[0]}")
+            if problem is None:
+                return None
+            problems.append(problem)
+        if problems:
+            datanodes.clear()  # the block may live elsewhere by the next probe: look it up again
+        return problems[0] if problems else None
 
     return probe
+
+
+def _datanode_jmx_urls(located: dict, namenode_url: str) -> list[str]:
+    """The JMX servlets of the DataNodes holding a file's first block, from WebHDFS's GET_BLOCK_LOCATIONS (a file
+    without a block has none); each DataNode's web port of the NameNode's scheme."""
+    first = (located.get("LocatedBlocks") or {}).get("locatedBlocks") or [{}]
+    secure = namenode_url.startswith("https://")
+    scheme = "https" if secure else "http"
+    return [f"{scheme}://{node['ipAddr']}:{node['infoSecurePort' if secure else 'infoPort']}"
+            f"/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo" for node in first[0].get("locations", [])]
 
 
 def nfs_probe(profile: Profile) -> Probe:

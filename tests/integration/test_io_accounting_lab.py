@@ -68,3 +68,29 @@ def test_a_full_scan_reads_the_table_s_bytes_and_the_datanodes_sent_at_least_tha
         assert read == pytest.approx(table_bytes, rel=0.05), (r.subject, r.storage, read, table_bytes)
         if r.storage == "hdfs":
             assert r.io["server"]["hdfs_bytes_read"] >= 0.99 * table_bytes, (r.subject, r.io["server"])
+
+
+def test_the_hdfs_probe_that_watches_a_run_changes_none_of_the_counts_of_the_run(profile):
+    """A run is probed every second while it runs: the probe (the NameNode, and the file's DataNode) must leave every
+    HDFS counter perfkit reads unchanged, block lookups included (a checksum probe counted two per probe)."""
+    import time
+
+    from perfkit.accounting.hdfs_jmx import HdfsJmx
+    from perfkit.health import hdfs_probe
+    from perfkit.storages import get_storage
+
+    hdfs = get_storage("hdfs", profile)
+    folder = hdfs.folder("perfkit-tests", "probe-counts")
+    hdfs.write_text(folder, "part-0.txt", "a file with a block\n")
+    try:
+        probe = hdfs_probe(profile, f"{folder.path}/part-0.txt")
+        assert probe() is None  # the first probe looks up the file's DataNodes: before any run
+        counters = HdfsJmx(profile.webhdfs_url, profile.provider.metrics_period_s())
+        before = counters.read()
+        assert [probe() for _ in range(5)] == [None] * 5
+        time.sleep(0.05)
+        after = counters.read()
+        assert {name: after[name] - before[name] for name in after} == {name: 0 for name in after}
+        assert set(after) >= {"hdfs_block_locations", "hdfs_listings", "hdfs_bytes_read", "hdfs_read_ops"}
+    finally:
+        hdfs.delete_tree(folder)

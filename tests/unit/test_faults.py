@@ -243,35 +243,61 @@ def test_deadline_repeats_the_cancel_until_the_statement_stops():
     assert len(cancels) == 3
 
 
-def test_hdfs_probe_reads_through_a_datanode_and_sees_a_frozen_one(monkeypatch):
-    """A fake WebHDFS: the NameNode part answers, the read hangs as a SIGSTOPped DataNode does."""
+def test_hdfs_probe_asks_the_files_datanode_and_sees_a_frozen_one(monkeypatch):
+    """A fake NameNode and DataNode: the NameNode answers; the DataNode answers until it hangs, as a SIGSTOPped one
+    does. The file's DataNodes are looked up once (a lookup is a block lookup the NameNode counts), not per probe."""
     import http.server
+    import json
     from dataclasses import replace
 
     from perfkit import health
 
     monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
-    class Handler(http.server.BaseHTTPRequestHandler):
+    asked, frozen = [], threading.Event()
+
+    class DataNode(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            if "op=GETFILECHECKSUM" in self.path:  # served by a DataNode
+            asked.append(("datanode", self.path))
+            if frozen.is_set():
                 time.sleep(2)  # longer than the probe waits
             self.send_response(200)
             self.end_headers()
-            self.wfile.write(b"{}")
+            self.wfile.write(b'{"beans": []}')
 
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    datanode = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DataNode)
+
+    class NameNode(DataNode):
+        def do_GET(self):
+            asked.append(("namenode", self.path))
+            body = {"LocatedBlocks": {"locatedBlocks": [{"locations": [
+                {"ipAddr": "127.0.0.1", "infoPort": datanode.server_port}]}]}} if "GET_BLOCK_LOCATIONS" in self.path else {}
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+    namenode = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NameNode)
+    for server in (namenode, datanode):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        profile = replace(load_profile("lab"), webhdfs_url=f"http://127.0.0.1:{server.server_port}")
+        profile = replace(load_profile("lab"), webhdfs_url=f"http://127.0.0.1:{namenode.server_port}")
+        probe = hdfs_probe(profile, "/perfkit/datasets/x/part-0.orc")
+        assert [probe(), probe(), probe()] == [None, None, None]
+        lookups = [path for who, path in asked if "GET_BLOCK_LOCATIONS" in path]
+        assert lookups == ["/webhdfs/v1/perfkit/datasets/x/part-0.orc?op=GET_BLOCK_LOCATIONS&length=1&user.name="
+                           f"{profile.hdfs_user}"]
+        assert [path for who, path in asked if who == "datanode"] == [
+            "/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo"] * 3
+        frozen.set()
         assert hdfs_probe(profile)() is None  # the NameNode alone looks fine
-        reason = hdfs_probe(profile, "/perfkit/datasets/x/part-0.orc")()
+        reason = probe()
         assert reason.startswith(f"HDFS at {profile.webhdfs_url} cannot read /perfkit/datasets/x/part-0.orc "
-                                 "through a DataNode")
+                                 f"through a DataNode: http://127.0.0.1:{datanode.server_port} (")
     finally:
-        server.shutdown()
+        namenode.shutdown()
+        datanode.shutdown()
 
 
 def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path, monkeypatch):
