@@ -32,18 +32,26 @@ class RunAccounting:
         self._unsettled: list[str] = []
         self.concurrent = concurrent or ConcurrentRuns()
         self._before: dict[str, dict | str] = {}
+        self._after_asked: tuple | None = None  # the after snapshot's reads, out since finish()
         self._failed: list[str] = []  # server sources that did not answer the last snapshot
 
     def before(self) -> None:
         self.concurrent.start()
         self._unsettled = [f"before the run: {why}"] if (why := self.settle()) else []
-        self._before = self._snapshot()
+        self._before = self._collect(self._ask())
+
+    def finish(self) -> None:
+        """The run is over: its after snapshot's reads go out now, and after() collects them. In between the caller
+        may do what touches no storage (hash the answer): the reads are round trips, and they wait in parallel."""
+        if why := self.settle():
+            self._unsettled.append(f"after the run: {why}")
+        self._after_asked = self._ask()
 
     def after(self) -> dict:
         failed_before = self._failed
-        if why := self.settle():
-            self._unsettled.append(f"after the run: {why}")
-        after = self._snapshot()
+        if self._after_asked is None:
+            self.finish()
+        after, self._after_asked = self._collect(self._after_asked), None
         overlapped = self.concurrent.stop()
         io: dict = {"sources": {}, "missing": {}, "attributable": not (overlapped or self._unsettled)}
         for side, was in self._before.items():
@@ -74,12 +82,16 @@ class RunAccounting:
             return self.engine_source
         return "; ".join(source.name for source in self.server_sources)
 
-    def _snapshot(self) -> dict[str, dict | str]:
-        """Each side's counters, or why they could not be read. A server source that does not answer is left out of
-        the sum and named (its counters then show as not counted, not as zero). The sources and the engine are read
-        side by side: each is a round trip (JMX, a metrics endpoint) and a run pays two snapshots."""
+    def _ask(self) -> tuple:
+        """A snapshot's reads, sent: the sources and the engine are read side by side, each a round trip (JMX, a
+        metrics endpoint), and a run pays two snapshots."""
         asked = [(source, READERS.submit(source.read)) for source in self.server_sources]
-        engine = READERS.submit(self.engine) if self.engine is not None else None
+        return asked, READERS.submit(self.engine) if self.engine is not None else None
+
+    def _collect(self, reads: tuple) -> dict[str, dict | str]:
+        """Each side's counters, or why they could not be read. A server source that does not answer is left out of
+        the sum and named (its counters then show as not counted, not as zero)."""
+        asked, engine = reads
         found: dict[str, dict | str] = {}
         if asked:
             counts, failed = [], []

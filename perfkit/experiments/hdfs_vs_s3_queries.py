@@ -415,6 +415,10 @@ class QueryComparison(Experiment):
                             error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
                 raise
             wall = time.perf_counter() - t0
+            if accounting:
+                accounting.finish()  # the after snapshot's reads go out; the answer is hashed while they are out
+            writes = getattr(query, "writes", None)
+            digest = result_hash(rows) if error is None and not writes else None
             record["io"] = accounting.after() if accounting else {}
         if accounting:
             changed = self.s3_faults(results, engine, step.storage, record["io"])
@@ -429,9 +433,10 @@ class QueryComparison(Experiment):
         if error:
             results.add(**record, started_at=started, wall_s=wall, ok=False, error=error)
             return
-        if getattr(query, "writes", None):  # what was written, read back outside the timing
-            rows = engine.execute(f"SELECT * FROM {tables[query.writes]}")
-        results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=result_hash(rows))
+        if writes:  # what was written, read back outside the timing
+            rows = engine.execute(f"SELECT * FROM {tables[writes]}")
+            digest = result_hash(rows)
+        results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
 
     def run_accounting(self, engine, where: str) -> RunAccounting | None:
         """The snapshots around one run on `where`: the storages' own counters and the engine's, of the storage the

@@ -158,6 +158,31 @@ def test_a_snapshot_reads_the_server_sources_and_the_engine_side_by_side(tmp_pat
     assert run.after()["engine"] == {"s3_get": 0}
 
 
+def test_finish_sends_the_after_reads_and_after_collects_them_with_what_counted_until_then(tmp_path):
+    """finish() at the run's end: the counters are read then (what counts later is not the run's), while the caller
+    hashes the answer; after() collects those reads."""
+    read = threading.Semaphore(0)  # released by each read
+
+    class Signalling(Counting):
+        def read(self):
+            found = super().read()
+            read.release()
+            return found
+
+    server, engine = Signalling(), {"s3_get": 0}
+    run = RunAccounting([server], lambda: read.release() or dict(engine), "fake engine", ConcurrentRuns(tmp_path))
+    run.before()
+    assert read.acquire(timeout=5) and read.acquire(timeout=5)
+    server.value["s3_get"] += 2
+    engine["s3_get"] += 2
+    run.finish()
+    assert read.acquire(timeout=5) and read.acquire(timeout=5)  # both sides read by finish(), not by after()
+    server.value["s3_get"] += 100  # after the run's end: another's
+    engine["s3_get"] += 100
+    io = run.after()
+    assert io["server"] == {"s3_get": 2} == io["engine"] and io["attributable"] is True
+
+
 def test_a_run_gets_the_difference_of_each_side_and_names_the_sources(tmp_path):
     server, engine = Counting(), {"s3_get": 10}
     run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path))
