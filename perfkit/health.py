@@ -29,6 +29,7 @@ _LAST_HEALTHY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # prob
 # failed as "unhealthy"); a frozen or dead service never answers, so a longer wait costs only detection time
 PROBE_TIMEOUT_S = 10.0
 RECENT_S = 5.0
+DATANODE_INFO = "Hadoop:service=DataNode,name=DataNodeInfo"  # a small bean: the DataNode's own answer, no HDFS op
 # one attempt, short timeouts: a probe answers "healthy now?", it must not retry its way past an outage.
 # botocore's `max_attempts` in a Config's retries counts *retries* in every retry mode (1 meant two requests);
 # `total_max_attempts` counts the first request too: 1 is exactly one HTTP request
@@ -48,7 +49,7 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
     status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
     blocks = f"{base}{read_path}?op=GET_BLOCK_LOCATIONS&length=1&user.name={profile.hdfs_user}" if read_path else None
     session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
-    datanodes: list[str] = []  # the JMX servlets of the DataNodes with the file's first block, once looked up
+    datanodes: list[str] | None = None  # the web addresses of the DataNodes with the file's first block
 
     def get(url: str, what: str) -> tuple[requests.Response | None, str | None]:
         try:
@@ -59,35 +60,39 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
             None, f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})")
 
     def probe() -> str | None:
+        nonlocal datanodes
         _, problem = get(status, "not reachable")
         if problem or blocks is None:
             return problem
-        if not datanodes:
-            found, problem = get(blocks, f"cannot find the DataNodes of {read_path}")
+        if datanodes is None:
+            found, problem = get(blocks, f"cannot say which DataNodes hold {read_path}")
             if problem:
                 return problem
-            datanodes.extend(_datanode_jmx_urls(found.json(), profile.webhdfs_url))
+            try:
+                datanodes = _datanode_web_urls(found.json(), profile.webhdfs_url)
+            except (ValueError, KeyError, TypeError) as err:
+                return f"HDFS at {profile.webhdfs_url} gave unexpected block locations of {read_path} ({err!r})"
         problems = []
         for url in datanodes:
-            _, problem = get(url, f"cannot read {read_path} through a DataNode: {url.split('/jmx')[0]}")
+            _, problem = get(f"{url}/jmx?qry={DATANODE_INFO}", f"cannot read {read_path}: its DataNode at {url} "
+                             "does not answer")
             if problem is None:
                 return None
             problems.append(problem)
         if problems:
-            datanodes.clear()  # the block may live elsewhere by the next probe: look it up again
+            datanodes = None  # the block may live elsewhere by the next probe: look it up again
         return problems[0] if problems else None
 
     return probe
 
 
-def _datanode_jmx_urls(located: dict, namenode_url: str) -> list[str]:
-    """The JMX servlets of the DataNodes holding a file's first block, from WebHDFS's GET_BLOCK_LOCATIONS (a file
-    without a block has none); each DataNode's web port of the NameNode's scheme."""
+def _datanode_web_urls(located: dict, namenode_url: str) -> list[str]:
+    """The web addresses of the DataNodes holding a file's first block, from WebHDFS's GET_BLOCK_LOCATIONS (a file
+    without a block has none), each on the port of the NameNode's scheme."""
     first = (located.get("LocatedBlocks") or {}).get("locatedBlocks") or [{}]
     secure = namenode_url.startswith("https://")
-    scheme = "https" if secure else "http"
-    return [f"{scheme}://{node['ipAddr']}:{node['infoSecurePort' if secure else 'infoPort']}"
-            f"/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo" for node in first[0].get("locations", [])]
+    return [f"{'https' if secure else 'http'}://{node['ipAddr']}:{node['infoSecurePort' if secure else 'infoPort']}"
+            for node in first[0].get("locations", [])]
 
 
 def nfs_probe(profile: Profile) -> Probe:

@@ -81,3 +81,26 @@ def test_a_killed_hdfs_daemon_is_restarted_alone_and_the_data_survives(lab, prof
     assert {n: p for n, p in before.items() if n != victim} == {n: r.pid for n, r in rows.items() if n != victim}
     with storage.webhdfs_client(profile).read(path) as reader:
         assert _sha256(reader.read()) == checksum
+
+
+def test_a_frozen_datanode_fails_the_hdfs_probe_of_a_file_it_holds_and_a_thawed_one_passes(lab, profile, hdfs_file,
+                                                                                            monkeypatch):
+    """SIGSTOP: the NameNode still lists the DataNode as live; only the DataNode's own answer shows it frozen."""
+    from perfkit import health
+
+    monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
+    path, _ = hdfs_file
+    probe = health.hdfs_probe(profile, path)
+    assert probe() is None
+    datanode = next(s for s in lab.services if s.name == "hdfs").datanodes[0]
+    pid = datanode.pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        reason = probe()
+        namenode_alone = health.hdfs_probe(profile)()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert namenode_alone is None
+    assert reason.startswith(f"HDFS at {profile.webhdfs_url} cannot read {path}: its DataNode at http://127.0.0.1:")
+    assert "does not answer (" in reason
+    assert probe() is None  # thawed: its DataNodes looked up again, and it answers

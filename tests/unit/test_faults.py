@@ -293,8 +293,8 @@ def test_hdfs_probe_asks_the_files_datanode_and_sees_a_frozen_one(monkeypatch):
         frozen.set()
         assert hdfs_probe(profile)() is None  # the NameNode alone looks fine
         reason = probe()
-        assert reason.startswith(f"HDFS at {profile.webhdfs_url} cannot read /perfkit/datasets/x/part-0.orc "
-                                 f"through a DataNode: http://127.0.0.1:{datanode.server_port} (")
+        assert reason.startswith(f"HDFS at {profile.webhdfs_url} cannot read /perfkit/datasets/x/part-0.orc: its "
+                                 f"DataNode at http://127.0.0.1:{datanode.server_port} does not answer (")
     finally:
         namenode.shutdown()
         datanode.shutdown()
