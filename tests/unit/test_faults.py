@@ -272,8 +272,8 @@ def test_hdfs_probe_asks_the_files_datanode_and_sees_a_frozen_one(monkeypatch):
     class NameNode(DataNode):
         def do_GET(self):
             asked.append(("namenode", self.path))
-            body = {"LocatedBlocks": {"locatedBlocks": [{"locations": [
-                {"ipAddr": "127.0.0.1", "infoPort": datanode.server_port}]}]}} if "GET_BLOCK_LOCATIONS" in self.path else {}
+            located = [{"locations": [{"ipAddr": "127.0.0.1", "infoPort": datanode.server_port}]}]
+            body = {"LocatedBlocks": {"locatedBlocks": located}} if "GET_BLOCK_LOCATIONS" in self.path else {}
             self.send_response(200)
             self.end_headers()
             self.wfile.write(json.dumps(body).encode())
