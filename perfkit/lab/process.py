@@ -67,6 +67,9 @@ def port_owner(host: str, port: int) -> tuple[int, str] | None:
 
 
 _START_MARK = "=== perfkit lab: starting"
+# a log past this size is set aside when its daemon starts, one older copy kept: the lab's logs grew by about 500 MB
+# in a day of reports (the S3 access log, a line per request, the most), and nothing ever read their old parts
+LOG_SET_ASIDE_BYTES = 64 * 2**20
 # a qualified Java exception at the start of a line ("Caused by: java.net.BindException: ...") names the root cause
 _JAVA_EXCEPTION = re.compile(r"^(Caused by:\s*)?[\w$]+(\.[\w$]+)+(Exception|Error)\b")
 _ERROR_LINE = re.compile(r"Exception|Error\b|(?i:\b(error|fatal|failed)\b|address already in use)")
@@ -91,6 +94,17 @@ def start_failure(log: Path) -> str:
         if found:
             return root_cause(found[-1]).rstrip(".")
     return "nothing in its log"
+
+
+def set_aside_if_large(log: Path, limit: int | None = None) -> None:
+    """Before the daemon that appends to `log` starts: a log past `limit` bytes becomes <name>.1 (replacing the one
+    set aside before), and the daemon starts a new one. Readers that keep an offset see a shorter file and start over
+    (perfkit.accounting.s3_access_log)."""
+    try:
+        if log.stat().st_size > (LOG_SET_ASIDE_BYTES if limit is None else limit):
+            log.replace(log.with_name(f"{log.name}.1"))
+    except FileNotFoundError:
+        pass
 
 
 class Daemon:
@@ -131,6 +145,7 @@ class Daemon:
     def start(self, argv: list[str], env: dict | None = None, cwd: Path | None = None) -> int:
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        set_aside_if_large(self.log)
         with open(self.log, "ab") as log:
             log.write(f"\n=== perfkit lab: starting {self.name} at {time.ctime()} ===\n".encode())
             log.flush()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools
-from perfkit.lab.process import Daemon
+from perfkit.lab.process import Daemon, set_aside_if_large
 from perfkit.lab.service import Service
 from perfkit.lab.settings import BUCKET, HOST, LabPorts, lab_credentials, lab_s3_endpoint
 
@@ -31,6 +31,7 @@ class S3Server(Service):
         creds = lab_credentials(create=True, home=self.home)
         (self.root / BUCKET).mkdir(parents=True, exist_ok=True)  # posix backend: a folder is a bucket
         if self.daemon.pid() is None:
+            set_aside_if_large(s3_access_log(self.home))
             # keys through the environment, so they never show in `ps`
             self.daemon.start(self.argv(), env={"ROOT_ACCESS_KEY_ID": creds["access_key"],
                                                 "ROOT_SECRET_ACCESS_KEY": creds["secret_key"]})

@@ -57,6 +57,18 @@ def test_a_log_s_earlier_lines_can_be_skipped_and_a_line_being_written_is_read_w
                                                           "s3_errors": 1}
 
 
+def test_a_log_set_aside_when_the_server_starts_again_is_counted_on_from_the_new_one(tmp_path):
+    from perfkit.lab.process import set_aside_if_large
+
+    path = tmp_path / "access.log"
+    path.write_text((log_line("s3_GetObject") + "\n") * 3)
+    source = S3AccessLog(path)
+    assert source.read()["s3_get"] == 3
+    set_aside_if_large(path, limit=10)  # the lab's S3 starts again: its log set aside, a new one begun
+    path.write_text(log_line("s3_HeadObject") + "\n")
+    assert nonzero(source.read()) == {"s3_get": 3, "s3_head": 1}  # cumulative: nothing counted twice or lost
+
+
 def test_a_missing_log_names_the_file_and_the_fix(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"access log .*missing: restart the lab's S3"):
         S3AccessLog(tmp_path / "none.log").read()

@@ -124,3 +124,26 @@ def test_command_line_and_gone_for_a_live_a_zombie_and_a_missing_process():
         child.kill()
         child.wait()
     assert _gone(child.pid) and command_line(child.pid) == ""
+
+
+def test_a_large_log_is_set_aside_when_its_daemon_starts_and_one_older_copy_kept(tmp_path, monkeypatch):
+    from perfkit.lab import process
+
+    monkeypatch.setattr(process, "LOG_SET_ASIDE_BYTES", 1000)
+    daemon = Daemon("toy", tmp_path, "perfkit-toy-daemon")
+    daemon.log.parent.mkdir(parents=True)
+    (tmp_path / "logs" / "toy.log.1").write_text("the oldest run\n")
+    daemon.log.write_text("x" * 1001)
+    daemon.start(["bash", "-c", "echo 'second run'"])
+    assert (tmp_path / "logs" / "toy.log.1").read_text() == "x" * 1001
+    small = daemon.log.read_text()
+    assert small.startswith("\n=== perfkit lab: starting toy at ")
+    daemon.start(["bash", "-c", "echo 'third run'"])  # a log under the limit is appended to
+    assert daemon.log.read_text().startswith(small) and (tmp_path / "logs" / "toy.log.1").read_text() == "x" * 1001
+
+
+def test_setting_aside_a_log_that_does_not_exist_yet_does_nothing(tmp_path):
+    from perfkit.lab.process import set_aside_if_large
+
+    set_aside_if_large(tmp_path / "none.log", limit=0)
+    assert list(tmp_path.iterdir()) == []
