@@ -45,37 +45,41 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
     read of the data (a DataNode streams a whole block to a reader that asked for one byte), nor a checksum (the
     NameNode counts two block lookups for each). So the file's DataNodes are looked up once, at the first probe (before
     the first run), and then asked for their own JMX. A lookup again only after they failed: that run fails anyway."""
-    base = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1"
-    status = f"{base}/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
-    blocks = f"{base}{read_path}?op=GET_BLOCK_LOCATIONS&length=1&user.name={profile.hdfs_user}" if read_path else None
+    from perfkit.storage import located_blocks
+
+    status = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
     session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
     datanodes: list[str] | None = None  # the web addresses of the DataNodes with the file's first block
 
-    def get(url: str, what: str) -> tuple[requests.Response | None, str | None]:
+    def answered(url: str, what: str) -> str | None:
+        """None when `url` answers 200, else what failed ("HDFS at ... <what> (why)")."""
         try:
             response = session.get(url, timeout=PROBE_TIMEOUT_S)
         except requests.RequestException as err:
-            return None, f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
-        return (response, None) if response.status_code == 200 else (
-            None, f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})")
+            return f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
+        if response.status_code != 200:
+            return f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})"
+        return None
 
     def probe() -> str | None:
         nonlocal datanodes
-        _, problem = get(status, "not reachable")
-        if problem or blocks is None:
+        problem = answered(status, "not reachable")
+        if problem or read_path is None:
             return problem
         if datanodes is None:
-            found, problem = get(blocks, f"cannot say which DataNodes hold {read_path}")
-            if problem:
-                return problem
             try:
-                datanodes = _datanode_web_urls(found.json(), profile.webhdfs_url)
+                blocks = located_blocks(profile, read_path, 1, session, PROBE_TIMEOUT_S)
+                datanodes = _datanode_web_urls(blocks, profile.webhdfs_url)
+            except requests.RequestException as err:  # said as the probe's other requests say it
+                code = getattr(err.response, "status_code", None)
+                why = f"HTTP {code}" if code else root_cause(err, 120)
+                return f"HDFS at {profile.webhdfs_url} cannot say which DataNodes hold {read_path} ({why})"
             except (ValueError, KeyError, TypeError) as err:
                 return f"HDFS at {profile.webhdfs_url} gave unexpected block locations of {read_path} ({err!r})"
         problems = []
         for url in datanodes:
-            _, problem = get(f"{url}/jmx?qry={DATANODE_INFO}", f"cannot read {read_path}: its DataNode at {url} "
-                             "does not answer")
+            problem = answered(f"{url}/jmx?qry={DATANODE_INFO}", f"cannot read {read_path}: its DataNode at {url} "
+                               "does not answer")
             if problem is None:
                 return None
             problems.append(problem)
@@ -86,13 +90,12 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> Probe:
     return probe
 
 
-def _datanode_web_urls(located: dict, namenode_url: str) -> list[str]:
-    """The web addresses of the DataNodes holding a file's first block, from WebHDFS's GET_BLOCK_LOCATIONS (a file
-    without a block has none), each on the port of the NameNode's scheme."""
-    first = (located.get("LocatedBlocks") or {}).get("locatedBlocks") or [{}]
+def _datanode_web_urls(blocks: list[dict], namenode_url: str) -> list[str]:
+    """The web addresses of the DataNodes holding a file's first block (a file without a block has none), each on the
+    port of the NameNode's scheme."""
     secure = namenode_url.startswith("https://")
     return [f"{'https' if secure else 'http'}://{node['ipAddr']}:{node['infoSecurePort' if secure else 'infoPort']}"
-            for node in first[0].get("locations", [])]
+            for node in (blocks[0].get("locations", []) if blocks else [])]
 
 
 def nfs_probe(profile: Profile) -> Probe:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import boto3
 import requests
@@ -80,6 +80,17 @@ def shared_s3_client(profile: Profile):
 
 def webhdfs_client(profile: Profile) -> InsecureClient:
     return InsecureClient(profile.webhdfs_url, user=profile.hdfs_user, timeout=30)
+
+
+def located_blocks(profile: Profile, path: str, length: int, session=requests, timeout_s: float = 30) -> list[dict]:
+    """The blocks of `path`'s first `length` bytes as the NameNode knows them (WebHDFS GET_BLOCK_LOCATIONS), each with
+    its live replicas' DataNodes (`locations`: ipAddr, infoPort, ...) and isCorrupt. Raises requests' errors, and
+    ValueError, KeyError or TypeError for an answer of another shape."""
+    url = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1{quote(path)}"
+    params = {"op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": max(length, 1), "user.name": profile.hdfs_user}
+    response = session.get(url, params=params, timeout=timeout_s)
+    response.raise_for_status()
+    return response.json()["LocatedBlocks"]["locatedBlocks"]
 
 
 def _fix(profile: Profile, setting: str, service: str) -> str:

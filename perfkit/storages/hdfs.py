@@ -5,7 +5,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 from hdfs.util import HdfsError
@@ -98,12 +98,8 @@ class Hdfs(Storage):
     def block_problem(self, path: str, size: int) -> str | None:
         """What the NameNode knows is wrong with the file's blocks (WebHDFS GET_BLOCK_LOCATIONS: a block whose
         replicas are all corrupt says isCorrupt; one with no live replica lists no location), or None."""
-        url = f"{self.profile.webhdfs_url.rstrip('/')}/webhdfs/v1{quote(path)}"
-        params = {"op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": max(size, 1), "user.name": self.profile.hdfs_user}
         try:
-            response = requests.get(url, params=params, timeout=30)
-            response.raise_for_status()
-            blocks = response.json()["LocatedBlocks"]["locatedBlocks"]
+            blocks = clients.located_blocks(self.profile, path, size)
         except (requests.RequestException, ValueError, KeyError, TypeError) as err:
             raise PerfkitError(f"HDFS at {self.profile.webhdfs_url}: cannot list the blocks of {path} ({err}). Fix: "
                                + self.profile.provider.fix("hdfs", "check that the NameNode answers")) from None

@@ -286,8 +286,8 @@ def test_hdfs_probe_asks_the_files_datanode_and_sees_a_frozen_one(monkeypatch):
         probe = hdfs_probe(profile, "/perfkit/datasets/x/part-0.orc")
         assert [probe(), probe(), probe()] == [None, None, None]
         lookups = [path for who, path in asked if "GET_BLOCK_LOCATIONS" in path]
-        assert lookups == ["/webhdfs/v1/perfkit/datasets/x/part-0.orc?op=GET_BLOCK_LOCATIONS&length=1&user.name="
-                           f"{profile.hdfs_user}"]
+        assert lookups == ["/webhdfs/v1/perfkit/datasets/x/part-0.orc?op=GET_BLOCK_LOCATIONS&offset=0&length=1&"
+                           f"user.name={profile.hdfs_user}"]
         assert [path for who, path in asked if who == "datanode"] == [
             "/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo"] * 3
         frozen.set()
