@@ -12,8 +12,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def json_server():
-    """Start loopback HTTP servers that answer each GET from `answer(path, headers) -> (status, JSON body)`; returns
-    (port, the (path, headers) asked so far). Stopped after the test. A stand-in for a service's REST or JMX API."""
+    """Start loopback HTTP servers that answer each GET from `answer(path, headers) -> (status, JSON body or text)`;
+    returns (port, the (path, headers) asked so far). Stopped after the test. A stand-in for a service's REST or JMX
+    API."""
     servers = []
 
     def start(answer):
@@ -23,7 +24,7 @@ def json_server():
             def do_GET(self):  # http.server calls it by this name
                 asked.append((self.path, dict(self.headers)))
                 status, body = answer(self.path, self.headers)
-                data = json.dumps(body).encode()
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -1,4 +1,5 @@
-"""Trino (Presto's successor) through its DB-API client: tables in a Hive-connector catalog over the shared metastore."""
+"""Trino (Presto's successor) through its DB-API client: tables in a Hive-connector catalog over the shared
+metastore."""
 from __future__ import annotations
 
 import contextlib
@@ -6,25 +7,16 @@ import re
 
 from perfkit.datasets.partitions import Partitioning
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout, close_quietly
+from perfkit.engines.trino_s3_stats import API_CALLS, ATTRIBUTES, BEAN, FAULT_COUNTERS, S3StatsOverHttp
 from perfkit.errors import ServiceError, root_cause
 
 # Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
 TRINO_TYPES = {"string": "varchar", "int": "integer"}
 TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
-# the native S3 file system's counters of a catalog (io.trino.filesystem.s3.S3FileSystemStats, JMX through the jmx
-# catalog): AwsSdkV2ApiCallStats "total" over every S3 call; ThrottlingExceptions counts throttled attempts
-S3_STATS_BEAN = "io.trino.filesystem.s3:type=S3FileSystemStats,name={catalog}"
-S3_STATS = f'jmx.current."{S3_STATS_BEAN.lower()}"'
-S3_COUNTERS = {"s3_throttled": "total.throttlingexceptions.totalcount", "s3_retried": "total.retries.totalcount"}
-# S3FileSystemStats per S3 API (calls, each call's retries apart) -> perfkit's counters (perfkit.accounting.counters).
-# Trino 476 shows no UploadPart column (its accessor is no JMX getter): a multipart upload's parts are not counted
-S3_API_COUNTERS = {"headobject": "s3_head", "getobject": "s3_get", "listobjectsv2": "s3_list", "putobject": "s3_put",
-                   "createmultipartupload": "s3_put", "completemultipartupload": "s3_put",
-                   "deleteobject": "s3_delete", "deleteobjects": "s3_delete", "abortmultipartupload": "s3_delete"}
-S3_API_CALLS = [(api, kind) for api in S3_API_COUNTERS for kind in ("calls", "retries")]
-STATS_COLUMNS = [f"{api}.{kind}.totalcount" for api, kind in S3_API_CALLS] + list(S3_COUNTERS.values())
+# the native S3 file system's counters of a catalog (perfkit.engines.trino_s3_stats), as the jmx catalog's columns
+S3_STATS = f'jmx.current."{BEAN.lower()}"'
+STATS_COLUMNS = [attribute.lower() for attribute in ATTRIBUTES]
 STATS_QUOTED = [f'"{column}"' for column in STATS_COLUMNS]
-
 
 class QueryError(Exception):
     """A statement Trino refused or failed, with its error name (e.g. EXCEEDED_LOCAL_MEMORY_LIMIT) and message."""
@@ -45,6 +37,7 @@ class TrinoEngine(Engine):
         self.server_version = "?"
         self.nodes = 0  # active nodes: a one-node Trino's counters are all on its coordinator
         self.input_bytes = 0  # what this session's queries read from storage (io_counters)
+        self._stats_over_http: S3StatsOverHttp | None = None  # a one-node Trino's S3 counters (made when first read)
 
     def open(self) -> None:
         from trino.dbapi import connect
@@ -145,7 +138,7 @@ class TrinoEngine(Engine):
         and the file-system cache's), summed over the nodes; cluster-wide, so one query at a time. None when no
         catalog's counters answer."""
         stats = self._s3_stats(self._catalogs_reading(storage))
-        return None if stats is None else {name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()}
+        return None if stats is None else {name: int(stats.get(key.lower(), 0)) for key, name in FAULT_COUNTERS.items()}
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3 requests by type (each call and its retries: the requests S3 saw), throttled and retried, of the
@@ -156,10 +149,9 @@ class TrinoEngine(Engine):
         stats = self._s3_stats(self._catalogs_reading(storage)) if storage != "hdfs" else None
         if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found
-        for api, kind in S3_API_CALLS:
-            name = S3_API_COUNTERS[api]
-            found[name] = found.get(name, 0) + int(stats.get(f"{api}.{kind}.totalcount", 0))
-        found.update({name: int(stats.get(key, 0)) for name, key in S3_COUNTERS.items()})
+        for attribute, name in API_CALLS.items():
+            found[name] = found.get(name, 0) + int(stats.get(attribute.lower(), 0))
+        found.update({name: int(stats.get(key.lower(), 0)) for key, name in FAULT_COUNTERS.items()})
         return found
 
     def _catalogs_reading(self, storage: str | None) -> list[str]:
@@ -175,8 +167,8 @@ class TrinoEngine(Engine):
 
     def _s3_stats(self, catalogs: list[str] | None = None) -> dict[str, float] | None:
         """S3FileSystemStats' counters of the profile's catalogs, summed over catalogs and nodes, by lower-case name.
-        A one-node Trino answers from its coordinator's JMX resource over HTTP (~10x cheaper than a query, which a
-        run pays twice); a cluster's counters sit on its workers, so there the jmx catalog sums them in one query."""
+        A one-node Trino answers from its coordinator over HTTP (far cheaper than a query, which a run pays twice); a
+        cluster's counters sit on its workers, so there the jmx catalog sums them in one query."""
         catalogs = catalogs or self._catalogs_reading(None)
         try:
             return self._s3_stats_over_http(catalogs) if self.nodes == 1 else self._s3_stats_by_query(catalogs)
@@ -201,26 +193,16 @@ class TrinoEngine(Engine):
         return found
 
     def _summed_stats(self, catalogs: list[str]) -> dict[str, float]:
-        union = " UNION ALL ".join(f"SELECT {', '.join(STATS_QUOTED)} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
+        columns = ", ".join(STATS_QUOTED)
+        union = " UNION ALL ".join(f"SELECT {columns} FROM {S3_STATS.format(catalog=c)}" for c in catalogs)
         row = self._fetch(f"SELECT {', '.join(f'sum({c})' for c in STATS_QUOTED)} FROM ({union})")[0]
         return {column: float(value or 0) for column, value in zip(STATS_COLUMNS, row)}
 
     def _s3_stats_over_http(self, catalogs: list[str]) -> dict[str, float]:
-        import json
-        import urllib.parse
-        import urllib.request
-
-        p, found = self.profile, {}
-        for catalog in catalogs:
-            bean = urllib.parse.quote(S3_STATS_BEAN.format(catalog=catalog), safe=":,=")
-            request = urllib.request.Request(f"http://{p.trino_host}:{p.trino_port}/v1/jmx/mbean/{bean}",
-                                             headers={"X-Trino-User": p.trino_user})
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                for attribute in json.load(answer)["attributes"]:
-                    name, value = attribute["name"].lower(), attribute.get("value")
-                    if name.endswith(".totalcount") and isinstance(value, (int, float)):
-                        found[name] = found.get(name, 0) + value
-        return found
+        if self._stats_over_http is None:
+            p = self.profile
+            self._stats_over_http = S3StatsOverHttp(f"http://{p.trino_host}:{p.trino_port}", p.trino_user)
+        return self._stats_over_http.read(catalogs)
 
     def io_source(self) -> str:
         return "Trino S3FileSystemStats (JMX); query stats (physical input bytes)"
