@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-import urllib.request
+
+from perfkit.kept_alive_http import KeptAliveHttp
 
 BEAN = "io.trino.filesystem.s3:type=S3FileSystemStats,name={catalog}"
 # the bean's attributes per S3 API (each call, and its retries apart) -> perfkit's counters (perfkit.accounting).
@@ -62,7 +63,7 @@ class S3StatsOverHttp:
     """The counters of a one-node Trino's catalogs, summed, from its coordinator at `base_url`."""
 
     def __init__(self, base_url: str, user: str):
-        self.base_url, self.headers = base_url.rstrip("/"), {"X-Trino-User": user}
+        self.base_url, self.session = base_url.rstrip("/"), KeptAliveHttp({"X-Trino-User": user})
         self.metrics_answer = True  # until /metrics failed to give them once: then the bean, from then on
 
     def read(self, catalogs: list[str]) -> dict[str, float]:
@@ -87,6 +88,6 @@ class S3StatsOverHttp:
         return counters_from_bean(json.loads(self._get(f"/v1/jmx/mbean/{bean}"))["attributes"])
 
     def _get(self, path: str) -> bytes:
-        request = urllib.request.Request(self.base_url + path, headers=self.headers)
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
-            return answer.read()
+        answer = self.session.get(self.base_url + path, timeout=TIMEOUT_S)
+        answer.raise_for_status()
+        return answer.content
