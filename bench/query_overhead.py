@@ -10,7 +10,8 @@ and the engine's read before and after every run: perfkit.accounting). Each roun
 storages once through each path, each query through the three paths back to back in an order that rotates from
 query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
 seconds. Prints the per-round totals and the medians of the per-round ratios:
-accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05); and the times the
+accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05), and the same ratios as
+medians of each query's paired runs; the time a run spends in perfkit outside the engine's call; and the times the
 runs record (wall_s) against bare, which says whether the runner biases its figures. Needs the lab up.
 """
 from __future__ import annotations
@@ -78,6 +79,7 @@ def main() -> None:
         in_engine = _time_the_engine_calls(engine)  # what is left of a run is perfkit's own time
         own: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}
         bare_runs: list[float] = []
+        per_run: dict[str, list[float]] = {path: [] for path in totals}  # each query's time, by path, same order
         paths = list(totals)
         for round_ in range(args.rounds):
             for path in paths:
@@ -93,6 +95,7 @@ def main() -> None:
                         cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
                     took = time.perf_counter() - t0
                     totals[path][-1] += took
+                    per_run[path].append(took)
                     if path == "bare":
                         bare_runs.append(took)
                     else:
@@ -111,6 +114,12 @@ def main() -> None:
     off_bare = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
     print(f"  ratio accounting on / off (median of the rounds' ratios): {on_off:.3f} (target <= 1.03)")
     print(f"  ratio perfkit with accounting / bare: {on_bare:.3f} (target <= 1.05); without: {off_bare:.3f}")
+    # the same ratios run by run: each query's three paths ran back to back, so each run has its own pair; the median
+    # of many pairs is less moved by a slow query than a round's total is
+    paired = {f"{a} / {b}": statistics.median(x / y for x, y in zip(per_run[a], per_run[b]))
+              for a, b in (("perfkit+io", "perfkit"), ("perfkit+io", "bare"), ("perfkit", "bare"))}
+    print(f"  the same, median of the {len(per_run['bare'])} runs' paired ratios: "
+          + ", ".join(f"{name} {value:.3f}" for name, value in paired.items()))
     # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit
     # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
     query_s = statistics.median(bare_runs)
