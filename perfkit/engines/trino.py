@@ -18,6 +18,7 @@ S3_STATS = f'jmx.current."{BEAN.lower()}"'
 STATS_COLUMNS = [attribute.lower() for attribute in ATTRIBUTES]
 STATS_QUOTED = [f'"{column}"' for column in STATS_COLUMNS]
 
+
 class QueryError(Exception):
     """A statement Trino refused or failed, with its error name (e.g. EXCEEDED_LOCAL_MEMORY_LIMIT) and message."""
 
