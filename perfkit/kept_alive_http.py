@@ -29,10 +29,6 @@ class Answer:
     def json(self):
         return json.loads(self.content)
 
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
-
 
 class KeptAliveHttp:
     """A session: GET only, one kept-alive connection per thread and server."""
@@ -70,8 +66,4 @@ class KeptAliveHttp:
     def _drop(self, key: tuple[str, str]) -> None:
         connection = self._local.__dict__.get("connections", {}).pop(key, None)
         if connection is not None:
-            connection.close()
-
-    def close(self) -> None:
-        for connection in self._local.__dict__.pop("connections", {}).values():
             connection.close()

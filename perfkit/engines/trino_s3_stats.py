@@ -25,6 +25,7 @@ API_CALLS = {f"{api}.{kind}.TotalCount": counter
 # over every API: ThrottlingExceptions counts throttled attempts
 FAULT_COUNTERS = {"Total.ThrottlingExceptions.TotalCount": "s3_throttled", "Total.Retries.TotalCount": "s3_retried"}
 ATTRIBUTES = [*API_CALLS, *FAULT_COUNTERS]
+WANTED = {attribute.lower() for attribute in ATTRIBUTES}  # as the bean's resource and the jmx catalog name them
 TIMEOUT_S = 10
 # an exposition line: the metric's name, its labels if any, its value
 EXPOSITION = re.compile(r"^([A-Za-z0-9_:]+)(?:\{[^}]*\})?\s+(\S+)", re.MULTILINE)
@@ -43,8 +44,8 @@ def counters_from_metrics(text: str, catalogs: list[str]) -> dict[str, float]:
     values = {name: float(value) for name, value in EXPOSITION.findall(text)}
     found: dict[str, float] = {}
     for catalog in catalogs:
-        mine = {attribute: values[metric_name(catalog, attribute)] for attribute in ATTRIBUTES
-                if metric_name(catalog, attribute) in values}
+        names = {attribute: metric_name(catalog, attribute) for attribute in ATTRIBUTES}
+        mine = {attribute: values[name] for attribute, name in names.items() if name in values}
         if not mine:
             raise LookupError(f"Trino's /metrics gives no S3FileSystemStats of catalog {catalog}")
         for attribute, value in mine.items():
@@ -54,9 +55,8 @@ def counters_from_metrics(text: str, catalogs: list[str]) -> dict[str, float]:
 
 def counters_from_bean(attributes: list[dict]) -> dict[str, float]:
     """The counters, by lower-case attribute name, from the bean's JMX resource (every attribute, name and value)."""
-    wanted = {attribute.lower() for attribute in ATTRIBUTES}
     return {a["name"].lower(): a["value"] for a in attributes
-            if a["name"].lower() in wanted and isinstance(a.get("value"), (int, float))}
+            if a["name"].lower() in WANTED and isinstance(a.get("value"), (int, float))}
 
 
 class S3StatsOverHttp:

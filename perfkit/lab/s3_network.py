@@ -17,6 +17,7 @@ from pathlib import Path
 
 from perfkit import atomic
 from perfkit.errors import PerfkitError
+from perfkit.kept_alive_http import KeptAliveHttp
 from perfkit.lab import tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
@@ -112,6 +113,7 @@ class S3Network(Service):
                                ports={"toxiproxy": ports.toxiproxy, "s3_proxy": ports.s3_proxy})]
         self.config = home / "toxiproxy.json"
         self.total = TotalBandwidth(home, ports.s3_proxy)
+        self._metrics = KeptAliveHttp()  # read around every run on S3 (perfkit.accounting): a round trip, kept
 
     @property
     def endpoint(self) -> str:
@@ -160,8 +162,9 @@ class S3Network(Service):
 
     def proxied_bytes(self) -> dict[str, float]:
         """Bytes the proxy carried since it started, by direction: {'upstream': to S3, 'downstream': from S3}."""
-        with urllib.request.urlopen(f"{self.api}/metrics", timeout=5) as response:
-            text = response.read().decode()
+        response = self._metrics.get(f"{self.api}/metrics", timeout=5)
+        response.raise_for_status()
+        text = response.content.decode()
         totals = {"upstream": 0.0, "downstream": 0.0}
         for line in text.splitlines():
             if line.startswith("toxiproxy_proxy_sent_bytes_total{") and f'proxy="{PROXY}"' in line:
