@@ -9,10 +9,12 @@ Three paths: the bare client, perfkit's runner with I/O accounting off, and with
 and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
 storages once through each path, each query through the three paths back to back in an order that rotates from
 query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
-seconds. Prints the per-round totals and the medians of the per-round ratios:
-accounting on / off (target <= 1.03) and perfkit with accounting / bare (target <= 1.05), and the same ratios as
-medians of each query's paired runs; the time a run spends in perfkit outside the engine's call; and the times the
-runs record (wall_s) against bare, which says whether the runner biases its figures. Needs the lab up.
+seconds. The warm-up passes go through all three paths, so the servers' side of the snapshots is warm too. Prints the
+per-round totals and the medians of the per-round ratios: accounting on / off (target <= 1.03) and perfkit with
+accounting / bare (target <= 1.05), each with its 95% bootstrap interval and whether the target is met beyond the
+rounds' noise, and the same ratios as medians of each query's paired runs; the time a run spends in perfkit outside
+the engine's call; and the times the runs record (wall_s) against bare, which says whether the runner biases its
+figures. Needs the lab up.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import statistics
 import tempfile
 import time
 
+from perfkit import stats
 from perfkit.config import load_profile
 from perfkit.engines import get_engine
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
@@ -37,6 +40,7 @@ def _bare_trino(engine, sql: str) -> list:
 
 
 BARE = {"spark": lambda engine, sql: engine.spark.sql(sql).collect(), "trino": _bare_trino}
+NAMES = {"perfkit+io": "accounting on", "perfkit": "off", "bare": "bare"}
 BARE_NAMES = {"spark": "spark.sql().collect()", "trino": "trino cursor execute+fetchall"}
 
 
@@ -73,26 +77,35 @@ def main() -> None:
         cmp.watch_storages(placed)  # perfkit's runner probes the storages around each run, as in a real run
         results = ResultSet("bench_query_overhead", folder=scratch)
         work = [(q, s) for q in cmp.suite_queries for s in cmp.storages]
-        for _ in range(args.warmup):  # warm the session, the JIT and the caches
-            for query, where in work:
+        paths = list(totals)
+
+        def run(path: str, query, where: str, step: Step, into: ResultSet) -> None:
+            cmp.accounting = path == "perfkit+io"
+            if path == "bare":
                 BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
+            else:
+                cmp.measure(into, engine, query, step, tables[where])
+
+        # warm the session, the JIT and the caches through every path: the snapshots' code in the servers (JMX,
+        # metrics resources) warms too, which a lab just started runs slowly at first
+        warmup = ResultSet("bench_query_overhead_warmup", folder=scratch)
+        for round_ in range(args.warmup):
+            for query, where in work:
+                for path in paths:
+                    run(path, query, where, Step("warmup", round_, where), warmup)
         in_engine = _time_the_engine_calls(engine)  # what is left of a run is perfkit's own time
         own: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}
         bare_runs: list[float] = []
+        recorded_runs: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}  # each run's wall_s, by path
         per_run: dict[str, list[float]] = {path: [] for path in totals}  # each query's time, by path, same order
-        paths = list(totals)
         for round_ in range(args.rounds):
             for path in paths:
                 totals[path].append(0.0)
             for i, (query, where) in enumerate(work):
                 turn = (round_ + i) % len(paths)
                 for path in paths[turn:] + paths[:turn]:
-                    cmp.accounting = path == "perfkit+io"
                     engine_s, t0 = in_engine[0], time.perf_counter()
-                    if path == "bare":
-                        BARE[args.engine](engine, query.for_tables(tables[where], engine.name))
-                    else:
-                        cmp.measure(results, engine, query, Step("measured", round_, where), tables[where])
+                    run(path, query, where, Step("measured", round_, where), results)
                     took = time.perf_counter() - t0
                     totals[path][-1] += took
                     per_run[path].append(took)
@@ -100,7 +113,9 @@ def main() -> None:
                         bare_runs.append(took)
                     else:
                         own[path].append(took - (in_engine[0] - engine_s))
-        assert all(r.ok for r in results.records), [r.error for r in results.failures]
+                        recorded_runs[path].append(results.records[-1].wall_s)
+        failed = results.failures + warmup.failures
+        assert not failed, [r.error for r in failed]
 
     print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
           f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}")
@@ -109,17 +124,19 @@ def main() -> None:
     bare, kit, io = (statistics.median(totals[path]) for path in ("bare", "perfkit", "perfkit+io"))
     print(f"  median per round: bare {BARE_NAMES[args.engine]} {bare:.3f} s, perfkit runner {kit:.3f} s, "
           f"with I/O accounting {io:.3f} s")
-    on_off = statistics.median(k / b for k, b in zip(totals["perfkit+io"], totals["perfkit"]))
-    on_bare = statistics.median(k / b for k, b in zip(totals["perfkit+io"], totals["bare"]))
-    off_bare = statistics.median(k / b for k, b in zip(totals["perfkit"], totals["bare"]))
-    print(f"  ratio accounting on / off (median of the rounds' ratios): {on_off:.3f} (target <= 1.03)")
-    print(f"  ratio perfkit with accounting / bare: {on_bare:.3f} (target <= 1.05); without: {off_bare:.3f}")
+    # each ratio with its 95% bootstrap interval (the rounds resampled): whether it is within its target beyond the
+    # rounds' own noise
+    for a, b, target in (("perfkit+io", "perfkit", 1.03), ("perfkit+io", "bare", 1.05), ("perfkit", "bare", None)):
+        ratio, low, high = stats.paired_ratio_ci(totals[a], totals[b])
+        goal = f" (target <= {target}: {stats.against_target(low, high, target)})" if target else ""
+        print(f"  ratio {NAMES[a]} / {NAMES[b]}, median of the rounds' ratios: {ratio:.3f} "
+              f"[95% CI {low:.3f}-{high:.3f}]{goal}")
     # the same ratios run by run: each query's three paths ran back to back, so each run has its own pair; the median
     # of many pairs is less moved by a slow query than a round's total is
-    paired = {f"{a} / {b}": statistics.median(x / y for x, y in zip(per_run[a], per_run[b]))
+    paired = {f"{a} / {b}": stats.paired_ratio_ci(per_run[a], per_run[b])
               for a, b in (("perfkit+io", "perfkit"), ("perfkit+io", "bare"), ("perfkit", "bare"))}
     print(f"  the same, median of the {len(per_run['bare'])} runs' paired ratios: "
-          + ", ".join(f"{name} {value:.3f}" for name, value in paired.items()))
+          + ", ".join(f"{name} {r:.3f} [{low:.3f}-{high:.3f}]" for name, (r, low, high) in paired.items()))
     # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit
     # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
     query_s = statistics.median(bare_runs)
@@ -131,6 +148,10 @@ def main() -> None:
     recorded = [sum(r.wall_s for r in results.records if r.iteration == round_) / 2 for round_ in range(args.rounds)]
     print(f"  ratio of the times perfkit records (wall_s, per round) / bare: "
           f"{statistics.median(k / b for k, b in zip(recorded, totals['bare'])):.3f} (1 = no bias in the figures)")
+    # the same by path, run by run: whether the snapshots around a run slow the query itself (the engine's time)
+    split = {path: stats.paired_ratio_ci(values, bare_runs) for path, values in recorded_runs.items()}
+    print("  the queries' recorded times (wall_s) / bare, median of the paired runs: "
+          + ", ".join(f"{NAMES[path]} {r:.3f} [{low:.3f}-{high:.3f}]" for path, (r, low, high) in split.items()))
 
 
 if __name__ == "__main__":

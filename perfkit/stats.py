@@ -40,6 +40,32 @@ def ratio_ci(slower, faster, confidence: float = 0.95, n_resamples: int = 2000, 
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
+def paired_ratio_ci(numerators, denominators, confidence: float = 0.95, n_resamples: int = 2000,
+                    seed: int = 0) -> tuple[float, float, float]:
+    """The median of the paired ratios numerators[i] / denominators[i] and its bootstrap (percentile) confidence
+    interval, the pairs resampled whole: (median, low, high). For two paths timed side by side, round by round."""
+    r = np.asarray(numerators, float) / np.asarray(denominators, float)
+    if r.size < MIN_RUNS:
+        return (float(np.median(r)) if r.size else np.nan, np.nan, np.nan)
+    point = float(np.median(r))
+    if np.ptp(r) == 0:
+        return (point, point, point)
+    res = sps.bootstrap((r,), np.median, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
+                        method="percentile", rng=np.random.default_rng(seed))
+    return (point, float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def against_target(low: float, high: float, target: float) -> str:
+    """Whether a ratio with confidence interval (low, high) is within an upper target, in words."""
+    if np.isnan(low) or np.isnan(high):
+        return f"too few rounds to judge (need {MIN_RUNS})"
+    if high <= target:
+        return "met"
+    if low > target:
+        return "not met"
+    return "not decided: the interval spans the target"
+
+
 def verdict(ratio: float, ci: tuple[float, float], baseline: str = "HDFS", other: str = "S3") -> str:
     """Words for other/baseline: '<faster one> 1.4× faster' only when the CI excludes 1."""
     low, high = ci

@@ -44,7 +44,10 @@ def pick(bean: dict, names: dict[str, str]) -> dict[str, float]:
 class HdfsJmx:
     """Cumulative counters of the NameNode and every live DataNode, summed. The NameNode and the DataNodes are asked
     side by side, over kept-alive connections (perfkit.kept_alive_http): a run pays two snapshots, and each was a
-    round trip per daemon one after the other (about 4 ms each on the lab; on a cluster, one per DataNode)."""
+    round trip per daemon one after the other (about 4 ms each on the lab; on a cluster, one per DataNode).
+    Only the NameNode keeps its connection: a DataNode's web port is a Netty proxy (SimpleHttpProxyHandler) that
+    connects to the DataNode's own Jetty for each request and asks it with `Connection: close`, so each DataNode read
+    pays two new connections (on the lab, after 200 ms idle: 2.5 ms, against 1.3 ms for the NameNode)."""
 
     name = "HDFS NameNode and DataNode JMX"
     storage = "hdfs"

@@ -78,3 +78,29 @@ def test_results_that_differ_get_no_speed_up_even_with_enough_runs():
     assert row["verdict"] == "not comparable: results differ"
     assert np.isnan(row["speedup_median"]) and np.isnan(row["speedup_min"]) and np.isnan(row["ci_low"])
     assert row["hdfs_median"] == pytest.approx(1.1)  # the times stay visible, only the comparison goes
+
+
+def test_paired_ratio_ci_of_constant_ratios_is_exact():
+    assert stats.paired_ratio_ci([2.06, 1.03, 3.09], [2, 1, 3]) == pytest.approx((1.03, 1.03, 1.03))
+
+
+def test_paired_ratio_ci_resamples_pairs_not_sides():
+    # each pair is 5% apart while the pairs themselves span 1..10: resampling the sides apart would give a wide
+    # interval, resampling the pairs keeps it at the pairs' own ratios
+    base = np.arange(1.0, 11.0)
+    ratios = np.array([1.04, 1.05, 1.06, 1.05, 1.04, 1.06, 1.05, 1.05, 1.04, 1.06])
+    point, low, high = stats.paired_ratio_ci(base * ratios, base)
+    assert point == pytest.approx(np.median(ratios))
+    assert 1.04 <= low <= point <= high <= 1.06
+
+
+def test_paired_ratio_ci_needs_three_pairs():
+    point, low, high = stats.paired_ratio_ci([2, 3], [1, 1])
+    assert point == 2.5 and math.isnan(low) and math.isnan(high)
+
+
+@pytest.mark.parametrize("low, high, words", [
+    (1.01, 1.029, "met"), (1.031, 1.05, "not met"), (1.02, 1.04, "not decided: the interval spans the target"),
+    (float("nan"), float("nan"), "too few rounds to judge (need 3)")])
+def test_against_target_words(low, high, words):
+    assert stats.against_target(low, high, 1.03) == words
