@@ -95,7 +95,6 @@ def main() -> None:
                     run(path, query, where, Step("warmup", round_, where), warmup)
         in_engine = _time_the_engine_calls(engine)  # what is left of a run is perfkit's own time
         own: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}
-        bare_runs: list[float] = []
         recorded_runs: dict[str, list[float]] = {"perfkit": [], "perfkit+io": []}  # each run's wall_s, by path
         per_run: dict[str, list[float]] = {path: [] for path in totals}  # each query's time, by path, same order
         for round_ in range(args.rounds):
@@ -109,9 +108,7 @@ def main() -> None:
                     took = time.perf_counter() - t0
                     totals[path][-1] += took
                     per_run[path].append(took)
-                    if path == "bare":
-                        bare_runs.append(took)
-                    else:
+                    if path != "bare":
                         own[path].append(took - (in_engine[0] - engine_s))
                         recorded_runs[path].append(results.records[-1].wall_s)
         failed = results.failures + warmup.failures
@@ -139,7 +136,7 @@ def main() -> None:
           + ", ".join(f"{name} {r:.3f} [{low:.3f}-{high:.3f}]" for name, (r, low, high) in paired.items()))
     # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit
     # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
-    query_s = statistics.median(bare_runs)
+    query_s = statistics.median(per_run["bare"])
     for path, values in own.items():
         print(f"  {path}'s own time per run (outside the engine's call): median {1000 * statistics.median(values):.1f} ms,"
               f" mean {1000 * statistics.mean(values):.1f} ms = {statistics.mean(values) / query_s:.1%} of the median "
@@ -149,7 +146,7 @@ def main() -> None:
     print(f"  ratio of the times perfkit records (wall_s, per round) / bare: "
           f"{statistics.median(k / b for k, b in zip(recorded, totals['bare'])):.3f} (1 = no bias in the figures)")
     # the same by path, run by run: whether the snapshots around a run slow the query itself (the engine's time)
-    split = {path: stats.paired_ratio_ci(values, bare_runs) for path, values in recorded_runs.items()}
+    split = {path: stats.paired_ratio_ci(values, per_run["bare"]) for path, values in recorded_runs.items()}
     print("  the queries' recorded times (wall_s) / bare, median of the paired runs: "
           + ", ".join(f"{NAMES[path]} {r:.3f} [{low:.3f}-{high:.3f}]" for path, (r, low, high) in split.items()))
 
