@@ -41,6 +41,7 @@ def _bare_trino(engine, sql: str) -> list:
 
 BARE = {"spark": lambda engine, sql: engine.spark.sql(sql).collect(), "trino": _bare_trino}
 NAMES = {"perfkit+io": "accounting on", "perfkit": "off", "bare": "bare"}
+RATIOS = (("perfkit+io", "perfkit", 1.03), ("perfkit+io", "bare", 1.05), ("perfkit", "bare", None))  # with targets
 BARE_NAMES = {"spark": "spark.sql().collect()", "trino": "trino cursor execute+fetchall"}
 
 
@@ -123,15 +124,14 @@ def main() -> None:
           f"with I/O accounting {io:.3f} s")
     # each ratio with its 95% bootstrap interval (the rounds resampled): whether it is within its target beyond the
     # rounds' own noise
-    for a, b, target in (("perfkit+io", "perfkit", 1.03), ("perfkit+io", "bare", 1.05), ("perfkit", "bare", None)):
+    for a, b, target in RATIOS:
         ratio, low, high = stats.paired_ratio_ci(totals[a], totals[b])
         goal = f" (target <= {target}: {stats.against_target(low, high, target)})" if target else ""
         print(f"  ratio {NAMES[a]} / {NAMES[b]}, median of the rounds' ratios: {ratio:.3f} "
               f"[95% CI {low:.3f}-{high:.3f}]{goal}")
     # the same ratios run by run: each query's three paths ran back to back, so each run has its own pair; the median
     # of many pairs is less moved by a slow query than a round's total is
-    paired = {f"{a} / {b}": stats.paired_ratio_ci(per_run[a], per_run[b])
-              for a, b in (("perfkit+io", "perfkit"), ("perfkit+io", "bare"), ("perfkit", "bare"))}
+    paired = {f"{NAMES[a]} / {NAMES[b]}": stats.paired_ratio_ci(per_run[a], per_run[b]) for a, b, _ in RATIOS}
     print(f"  the same, median of the {len(per_run['bare'])} runs' paired ratios: "
           + ", ".join(f"{name} {r:.3f} [{low:.3f}-{high:.3f}]" for name, (r, low, high) in paired.items()))
     # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit

@@ -45,9 +45,9 @@ def paired_ratio_ci(numerators, denominators, confidence: float = 0.95, n_resamp
     """The median of the paired ratios numerators[i] / denominators[i] and its bootstrap (percentile) confidence
     interval, the pairs resampled whole: (median, low, high). For two paths timed side by side, round by round."""
     r = np.asarray(numerators, float) / np.asarray(denominators, float)
+    point = float(np.median(r)) if r.size else np.nan
     if r.size < MIN_RUNS:
-        return (float(np.median(r)) if r.size else np.nan, np.nan, np.nan)
-    point = float(np.median(r))
+        return (point, np.nan, np.nan)
     if np.ptp(r) == 0:
         return (point, point, point)
     res = sps.bootstrap((r,), np.median, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
