@@ -115,8 +115,10 @@ def main() -> None:
         failed = results.failures + warmup.failures
         assert not failed, [r.error for r in failed]
 
+    network = cmp.profile.provider.network()
     print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
-          f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}")
+          f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}, S3 behind "
+          f"{network.describe() if network else 'its real distance'}")
     for path, values in totals.items():
         print(f"  {path:<8} per round (s): " + " ".join(f"{v:.3f}" for v in values))
     bare, kit, io = (statistics.median(totals[path]) for path in ("bare", "perfkit", "perfkit+io"))
@@ -141,6 +143,16 @@ def main() -> None:
         print(f"  {path}'s own time per run (outside the engine's call): median {1000 * statistics.median(values):.1f} ms,"
               f" mean {1000 * statistics.mean(values):.1f} ms = {statistics.mean(values) / query_s:.1%} of the median "
               f"bare query ({1000 * query_s:.0f} ms)")
+    # by storage: a run's snapshots cost about the same whatever the query, so the storage whose queries are short
+    # pays the larger share
+    for where in cmp.storages:
+        mine = [j for j in range(len(per_run["bare"])) if work[j % len(work)][1] == where]
+        on, off = ([per_run[path][j] for j in mine] for path in ("perfkit+io", "perfkit"))
+        ratio, low, high = stats.paired_ratio_ci(on, off)
+        own_ms = {NAMES[path]: 1000 * statistics.median(values[j] for j in mine) for path, values in own.items()}
+        print(f"  on {where}: median bare query {1000 * statistics.median(per_run['bare'][j] for j in mine):.0f} ms; "
+              f"accounting on / off, median of the paired runs, {ratio:.3f} [{low:.3f}-{high:.3f}]; own time per run "
+              + ", ".join(f"{name} {ms:.1f} ms" for name, ms in own_ms.items()))
     # what the runs record (wall_s: the query alone, snapshots and probes outside it), per round, against bare
     recorded = [sum(r.wall_s for r in results.records if r.iteration == round_) / 2 for round_ in range(args.rounds)]
     print(f"  ratio of the times perfkit records (wall_s, per round) / bare: "
