@@ -13,8 +13,9 @@ seconds. The warm-up passes go through all three paths, so the servers' side of 
 per-round totals and the medians of the per-round ratios: accounting on / off (target <= 1.03) and perfkit with
 accounting / bare (target <= 1.05), each with its 95% bootstrap interval and whether the target is met beyond the
 rounds' noise, and the same ratios as medians of each query's paired runs; the time a run spends in perfkit outside
-the engine's call; and the times the runs record (wall_s) against bare, which says whether the runner biases its
-figures. Needs the lab up.
+the engine's call, in all and by storage (a snapshot costs about the same whatever the query: short queries pay the
+larger share); and the times the runs record (wall_s) against bare, which says whether the runner biases its
+figures. Needs the lab up; its first line names the S3 network the lab ran behind.
 """
 from __future__ import annotations
 
