@@ -146,8 +146,9 @@ def main() -> None:
               f"bare query ({1000 * query_s:.0f} ms)")
     # by storage: a run's snapshots cost about the same whatever the query, so the storage whose queries are short
     # pays the larger share
+    storage_of_run = [where for _ in range(args.rounds) for _, where in work]  # per_run's order, every path alike
     for where in cmp.storages:
-        mine = [j for j in range(len(per_run["bare"])) if work[j % len(work)][1] == where]
+        mine = [j for j, storage in enumerate(storage_of_run) if storage == where]
         on, off = ([per_run[path][j] for j in mine] for path in ("perfkit+io", "perfkit"))
         ratio, low, high = stats.paired_ratio_ci(on, off)
         own_ms = {NAMES[path]: 1000 * statistics.median(values[j] for j in mine) for path, values in own.items()}
