@@ -66,6 +66,9 @@ class Profile:
     # filter for the run and removes it after (true), or uses the bucket's filter of this id (never removed)
     s3_request_metrics: bool = False
     s3_request_metrics_filter: str = ""
+    # how often the cluster's Hadoop daemons (NameNode, DataNodes, HiveServer2) refresh what their JMX shows: their
+    # metrics period (hadoop-metrics2.properties `*.period`, or `*.periodMillis` / 1000; Hadoop's default is 10 s)
+    hadoop_metrics_period_s: float = 10.0
     # where the services run (a cluster, or the embedded lab): tools, credentials, fixes; never shown in a report
     provider: Provider = field(default_factory=Provider, repr=False, compare=False)
 
@@ -185,8 +188,9 @@ def _behind_network(name: str, network, options: dict) -> Profile:
 
 EMR_OPTIONS = ("bucket", "master", "region")
 _TYPES = {"hive_port": int, "hive_webui_port": int, "spark_thrift_port": int, "trino_port": int, "spark_conf": dict,
-          "s3_request_metrics": bool}  # every other setting is text
-_KIND_NAMES = {bool: "true or false", int: "a whole number", dict: "a mapping of `key: value` lines", str: "text"}
+          "s3_request_metrics": bool, "hadoop_metrics_period_s": float}  # every other setting is text
+_KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number of seconds above 0",
+               dict: "a mapping of `key: value` lines", str: "text"}
 
 
 def _builtin(base: str, options: dict, where: str) -> Profile:
@@ -258,9 +262,13 @@ def _check_settings(options: dict, extra: tuple[str, ...], where: str) -> None:
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise PerfkitError(f"{where} has no setting {key!r}: {hint}known settings are {', '.join(known)}")
         value, kind = options[key], _TYPES.get(key, str)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):  # YAML's `10` is an int
+            value = options[key] = float(value)
         # bool is an int to Python, but `hive_port: true` is a mistake; s3_endpoint may be null (AWS itself)
         if (not isinstance(value, kind) or (kind is int and isinstance(value, bool))) and not (
                 key == "s3_endpoint" and value is None):
+            raise PerfkitError(f"{where}: setting {key!r} must be {_KIND_NAMES[kind]}, not {value!r}")
+        if kind is float and not 0 < value < float("inf"):
             raise PerfkitError(f"{where}: setting {key!r} must be {_KIND_NAMES[kind]}, not {value!r}")
         if key.endswith("_port") and not 0 < value < 65536:
             raise PerfkitError(f"{where}: setting {key!r} = {value} is not a port: give a number from 1 to 65535")

@@ -163,7 +163,3 @@ class Provider:
         """A callable that returns the bytes S3 has sent to its clients so far ({"s3_bytes_read": n}), counted on the
         way (the lab's network emulator carries every response); None when nothing on the path counts them."""
         return None
-
-    def metrics_period_s(self) -> float:
-        """How often Hadoop's daemons (HDFS, HiveServer2) refresh what their JMX shows (`*.period`: 10 s unless set)."""
-        return 10.0

@@ -3,7 +3,8 @@
 Hadoop's metrics system refreshes what JMX shows at most once per metrics period (`*.period`, 10 s by default):
 but the first read after a period has passed is fresh (MetricsSourceAdapter.updateJmxCache). So each read waits
 until a period has passed since the one before: on a cluster at the default 10 s that is up to 10 s between a run's
-two snapshots; the lab sets the period to 100 ms."""
+two snapshots (perfkit.accounting.sources reads HDFS around each run only where the period is short); the lab sets
+the period to 10 ms."""
 from __future__ import annotations
 
 import time

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns
+from perfkit.accounting.sources import NotPerRun
 from perfkit.errors import root_cause
 
 READERS = ThreadPoolExecutor(8, thread_name_prefix="run-io")  # shared by every run: one run measures at a time
@@ -25,7 +26,9 @@ class RunAccounting:
                  storage: str | None = None, settle=None):
         # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
         # a snapshot costs round trips, and a run pays two
-        self.server_sources = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
+        wanted = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
+        self.server_sources = [s for s in wanted if not isinstance(s, NotPerRun)]
+        self._not_per_run = [s.why for s in wanted if isinstance(s, NotPerRun)]  # said by each run on their storage
         self.engine, self.engine_source = engine, engine_source
         # waits until the engine runs nothing (Engine.settle): None, or what still ran
         self.settle = settle or (lambda: None)
@@ -61,6 +64,8 @@ class RunAccounting:
                 continue
             io[side] = counters.difference(was, now)
             io["sources"][side] = self._source_name(side)
+        if self._not_per_run and "server" not in io and "server" not in io["missing"]:
+            io["missing"]["server"] = "; ".join(self._not_per_run)
         failed = list(dict.fromkeys(failed_before + self._failed))
         if failed and "server" in io:  # a source that failed either time: its counters are not this run's
             io["missing"]["server"] = "; ".join(failed)

@@ -5,6 +5,12 @@ from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.s3_access_log import S3AccessLog
 
 
+# HDFS's own counters are read around each run only where its daemons refresh their JMX at least this often: each
+# read must wait a metrics period after the one before (perfkit.accounting.metrics_period), so at Hadoop's default
+# 10 s a run on HDFS would be held up to 11 s by its after read, and the next one by its before read
+PER_RUN_PERIOD_S = 0.1
+
+
 class Counted:
     """A source that is a function returning cumulative counters."""
 
@@ -26,5 +32,22 @@ def server_sources(profile) -> list:
     if wire is not None:
         found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     if profile.webhdfs_url:
-        found.append(HdfsJmx(profile.webhdfs_url, profile.provider.metrics_period_s()))
+        period = profile.hadoop_metrics_period_s
+        found.append(HdfsJmx(profile.webhdfs_url, period) if period <= PER_RUN_PERIOD_S
+                     else NotPerRun(HdfsJmx.name, HdfsJmx.storage, hdfs_not_per_run(period)))
     return found
+
+
+class NotPerRun:
+    """A storage's own counters that are not read around each run: a run on that storage says why (`why`)."""
+
+    def __init__(self, name: str, storage: str, why: str):
+        self.name, self.storage, self.why = name, storage, why
+
+
+def hdfs_not_per_run(period_s: float) -> str:
+    return (f"not counted per run: HDFS's daemons refresh their JMX every {period_s:g} s (the profile's "
+            f"hadoop_metrics_period_s), and a fresh read before and after each run would hold it up to "
+            f"{1.1 * period_s:.3g} s. To count each run, set *.periodMillis={PER_RUN_PERIOD_S * 1000:g} in "
+            f"hadoop-metrics2.properties on the NameNode and the DataNodes, restart them, and set "
+            f"hadoop_metrics_period_s: {PER_RUN_PERIOD_S:g} in the profile")

@@ -149,7 +149,7 @@ class HiveEngine(HiveServer2Engine):
         self.execution = self.runs_where()
         if p.s3_scheme == "s3a" and self.execution[1] == "local":  # tasks read S3 in HiveServer2's JVM, by S3A
             self.s3a = HiveServer2S3A(f"http://{p.hive_host}:{p.hive_webui_port}", p.s3_bucket,
-                                      p.provider.metrics_period_s())
+                                      p.hadoop_metrics_period_s)
 
     def runs_where(self) -> tuple[str, str]:
         """What executes the queries (mr, tez) and where (local: inside HiveServer2's JVM; yarn)."""

@@ -177,9 +177,6 @@ class LabProvider(Provider):
         proxy = Lab().service(S3Network.name)
         return lambda: {"s3_bytes_read": proxy.proxied_bytes()["downstream"]}
 
-    def metrics_period_s(self) -> float:
-        return METRICS_PERIOD_MS / 1000
-
 
 def lab_profile() -> Profile:
     """The lab's addresses (ports from the environment) and this provider: what `load_profile("lab")` resolves to."""
@@ -211,4 +208,5 @@ def lab_profile() -> Profile:
         provider=LabProvider(),
         nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",
         fuse_hdfs_mount=str(lab_home() / "mnt" / "hdfs"),
+        hadoop_metrics_period_s=METRICS_PERIOD_MS / 1000,  # the lab writes its daemons' metrics configuration
     )

@@ -85,7 +85,7 @@ def test_the_hdfs_probe_that_watches_a_run_changes_none_of_the_counts_of_the_run
     try:
         probe = hdfs_probe(profile, f"{folder.path}/part-0.txt")
         assert probe() is None  # the first probe looks up the file's DataNodes: before any run
-        counters = HdfsJmx(profile.webhdfs_url, profile.provider.metrics_period_s())
+        counters = HdfsJmx(profile.webhdfs_url, profile.hadoop_metrics_period_s)
         before = counters.read()
         assert [probe() for _ in range(5)] == [None] * 5
         time.sleep(0.05)

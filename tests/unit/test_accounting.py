@@ -10,6 +10,7 @@ from perfkit.accounting.concurrent import ConcurrentRuns, OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
 from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
+from perfkit.accounting.sources import NotPerRun, server_sources
 
 
 def nonzero(counts):
@@ -218,6 +219,40 @@ def test_a_run_reads_only_the_sources_of_the_storage_it_reads(tmp_path):
     io = run.after()
     assert reads == ["HDFS JMX", "both", "HDFS JMX", "both"]
     assert io["sources"]["server"] == "HDFS JMX; both"
+
+
+def test_hdfs_is_read_around_each_run_only_where_its_daemons_refresh_jmx_often(tmp_path):
+    from perfkit.config import load_profile
+
+    def of_hdfs(profile):
+        return [source for source in server_sources(profile) if getattr(source, "storage", None) == "hdfs"]
+
+    assert [type(s).__name__ for s in of_hdfs(load_profile("lab"))] == ["HdfsJmx"]  # the lab: every 10 ms
+    cluster = load_profile("emr", bucket="b")
+    assert cluster.hadoop_metrics_period_s == 10.0  # Hadoop's default, unless the profile says otherwise
+    (not_per_run,) = of_hdfs(cluster)
+    assert isinstance(not_per_run, NotPerRun) and not_per_run.storage == "hdfs"
+    assert "every 10 s" in not_per_run.why and "up to 11 s" in not_per_run.why
+    assert "*.periodMillis=100 in hadoop-metrics2.properties" in not_per_run.why
+    assert "hadoop_metrics_period_s: 0.1 in the profile" in not_per_run.why
+    fast = load_profile("emr", bucket="b", hadoop_metrics_period_s=0.1)
+    assert [type(s).__name__ for s in of_hdfs(fast)] == ["HdfsJmx"]
+
+
+def test_a_run_on_a_storage_not_counted_per_run_says_why_and_reads_the_others(tmp_path):
+    s3 = Counting()
+    s3.storage = "s3"
+    hdfs = NotPerRun("HDFS JMX", "hdfs", "not counted per run: slow daemons")
+    on_hdfs = RunAccounting([s3, hdfs], lambda: {"input_bytes": 0}, "engine", ConcurrentRuns(tmp_path), storage="hdfs")
+    on_hdfs.before()
+    io = on_hdfs.after()
+    assert "server" not in io and io["missing"] == {"server": "not counted per run: slow daemons"}
+    assert io["engine"] == {"input_bytes": 0}  # the engine's side still counts
+    on_s3 = RunAccounting([s3, hdfs], None, "", ConcurrentRuns(tmp_path), storage="s3")
+    on_s3.before()
+    s3.value["s3_get"] += 2
+    io = on_s3.after()
+    assert io["server"] == {"s3_get": 2} and io["missing"] == {}
 
 
 def test_a_side_that_cannot_be_read_is_missing_with_its_reason_and_the_other_kept(tmp_path):

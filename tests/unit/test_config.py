@@ -101,6 +101,10 @@ def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path):
     ("base: lab\nhive_port: true\n", "setting 'hive_port' must be a whole number, not True"),
     ("base: lab\nhive_webui_port: web\n", "setting 'hive_webui_port' must be a whole number, not 'web'"),
     ("base: lab\nspark_conf: [a, b]\n", "setting 'spark_conf' must be a mapping"),
+    ("base: emr\nbucket: b\nhadoop_metrics_period_s: 0\n",
+     "setting 'hadoop_metrics_period_s' must be a number of seconds above 0, not 0.0"),
+    ("base: emr\nbucket: b\nhadoop_metrics_period_s: 10s\n",
+     "setting 'hadoop_metrics_period_s' must be a number of seconds above 0, not '10s'"),
     ("base: lab\n1: x\n", "has no setting 1"),
 ])
 def test_unusable_profile_files_are_named_with_the_problem(tmp_path, text, message):
@@ -174,3 +178,10 @@ def test_bad_trino_and_metastore_settings_are_named(tmp_path, line, message):
     with pytest.raises(PerfkitError) as caught:
         load_profile(str(path))
     assert message in str(caught.value)
+
+
+def test_a_cluster_s_hadoop_metrics_period_is_a_number_of_seconds(tmp_path):
+    f = tmp_path / "p.yml"
+    f.write_text("base: emr\nbucket: b\nhadoop_metrics_period_s: 1\n")  # YAML's whole number: seconds too
+    assert load_profile(str(f)).hadoop_metrics_period_s == 1.0
+    assert load_profile("lab").hadoop_metrics_period_s == 0.01  # what the lab writes for its daemons
