@@ -46,8 +46,9 @@ class NotPerRun:
 
 
 def hdfs_not_per_run(period_s: float) -> str:
-    return (f"not counted per run: HDFS's daemons refresh their JMX every {period_s:g} s (the profile's "
-            f"hadoop_metrics_period_s), and a fresh read before and after each run would hold it up to "
-            f"{1.1 * period_s:.3g} s. To count each run, set *.periodMillis={PER_RUN_PERIOD_S * 1000:g} in "
+    return (f"not counted per run but over the experiment's window (its HDFS window): HDFS's daemons refresh their "
+            f"JMX every {period_s:g} s (the profile's hadoop_metrics_period_s), and a fresh read before and after each "
+            f"run would hold it up to {1.1 * period_s:.3g} s. To count each run, set "
+            f"*.periodMillis={PER_RUN_PERIOD_S * 1000:g} in "
             f"hadoop-metrics2.properties on the NameNode and the DataNodes, restart them, and set "
             f"hadoop_metrics_period_s: {PER_RUN_PERIOD_S:g} in the profile")

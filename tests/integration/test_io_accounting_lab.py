@@ -94,3 +94,34 @@ def test_the_hdfs_probe_that_watches_a_run_changes_none_of_the_counts_of_the_run
         assert set(after) >= {"hdfs_block_locations", "hdfs_listings", "hdfs_bytes_read", "hdfs_read_ops"}
     finally:
         hdfs.delete_tree(folder)
+
+
+def test_where_hdfs_refreshes_its_jmx_too_seldom_it_is_counted_over_the_window(profile, tmp_path, monkeypatch):
+    """A cluster's daemons at a long metrics period: HDFS is read before the first run and after the last (not around
+    each run, which would hold every run a period), and its count is set beside the engine's sum over the runs."""
+    import dataclasses
+
+    from perfkit.accounting.hdfs_window import SERVER
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    slow = dataclasses.replace(profile, hadoop_metrics_period_s=1.0)  # the lab's daemons refresh every 10 ms anyway
+    suite = tmp_path / "scan"
+    suite.mkdir()
+    (suite / "all.sql").write_text("SELECT * FROM {table}")
+    cmp = QueryComparison(slow, engines=["trino"], suite=str(suite), rows=60_000, files=2, runs=2, warmup=0,
+                          storages=["hdfs", "s3"])
+    results = cmp.run(progress=False)
+    on_hdfs = [r for r in measured_io(results) if r.storage == "hdfs"]
+    assert len(on_hdfs) == 2
+    for r in on_hdfs:
+        assert "server" not in r.io and r.io["missing"]["server"].startswith(
+            "not counted per run but over the experiment's window"), r.io
+    engine_sum = sum(r.io["engine"]["input_bytes"] for r in on_hdfs)
+    window = results.config["hdfs_window"]
+    assert window["attributable"] and not window["missing"], window
+    compared = {row["counter"]: row for row in window["compared"]}
+    assert compared["hdfs_bytes_read"]["engines"] == engine_sum
+    # the DataNode sent at least what Trino read: nothing else read HDFS in the window
+    assert compared["hdfs_bytes_read"][SERVER] >= 0.99 * engine_sum, window
+    assert compared["hdfs_read_ops"][SERVER] > 0 and compared["hdfs_block_locations"][SERVER] > 0, window
+    assert cmp.hdfs_window()["difference"].iloc[0] == compared["hdfs_bytes_read"]["difference"]

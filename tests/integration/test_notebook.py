@@ -12,6 +12,7 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict", "copied by"):
         assert heading in page
     assert "S3 on this machine, no emulated network (network local): measured" in page  # the first line says where
+    assert "HDFS's reads were counted run by run (above), not per window." in page  # the lab: every 10 ms
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
     for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
         assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report

@@ -132,15 +132,15 @@ def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
 def test_a_report_says_how_s3_was_counted_once_and_shows_each_window_with_its_notes(capsys, monkeypatch):
     import IPython.display
 
-    from perfkit.report.s3_window import show_s3_windows
+    from perfkit.report.windows import show_windows
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
     sentence = "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics asked."
-    show_s3_windows({"tpch": sentence, "hibench": sentence})
+    show_windows("S3", {"tpch": sentence, "hibench": sentence})
     assert capsys.readouterr().out == sentence + "\n" and shown == []
     table = pd.DataFrame([{"counter": "s3_get", "S3 (CloudWatch)": 12.0}])
     table.attrs["notes"] = ["no run on S3 started in the window"]
-    show_s3_windows({"tpch": table})
+    show_windows("S3", {"tpch": table})
     assert shown[0].data == "### tpch: S3's count of the window" and shown[1] is table
     assert capsys.readouterr().out == "- no run on S3 started in the window\n"
