@@ -118,9 +118,11 @@ def lab_network(profile, rtt_ms, jitter_ms, per_connection_mb_s, total_mb_s):
         click.echo("     profiles: " + "; ".join(p.describe() for p in PROFILES.values()))
         return
     network = network_profile({"base": profile, **values} if values else profile)
-    restarted = lab.set_network(network)
+    was_down = not lab.s3_side_running()
+    restarted = lab.set_network(network, start=False)  # a lab that is down stays down: the choice waits for `lab up`
     again = f" (restarted {', '.join(restarted)} to follow)" if restarted else ""
-    click.echo(f"lab: S3 network {network.describe()}{again}")
+    later = " (recorded: the lab is down, and its S3 goes behind it when the lab starts)" if was_down else ""
+    click.echo(f"lab: S3 network {network.describe()}{again}{later}")
 
 
 @lab.command("down")

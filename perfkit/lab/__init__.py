@@ -77,6 +77,8 @@ class Lab:
             if name not in wanted:
                 wanted.add(name)
                 todo += by_name[name].needs
+        if S3Server.name in wanted and lab_s3_endpoint(self.ports, self.home) != direct_s3_endpoint(self.ports):
+            wanted.add(S3Network.name)  # S3's clients are sent through the network's proxy: it must run with it
         return [service for service in ordered if service.name in wanted]
 
     def up(self, names: list[str] | None = None, network: NetworkProfile | None = None) -> list[ServiceStatus]:
@@ -148,19 +150,33 @@ class Lab:
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
 
-    def set_network(self, network: NetworkProfile) -> list[str]:
+    def set_network(self, network: NetworkProfile, start: bool = True) -> list[str]:
         """Put S3 behind `network` for every S3 client of the lab (refused while a run measures). Changing the toxics
         is instant; going from `local` to an emulated network or back restarts the S3 clients that run (they read
-        the endpoint at start). Returns what restarted."""
+        the endpoint at start). Returns what restarted. With `start` False and neither the proxy nor any S3 client
+        running (the lab is down), the choice is only recorded: the proxy applies it when it starts."""
         with network_change():
             save_network(network, self.home)
-            self.up([S3Network.name])  # the S3 server and the proxy, which applies the saved profile
             proxy = self.service(S3Network.name)
             wanted = proxy.endpoint if network.emulated else None
+            if not start and not self.s3_side_running():
+                set_lab_s3_endpoint(wanted, self.home)  # where the S3 clients will send requests when they start
+                if self.running([self.services[0].name]):  # `hadoop fs` and DistCp read HDFS's core-site.xml
+                    self.services[0].write_config()
+                return []
+            self.up([S3Network.name])  # the S3 server and the proxy, which applies the saved profile
             now = lab_s3_endpoint(self.ports, self.home)
             if now == (wanted or direct_s3_endpoint(self.ports)):
                 return []
             return self.send_s3_to(wanted)
+
+    def running(self, names: list[str]) -> bool:
+        """Whether a daemon of any of these services runs."""
+        return any(pid for s in self.services if s.name in names for pid in s.pids().values())
+
+    def s3_side_running(self) -> bool:
+        """Whether the S3 network's proxy or any S3 client of the lab runs: what a network change reaches now."""
+        return self.running([S3Network.name, *S3_CLIENTS])
 
     def network(self) -> NetworkProfile:
         return current_network(self.home)
