@@ -17,6 +17,7 @@ from perfkit.accounting.concurrent import OtherRunsInWindow
 from perfkit.tiers import BACKING, is_tier
 
 COMPARED = list(dict.fromkeys(REQUEST_METRICS.values()))  # the counters S3's request metrics have
+IN_BYTES = {"s3_bytes_read": "S3 bytes read", "s3_bytes_written": "S3 bytes written"}  # the table keeps bytes, not MB
 OVERLAPPED = ("not attributable: another perfkit process measured during the window, and S3 counted its requests "
               "too: S3's count is not compared with the engines'")
 
@@ -50,8 +51,9 @@ def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) 
         # summed only when every run counted it: a counter some engine does not keep is unknown, not 0
         engine = math.fsum(c[name] for c in engine_counts) if complete and all(name in c for c in engine_counts) \
             else math.nan
-        rows.append({"counter": name, "what": counters.LABELS.get(name, name), "S3 (CloudWatch)": server,
-                     "engines": engine, "difference": server - engine if attributable else math.nan})
+        what = IN_BYTES.get(name) or counters.LABELS.get(name, name)
+        rows.append({"counter": name, "what": what, "S3 (CloudWatch)": server, "engines": engine,
+                     "difference": server - engine if attributable else math.nan})
     table = pd.DataFrame(rows)
     table.attrs["notes"] = notes
     return table

@@ -47,6 +47,7 @@ def test_s3s_count_is_set_beside_the_engines_sum_over_the_runs_on_s3_in_the_wind
     assert _row(table, "s3_bytes_read")["difference"] == pytest.approx(0.5e6)
     assert math.isnan(_row(table, "s3_put")["engines"])  # no engine counted PUTs: unknown, not 0
     assert _row(table, "s3_get")["what"] == "GET"
+    assert _row(table, "s3_bytes_read")["what"] == "S3 bytes read"  # its figures are bytes: not labelled MB
     assert any("table registration and other clients" in note for note in table.attrs["notes"])
 
 
