@@ -31,6 +31,22 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def missing_sides(frame: pd.DataFrame) -> list[str]:
+    """Why a side's count is missing from measured, successful runs: one line per side and reason, with how many runs
+    and which engines and storages (a blank in the table below says nothing by itself)."""
+    ok = frame[(frame["phase"] == "measured") & frame["ok"]] if len(frame) else frame
+    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for run in ok.itertuples():
+        io = getattr(run, "io", None) or {}
+        for side, why in (io.get("missing") or {}).items() if isinstance(io, dict) else ():
+            found.setdefault((side, why), []).append((run.subject, run.storage))
+    lines = []
+    for (side, why), runs in found.items():
+        where = ", ".join(f"{engine} on {storage}" for engine, storage in dict.fromkeys(runs))
+        lines.append(f"the {side}'s count of {len(runs)} run{'s' * (len(runs) != 1)} ({where}): {why}")
+    return lines
+
+
 def per_run(runs: pd.DataFrame, side: str, names) -> pd.Series:
     """Each run's sum of these counters as `side` counted them; NaN for a run that counted none of them."""
     columns = [f"{side}.{name}" for name in names if f"{side}.{name}" in runs.columns]
@@ -59,10 +75,13 @@ def _same(a, b) -> bool:
 
 def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
     """Per engine, storage and query, the median over its runs: S3 requests and MB, HDFS MB, as the server counted
-    them and as the engine did; whether the two agree run by run; and the request cost of 1,000 runs."""
+    them and as the engine did; whether the two agree run by run; and the request cost of 1,000 runs. attrs["missing"]
+    says why a side was not counted on some runs (missing_sides)."""
     runs = io_frame(frame)
     if runs.empty:
-        return pd.DataFrame(columns=[*KEYS, "runs"])
+        table = pd.DataFrame(columns=[*KEYS, "runs"])
+        table.attrs["missing"] = missing_sides(frame)
+        return table
     rows = []
     for key, group in runs.groupby(KEYS, sort=False):
         row = dict(zip(KEYS, key))
@@ -92,7 +111,9 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     mb = [c for c in table.columns if " MB " in c]
-    return table.round({**dict.fromkeys(mb, 3), "$ per 1,000 runs": 6})
+    table = table.round({**dict.fromkeys(mb, 3), "$ per 1,000 runs": 6})
+    table.attrs["missing"] = missing_sides(frame)
+    return table
 
 
 def _of(run: dict, side: str) -> dict:

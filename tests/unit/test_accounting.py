@@ -404,6 +404,22 @@ def test_a_run_not_attributable_gives_no_server_median_and_old_records_no_rows()
     assert math.isnan(row["S3 requests (server)"]) and row["S3 requests (engine)"] == 3
 
 
+def test_the_io_table_says_why_a_side_is_missing_once_per_reason_with_its_runs():
+    from perfkit.accounting.table import io_table
+
+    window = "not counted per run but over the experiment's window"
+    frame = frame_of(("spark", "hdfs", "q1", 1.0, {"engine": {"hdfs_bytes_read": 5}, "missing": {"server": window}}),
+                     ("trino", "hdfs", "q1", 1.0, {"engine": {"input_bytes": 5}, "missing": {"server": window}}),
+                     ("trino", "hdfs", "q2", 1.0, {"engine": {"input_bytes": 7}, "missing": {"server": window}}),
+                     ("trino", "s3", "q1", 1.0, {"engine": {"s3_get": 3}, "attributable": False,
+                                                 "missing": {"server": NOT_ATTRIBUTABLE}}),
+                     ("trino", "s3", "q2", 1.0, {"server": {"s3_get": 3}, "engine": {"s3_get": 3}, "missing": {}}))
+    assert io_table(frame).attrs["missing"] == [
+        f"the server's count of 3 runs (spark on hdfs, trino on hdfs): {window}",
+        f"the server's count of 1 run (trino on s3): {NOT_ATTRIBUTABLE}"]
+    assert io_table(frame_of(("spark", "hdfs", "q1", 1.0, {}))).attrs["missing"] == []  # before perfkit counted I/O
+
+
 def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_count(tmp_path):
     class Down:
         name = "the proxy"
