@@ -475,12 +475,9 @@ class QueryComparison(Experiment):
     def s3_window(self):
         """On a cluster that counts S3's requests per window (CloudWatch request metrics), S3's count of the whole
         experiment beside the engines' sum; elsewhere a sentence saying how S3 was counted instead."""
-        found = self._results().config.get("s3_request_metrics")
-        if not found:
-            return "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics asked."
-        if found.get("missing") and not found.get("compared"):
-            return f"S3's request metrics for this run: {found['missing']}"
-        return _window_table(found)
+        return _window(self._results().config.get("s3_request_metrics"), "S3's request metrics for this run",
+                       "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics "
+                       "asked.")
 
     def hdfs_window(self):
         """Where HDFS's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default
@@ -488,12 +485,8 @@ class QueryComparison(Experiment):
         nothing ("") when no run read HDFS or nothing was counted."""
         if "hdfs" not in self.placed_storages or not self.accounting:
             return ""
-        found = self._results().config.get("hdfs_window")
-        if not found:
-            return "HDFS's reads were counted run by run (above), not per window."
-        if found.get("missing") and not found.get("compared"):
-            return f"HDFS's count for this run: {found['missing']}"
-        return _window_table(found)
+        return _window(self._results().config.get("hdfs_window"), "HDFS's count for this run",
+                       "HDFS's reads were counted run by run (above), not per window.")
 
     def storage_cost(self) -> pd.DataFrame:
         """A month of this run's dataset on each storage at the price table's prices: S3 Standard, and HDFS with every
@@ -819,8 +812,13 @@ def _range(values, fmt: str) -> str:
     return low if low == high else f"{low}–{high}"
 
 
-def _window_table(found: dict) -> pd.DataFrame:
-    """A window's stored comparison (results.config) as a table, its notes in attrs."""
+def _window(found: dict | None, whose: str, counted_otherwise: str) -> pd.DataFrame | str:
+    """A window's stored comparison (results.config) as a table, its notes in attrs; or a sentence: how the storage
+    was counted instead when there is no window, or why `whose` count is missing."""
+    if not found:
+        return counted_otherwise
+    if found.get("missing") and not found.get("compared"):
+        return f"{whose}: {found['missing']}"
     table = pd.DataFrame(found.get("compared", []))
     table.attrs["notes"] = found.get("notes", [])
     return table
