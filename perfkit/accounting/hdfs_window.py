@@ -19,7 +19,9 @@ import pandas as pd
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
-from perfkit.accounting.sources import PER_RUN_PERIOD_S
+from perfkit.accounting.sources import hdfs_per_run
+from perfkit.accounting.table import engine_hdfs_bytes
+from perfkit.accounting.window import started, stored_rows
 from perfkit.errors import root_cause
 
 COUNTED = ("hdfs_bytes_read", "hdfs_read_ops", "hdfs_block_locations", "hdfs_listings", "hdfs_bytes_written")
@@ -66,19 +68,13 @@ class HdfsWindow:
             return f"{self.source.name} not read: {root_cause(err, 200)}"
 
 
-def engine_hdfs_bytes(engine: dict) -> float | None:
-    """The bytes an engine says a run on HDFS read: its HDFS client's count (Spark), else its physical input (Trino)."""
-    value = engine.get("hdfs_bytes_read", engine.get("input_bytes"))
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-
-
 def hdfs_window_vs_engines(counted: dict, records, attributable: bool = True) -> pd.DataFrame:
     """One row per counter: what HDFS counted in the window, the engines' sum over the runs on HDFS that started in
     it (bytes read: the one counter both keep), and HDFS's minus the engines'. Unknown is NaN, never 0; attrs["notes"]
     says why, and what else HDFS counted."""
     notes = [] if attributable else [OVERLAPPED]
     start, end = (pd.Timestamp(counted[key]) for key in ("start", "end"))
-    on_hdfs = [r for r in records if r.storage == "hdfs" and start <= pd.to_datetime(r.started_at, utc=True) < end]
+    on_hdfs = [r for r in records if r.storage == "hdfs" and start <= started(r) < end]
     engine_bytes = [b for r in on_hdfs if (b := engine_hdfs_bytes((r.io or {}).get("engine") or {})) is not None]
     if not on_hdfs:
         notes.append("no run on HDFS started in the window")
@@ -105,12 +101,12 @@ def hdfs_window_vs_engines(counted: dict, records, attributable: bool = True) ->
 
 @contextlib.contextmanager
 def hdfs_read_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None, window=None):
-    """Around an experiment's runs: where HDFS is not counted around each run (its daemons' metrics period is longer
-    than perfkit.accounting.sources.PER_RUN_PERIOD_S), count it over the window of the runs and store the count,
+    """Around an experiment's runs: where HDFS is not counted around each run (perfkit.accounting.sources.
+    hdfs_per_run), count it over the window of the runs and store the count,
     beside the engines' sum, in results.config["hdfs_window"]; with whether another perfkit process measured in the
     window (`others`), which makes HDFS's count not this experiment's alone."""
     period = profile.hadoop_metrics_period_s
-    if not (wanted and profile.webhdfs_url and period > PER_RUN_PERIOD_S):
+    if not (wanted and profile.webhdfs_url) or hdfs_per_run(profile):
         yield None
         return
     window = window or HdfsWindow(HdfsJmx(profile.webhdfs_url, period_s=0), period)
@@ -128,5 +124,4 @@ def hdfs_read_window(profile, results, wanted: bool = True, others: OtherRunsInW
     results.config["hdfs_window"] = {
         "start": counted["start"].isoformat(), "end": counted["end"].isoformat(), "attributable": attributable,
         "missing": counted.get("missing", ""), "notes": compared.attrs["notes"],
-        "compared": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                     for row in compared.to_dict("records")]}
+        "compared": stored_rows(compared)}

@@ -33,9 +33,14 @@ def server_sources(profile) -> list:
         found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     if profile.webhdfs_url:
         period = profile.hadoop_metrics_period_s
-        found.append(HdfsJmx(profile.webhdfs_url, period) if period <= PER_RUN_PERIOD_S
+        found.append(HdfsJmx(profile.webhdfs_url, period) if hdfs_per_run(profile)
                      else NotPerRun(HdfsJmx.name, HdfsJmx.storage, hdfs_not_per_run(period)))
     return found
+
+
+def hdfs_per_run(profile) -> bool:
+    """Whether HDFS's own counters are read around each run (else over an experiment's window: hdfs_window)."""
+    return profile.hadoop_metrics_period_s <= PER_RUN_PERIOD_S
 
 
 class NotPerRun:

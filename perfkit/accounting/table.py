@@ -18,8 +18,7 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per measured, successful run: engine, storage, query, wall_s, attributable, and a column per side and
     counter ("server.s3_get", "engine.s3_get", ...). Runs recorded before perfkit counted I/O have none."""
     rows = []
-    ok = frame[(frame["phase"] == "measured") & frame["ok"]] if len(frame) else frame
-    for run in ok.itertuples():
+    for run in _measured_ok(frame).itertuples():
         io = getattr(run, "io", None) or {}
         if not isinstance(io, dict) or not any(side in io for side in SIDES):
             continue
@@ -34,9 +33,8 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def missing_sides(frame: pd.DataFrame) -> list[str]:
     """Why a side's count is missing from measured, successful runs: one line per side and reason, with how many runs
     and which engines and storages (a blank in the table below says nothing by itself)."""
-    ok = frame[(frame["phase"] == "measured") & frame["ok"]] if len(frame) else frame
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for run in ok.itertuples():
+    for run in _measured_ok(frame).itertuples():
         io = getattr(run, "io", None) or {}
         for side, why in (io.get("missing") or {}).items() if isinstance(io, dict) else ():
             found.setdefault((side, why), []).append((run.subject, run.storage))
@@ -45,6 +43,16 @@ def missing_sides(frame: pd.DataFrame) -> list[str]:
         where = ", ".join(f"{engine} on {storage}" for engine, storage in dict.fromkeys(runs))
         lines.append(f"the {side}'s count of {len(runs)} run{'s' * (len(runs) != 1)} ({where}): {why}")
     return lines
+
+
+def _measured_ok(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[(frame["phase"] == "measured") & frame["ok"]] if len(frame) else frame
+
+
+def engine_hdfs_bytes(engine: dict) -> float | None:
+    """The bytes an engine says a run on HDFS read: its HDFS client's count (Spark), else its physical input (Trino)."""
+    value = engine.get("hdfs_bytes_read", engine.get("input_bytes"))
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 def per_run(runs: pd.DataFrame, side: str, names) -> pd.Series:
@@ -97,8 +105,8 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         row["S3 MB (engine)"] = engine.get("s3_bytes_read", engine.get("input_bytes", math.nan)
                                            if row["storage"] == DIRECT else math.nan) / 1e6
         row["HDFS MB (server)"] = server.get("hdfs_bytes_read", math.nan) / 1e6
-        row["HDFS MB (engine)"] = engine.get("hdfs_bytes_read", engine.get("input_bytes", math.nan)
-                                             if row["storage"] == "hdfs" else math.nan) / 1e6
+        hdfs_engine = engine_hdfs_bytes(engine) if row["storage"] == "hdfs" else engine.get("hdfs_bytes_read")
+        row["HDFS MB (engine)"] = (math.nan if hdfs_engine is None else hdfs_engine) / 1e6
         if row["storage"] == "hdfs":  # its snapshots read HDFS's counters only (accounting.run_io)
             row["server = engine"] = HDFS_RUN
         elif row["storage"] == DIRECT:

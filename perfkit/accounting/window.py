@@ -28,7 +28,7 @@ def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) 
     side that cannot be summed is NaN, never 0; attrs["notes"] says why, and what else S3 counted in the window
     that no engine saw."""
     notes = list(counts.notes) + ([] if attributable else [OVERLAPPED])
-    in_window = [r for r in records if counts.start <= _started(r) < counts.end]
+    in_window = [r for r in records if counts.start <= started(r) < counts.end]
     on_s3 = [r for r in in_window if r.storage == BACKING]
     engine_counts = [r.io["engine"] for r in on_s3 if isinstance((r.io or {}).get("engine"), dict)]
     if len(engine_counts) < len(on_s3):
@@ -84,16 +84,22 @@ def s3_request_window(profile, results, wanted: bool = True, others: OtherRunsIn
     compared = window_vs_engines(counts, results.records, attributable)
     results.config["s3_request_metrics"] = {
         **counts.describe(), "attributable": attributable, "notes": compared.attrs["notes"],
-        "compared": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                     for row in compared.to_dict("records")]}
+        "compared": stored_rows(compared)}
 
 
 def last_s3_request(records) -> datetime | None:
     """When the last run that reads S3 (directly or through a tier) ended: the minute CloudWatch must have reached."""
-    ends = [_started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
+    ends = [started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
             if r.storage == BACKING or is_tier(r.storage)]
     return max(ends) if ends else None
 
 
-def _started(record) -> pd.Timestamp:
+def stored_rows(table: pd.DataFrame) -> list[dict]:
+    """A window's comparison as results.config keeps it (JSON): an unknown figure is null, not NaN."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            for row in table.to_dict("records")]
+
+
+def started(record) -> pd.Timestamp:
+    """When a run started, as a timestamp (records keep ISO text)."""
     return pd.to_datetime(record.started_at, utc=True)
