@@ -24,7 +24,7 @@ class Answer:
 
     def raise_for_status(self) -> None:
         if self.status_code >= 400:
-            raise requests.HTTPError(f"{self.status_code} {self.reason} for url: {self.url}", response=None)
+            raise requests.HTTPError(f"{self.status_code} {self.reason} for url: {self.url}", response=self)
 
     def json(self):
         return json.loads(self.content)

@@ -12,6 +12,8 @@ import json
 import re
 import urllib.parse
 
+import requests
+
 from perfkit.kept_alive_http import KeptAliveHttp
 
 BEAN = "io.trino.filesystem.s3:type=S3FileSystemStats,name={catalog}"
@@ -64,19 +66,23 @@ class S3StatsOverHttp:
 
     def __init__(self, base_url: str, user: str):
         self.base_url, self.session = base_url.rstrip("/"), KeptAliveHttp({"X-Trino-User": user})
-        self.metrics_answer = True  # until /metrics failed to give them once: then the bean, from then on
+        self.metrics_answer = True  # until /metrics answered without them: then the bean, from then on
 
     def read(self, catalogs: list[str]) -> dict[str, float]:
+        lacks_them = False  # whether /metrics answered, without the counters (not a dropped connection, a 503)
         if self.metrics_answer:
             try:
                 return self._from_metrics(catalogs)
-            except (OSError, LookupError, ValueError):
-                pass  # no /metrics, no JMX lookup there, or no such bean: the bean's resource says which
+            except (OSError, LookupError, ValueError) as err:
+                # no /metrics, no JMX lookup there, or no such bean (the bean's resource says which); or a failure
+                # that says nothing about /metrics, which is asked again at the next read
+                lacks_them = not _transient(err)
         found: dict[str, float] = {}
         for catalog in catalogs:
             for name, value in self._from_bean(catalog).items():
                 found[name] = found.get(name, 0) + value
-        self.metrics_answer = False  # the bean answered where /metrics did not
+        if lacks_them:
+            self.metrics_answer = False  # the bean answered where /metrics could not
         return found
 
     def _from_metrics(self, catalogs: list[str]) -> dict[str, float]:
@@ -91,3 +97,10 @@ class S3StatsOverHttp:
         answer = self.session.get(self.base_url + path, timeout=TIMEOUT_S)
         answer.raise_for_status()
         return answer.content
+
+
+def _transient(err: Exception) -> bool:
+    """A failure of the connection or of the server (5xx), not an answer that /metrics lacks the counters."""
+    if isinstance(err, requests.HTTPError):
+        return getattr(err.response, "status_code", 500) >= 500
+    return isinstance(err, (requests.ConnectionError, requests.Timeout))

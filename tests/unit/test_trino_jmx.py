@@ -49,12 +49,16 @@ def catalogs_asked(asked) -> list[list[str]]:
 @pytest.fixture
 def coordinator(json_server):
     """A coordinator whose /metrics answers as `coordinator.metrics` says: "jmx" (names looked up in JMX, as Trino
-    476), "unknown" (an older resource: it knows no JMX_ names and gives nothing) or "absent" (404)."""
+    476), "unknown" (an older resource: it knows no JMX_ names and gives nothing), "absent" (404) or "busy once" (503,
+    then as "jmx")."""
 
     def answer(path, headers):
         if path.startswith("/metrics"):
             if state["metrics"] == "absent":
                 return 404, {"message": "Not Found"}
+            if state["metrics"] == "busy once":  # a coordinator short of threads for a moment
+                state["metrics"] = "jmx"
+                return 503, {"message": "Service Unavailable"}
             names = urllib.parse.parse_qs(path.split("?", 1)[1])["name[]"]
             return 200, exposition(names, BEANS if state["metrics"] == "jmx" else {})
         catalog = urllib.parse.unquote(path).rsplit("name=", 1)[1]
@@ -96,6 +100,16 @@ def test_a_trino_whose_metrics_resource_does_not_give_them_is_read_through_its_b
     assert engine.io_counters("s3")["s3_get"] == 8 and engine.io_counters("s3")["s3_head"] == 2
     assert [path.split("?")[0].split("/")[1] for path, _ in asked] == ["metrics", "v1", "v1"]  # /metrics once
     assert catalogs_asked(asked) == [[engine.profile.trino_catalog]] * 3
+
+
+def test_a_metrics_resource_that_failed_for_a_moment_is_asked_again(coordinator):
+    port, asked, state = coordinator
+    state["metrics"] = "busy once"
+    engine = one_node_trino(port)
+    assert engine.io_counters("s3")["s3_get"] == 8 and engine.io_counters("s3")["s3_get"] == 8
+    # the 503, the bean in its place, then /metrics again: a moment's failure does not cost every read the bean's
+    # 193 KB from then on
+    assert [path.split("?")[0].split("/")[1] for path, _ in asked] == ["metrics", "v1", "metrics"]
 
 
 def test_a_catalog_without_s3_counters_counts_nothing(coordinator):
