@@ -29,7 +29,7 @@ class SparkEngine(Engine):
         # the JVM objects whose counters a run's snapshots read, found once per session: each py4j call is a round
         # trip, and a run pays two snapshots
         self._s3a_fs = self._tree_map = None
-        self._hdfs_statistics = None
+        self._hdfs_statistics = self._tracker = None
 
     def conf(self) -> dict[str, str]:
         from perfkit.engines.spark_settings import driver_log_conf, hive_session_conf
@@ -133,18 +133,28 @@ class SparkEngine(Engine):
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3A's request and byte counters of the bucket's file system, and HDFS's client byte counters: what this
-        session asked of each storage so far; None where they would not say what the queries did (see s3_counters)."""
-        s3a = self._s3a_counters()
-        if s3a is None:
-            return None
-        found = s3a_statistics.io_counters(s3a)
+        session asked of each storage so far; None where they would not say what the queries did (see s3_counters).
+        A run on HDFS reads no S3A counters, and one on S3 or a tier no HDFS ones (`storage`; both when not said): each
+        read is a round trip to the JVM, and a run pays two snapshots."""
+        found: dict[str, int] = {}
+        if storage != "hdfs":
+            s3a = self._s3a_counters()
+            if s3a is None:
+                return None
+            found.update(s3a_statistics.io_counters(s3a))
+        elif self.spark is None or not str(self.profile.spark_master).startswith("local"):
+            return None  # executors in JVMs of their own: the driver's HDFS client reads nothing of the queries'
+        if storage in (None, "hdfs"):
+            found.update(self._hdfs_counters())
+        return found
+
+    def _hdfs_counters(self) -> dict[str, int]:
         if self._hdfs_statistics is None:  # there once the session has used HDFS
             jvm = self.spark.sparkContext._jvm
             self._hdfs_statistics = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
-        if self._hdfs_statistics is not None:
-            found.update({name: int(self._hdfs_statistics.getLong(key) or 0)
-                          for name, key in HDFS_CLIENT_COUNTERS.items()})
-        return found
+        if self._hdfs_statistics is None:
+            return {}
+        return {name: int(self._hdfs_statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
 
     def settle(self, timeout_s: float = SETTLE_S) -> str | None:
         """Wait until no task of this session runs. A query can return while tasks it no longer needs still read:
@@ -152,7 +162,9 @@ class SparkEngine(Engine):
         scanning, and a cancelled task is not interrupted; it reads on, and its GETs belong to the run."""
         if self.spark is None:
             return None
-        tracker = self.spark.sparkContext._jsc.sc().statusTracker()
+        if self._tracker is None:  # kept: a run settles twice, and each py4j call is a round trip
+            self._tracker = self.spark.sparkContext._jsc.sc().statusTracker()
+        tracker = self._tracker
 
         def running_tasks() -> int:
             # the driver is among the executors (local mode's tasks run there); active jobs cover a stage not yet
@@ -178,7 +190,8 @@ class SparkEngine(Engine):
 
     def close(self) -> None:
         spark, self.spark = self.spark, None
-        self._s3a_fs = self._tree_map = self._hdfs_statistics = None  # gone with the session and its file systems
+        # gone with the session and its file systems
+        self._s3a_fs = self._tree_map = self._hdfs_statistics = self._tracker = None
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):

@@ -229,7 +229,7 @@ def _spark_with(tracker):
 
     engine = SparkEngine.__new__(SparkEngine)
     sc = SimpleNamespace(_jsc=SimpleNamespace(sc=lambda: SimpleNamespace(statusTracker=lambda: tracker)))
-    engine.spark = SimpleNamespace(sparkContext=sc)
+    engine.spark, engine._tracker = SimpleNamespace(sparkContext=sc), None
     return engine
 
 
@@ -241,3 +241,49 @@ def test_spark_settles_once_the_tasks_a_query_left_running_end():
 def test_spark_that_does_not_settle_says_what_still_runs():
     assert _spark_with(_Tracker([3])).settle(timeout_s=0.05) == \
         "3 Spark tasks or jobs still running 0.05 s after the query returned"
+
+
+class _JvmCounters:
+    """Spark's JVM-side counters as io_counters reads them, each read counted (a py4j round trip on a real session)."""
+
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def s3a(self):
+        self.asked.append("s3a")
+        return {"action_http_get_request": 4, "stream_read_total_bytes": 4096}
+
+    def getLong(self, key):  # HDFS's client statistics
+        self.asked.append(key)
+        return {"bytesRead": 1000, "bytesWritten": 0}[key]
+
+
+def _spark_counting(master: str = "local[2]"):
+    import dataclasses
+    from types import SimpleNamespace
+
+    from perfkit.engines.spark import SparkEngine
+
+    engine = SparkEngine(dataclasses.replace(load_profile("lab"), spark_master=master))
+    jvm = _JvmCounters()
+    engine.spark, engine._hdfs_statistics = SimpleNamespace(), jvm
+    engine._s3a_counters = jvm.s3a if master.startswith("local") else lambda: None
+    return engine, jvm
+
+
+def test_spark_reads_only_the_counters_of_the_storage_a_run_reads():
+    engine, jvm = _spark_counting()
+    on_hdfs = engine.io_counters("hdfs")
+    assert on_hdfs == {"hdfs_bytes_read": 1000, "hdfs_bytes_written": 0} and "s3a" not in jvm.asked
+    jvm.asked.clear()
+    on_s3 = engine.io_counters("s3")
+    assert (on_s3["s3_get"], on_s3["s3_bytes_read"]) == (4, 4096) and "hdfs_bytes_read" not in on_s3
+    assert jvm.asked == ["s3a"]
+    jvm.asked.clear()
+    both = engine.io_counters()
+    assert both == {**on_s3, **on_hdfs} and jvm.asked == ["s3a", "bytesRead", "bytesWritten"]
+
+
+def test_spark_with_executors_elsewhere_counts_nothing_on_either_storage():
+    engine, jvm = _spark_counting("yarn")
+    assert engine.io_counters("hdfs") is None and engine.io_counters("s3") is None and jvm.asked == []
