@@ -1,6 +1,8 @@
 """A storage's own count of experiments' windows in a report: each table with its notes, a sentence said once."""
 from __future__ import annotations
 
+from perfkit.report.tables import show_table
+
 
 def show_windows(storage: str, windows: dict[str, object]) -> None:
     """`windows`: a title (a suite's name, or "") -> what an experiment's s3_window() or hdfs_window() gave for
@@ -17,6 +19,6 @@ def show_windows(storage: str, windows: dict[str, object]) -> None:
             continue
         if title:
             display(Markdown(f"### {title}: {storage}'s count of the window"))
-        display(window)
+        show_table(window)
         for note in window.attrs.get("notes", []):
             print("-", note)

@@ -13,6 +13,9 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
         assert heading in page
     assert "S3 on this machine, no emulated network (network local): measured" in page  # the first line says where
     assert "HDFS's reads were counted run by run (above), not per window." in page  # the lab: every 10 ms
+    io_section = page[page.index("What each run asked of the storage"):]
+    io_section = io_section[:io_section.index("Prices:")]
+    assert "<th>HDFS MB (server)</th>" in io_section and "NaN" not in io_section  # a count not kept is blank
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
     for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
         assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report

@@ -420,6 +420,27 @@ def test_the_io_table_says_why_a_side_is_missing_once_per_reason_with_its_runs()
     assert io_table(frame_of(("spark", "hdfs", "q1", 1.0, {}))).attrs["missing"] == []  # before perfkit counted I/O
 
 
+def test_a_report_shows_the_io_table_with_blanks_left_blank_then_its_prices_and_why_each_blank_is(capsys, monkeypatch):
+    import re
+
+    import IPython.display
+
+    from perfkit.accounting.table import io_table
+    from perfkit.report.tables import show_storage_io
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
+    window = "not counted per run but over the experiment's window"
+    table = io_table(frame_of(("trino", "hdfs", "q1", 1.0, {"engine": {"input_bytes": 2e6}, "missing": {"server": window}})))
+    table.attrs["basis"] = "S3 Standard, us-east-1"
+    show_storage_io(table)
+    row = dict(zip(re.findall(r"<th>(.*?)</th>", shown[0].data), re.findall(r"<td>(.*?)</td>", shown[0].data)))
+    assert row["engine"] == "trino" and row["HDFS MB (engine)"] == "2.0" and row["HDFS MB (server)"] == ""
+    assert "NaN" not in shown[0].data
+    assert capsys.readouterr().out == (f"Prices: S3 Standard, us-east-1\n- the server's count of 1 run (trino on hdfs): "
+                                       f"{window}\n")
+
+
 def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_count(tmp_path):
     class Down:
         name = "the proxy"
