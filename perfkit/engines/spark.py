@@ -116,7 +116,7 @@ class SparkEngine(Engine):
     def _s3a_counters(self) -> dict[str, int] | None:
         """The IOStatistics counters of the bucket's S3A file system, or None (see s3_counters)."""
         p = self.profile
-        if self.spark is None or p.s3_scheme != "s3a" or not str(p.spark_master).startswith("local"):
+        if not self._driver_runs_the_tasks() or p.s3_scheme != "s3a":
             return None
         try:
             if self._s3a_fs is None:
@@ -142,11 +142,16 @@ class SparkEngine(Engine):
             if s3a is None:
                 return None
             found.update(s3a_statistics.io_counters(s3a))
-        elif self.spark is None or not str(self.profile.spark_master).startswith("local"):
-            return None  # executors in JVMs of their own: the driver's HDFS client reads nothing of the queries'
+        elif not self._driver_runs_the_tasks():
+            return None
         if storage in (None, "hdfs"):
             found.update(self._hdfs_counters())
         return found
+
+    def _driver_runs_the_tasks(self) -> bool:
+        """A session in local mode: its tasks' storage clients are the driver's, whose counters perfkit reads
+        (executors in JVMs of their own read through clients perfkit cannot see)."""
+        return self.spark is not None and str(self.profile.spark_master).startswith("local")
 
     def _hdfs_counters(self) -> dict[str, int]:
         if self._hdfs_statistics is None:  # there once the session has used HDFS
