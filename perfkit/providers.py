@@ -163,3 +163,7 @@ class Provider:
         """A callable that returns the bytes S3 has sent to its clients so far ({"s3_bytes_read": n}), counted on the
         way (the lab's network emulator carries every response); None when nothing on the path counts them."""
         return None
+
+    def s3_bytes_not_counted(self) -> str:
+        """Why the server's count of a run on S3 has no bytes, where s3_wire_bytes() gives nothing."""
+        return "not counted: nothing between the engine and S3 counts the bytes S3 sends"

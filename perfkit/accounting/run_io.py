@@ -1,7 +1,8 @@
 """One run's I/O: every source read just before and just after the run, each side's difference kept apart.
 
 The record's `io` holds {"server": counters, "engine": counters, "sources": {side: name}, "attributable": bool,
-"missing": {side: why}}: a side that could not be read is missing with its reason (the run itself is kept), and
+"missing": {side: why}}: a side that could not be read is missing with its reason (the run itself is kept; a
+counter a side's sources do not count is missing as "side.counter"), and
 a run that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared.
 So is a run whose engine still had work running when the run's I/O was read (`settle`), which the next run's
 snapshots would otherwise split between the two."""
@@ -11,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns
-from perfkit.accounting.sources import NotPerRun
+from perfkit.accounting.sources import NotCounted, NotPerRun
 from perfkit.errors import root_cause
 
 READERS = ThreadPoolExecutor(8, thread_name_prefix="run-io")  # shared by every run: one run measures at a time
@@ -27,8 +28,9 @@ class RunAccounting:
         # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
         # a snapshot costs round trips, and a run pays two
         wanted = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
-        self.server_sources = [s for s in wanted if not isinstance(s, NotPerRun)]
+        self.server_sources = [s for s in wanted if not isinstance(s, NotPerRun | NotCounted)]
         self._not_per_run = [s.why for s in wanted if isinstance(s, NotPerRun)]  # said by each run on their storage
+        self._not_counted = {s.counter: s.why for s in wanted if isinstance(s, NotCounted)}  # said where read
         self.engine, self.engine_source = engine, engine_source
         # waits until the engine runs nothing (Engine.settle): None, or what still ran
         self.settle = settle or (lambda: None)
@@ -76,6 +78,8 @@ class RunAccounting:
             for side in ("server", "engine"):
                 io.pop(side, None)
                 io["missing"][side] = "not attributable: " + "; ".join(self._unsettled)
+        if "server" in io:  # read, but without these counters: why their blanks are blank
+            io["missing"].update({f"server.{counter}": why for counter, why in self._not_counted.items()})
         return io
 
     def abandon(self) -> None:

@@ -31,17 +31,20 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def missing_sides(frame: pd.DataFrame) -> list[str]:
-    """Why a side's count is missing from measured, successful runs: one line per side and reason, with how many runs
-    and which engines and storages (a blank in the table below says nothing by itself)."""
+    """Why a side's count, or one of its counters, is missing from measured, successful runs: one line per side (or
+    counter) and reason, with how many runs and which engines and storages (a blank in the table says nothing by
+    itself)."""
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for run in _measured_ok(frame).itertuples():
         io = getattr(run, "io", None) or {}
         for side, why in (io.get("missing") or {}).items() if isinstance(io, dict) else ():
             found.setdefault((side, why), []).append((run.subject, run.storage))
     lines = []
-    for (side, why), runs in found.items():
+    for (key, why), runs in found.items():
+        side, _, counter = key.partition(".")  # "server.s3_bytes_read": one counter the side's count lacks
+        what = counters.LABELS.get(counter, counter) if counter else "count"
         where = ", ".join(f"{engine} on {storage}" for engine, storage in dict.fromkeys(runs))
-        lines.append(f"the {side}'s count of {len(runs)} run{'s' * (len(runs) != 1)} ({where}): {why}")
+        lines.append(f"the {side}'s {what} of {len(runs)} run{'s' * (len(runs) != 1)} ({where}): {why}")
     return lines
 
 

@@ -475,9 +475,12 @@ class QueryComparison(Experiment):
     def s3_window(self):
         """On a cluster that counts S3's requests per window (CloudWatch request metrics), S3's count of the whole
         experiment beside the engines' sum; elsewhere a sentence saying how S3 was counted instead."""
+        counted_otherwise = ("S3's requests were counted run by run (above), not per window: no CloudWatch request "
+                             "metrics asked." if self.profile.provider.s3_request_log() is not None else
+                             "S3's own count was not asked for: this profile asks for no CloudWatch request metrics "
+                             "(s3_request_metrics: true counts each experiment's window); the engines' count is above.")
         return _window(self._results().config.get("s3_request_metrics"), "S3's request metrics for this run",
-                       "S3's requests were counted run by run (above), not per window: no CloudWatch request metrics "
-                       "asked.")
+                       counted_otherwise)
 
     def hdfs_window(self):
         """Where HDFS's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default

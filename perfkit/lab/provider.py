@@ -177,6 +177,10 @@ class LabProvider(Provider):
         proxy = Lab().service(S3Network.name)
         return lambda: {"s3_bytes_read": proxy.proxied_bytes()["downstream"]}
 
+    def s3_bytes_not_counted(self) -> str:
+        return ("not counted: the lab's S3 server logs no bytes for a GET it streams, and S3 sits on this machine with no "
+                "network emulator between to count them on the wire (`perfkit lab network ec2-s3` puts one there)")
+
 
 def lab_profile() -> Profile:
     """The lab's addresses (ports from the environment) and this provider: what `load_profile("lab")` resolves to."""

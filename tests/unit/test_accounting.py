@@ -10,7 +10,7 @@ from perfkit.accounting.concurrent import ConcurrentRuns, OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
 from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
-from perfkit.accounting.sources import NotPerRun, server_sources
+from perfkit.accounting.sources import NotCounted, NotPerRun, server_sources
 
 
 def nonzero(counts):
@@ -255,6 +255,60 @@ def test_a_run_on_a_storage_not_counted_per_run_says_why_and_reads_the_others(tm
     assert io["server"] == {"s3_get": 2} and io["missing"] == {}
 
 
+def test_s3_on_the_lab_without_an_emulator_counts_requests_at_the_server_and_says_why_it_has_no_bytes():
+    from perfkit.config import load_profile
+
+    of_s3 = [s for s in server_sources(load_profile("lab")) if getattr(s, "storage", None) == "s3"]
+    assert [type(s).__name__ for s in of_s3] == ["S3AccessLog", "NotCounted"]  # the unit tests' lab: network local
+    assert of_s3[1].counter == "s3_bytes_read"
+    assert "logs no bytes for a GET it streams" in of_s3[1].why and "perfkit lab network ec2-s3" in of_s3[1].why
+
+
+def test_an_emulator_that_cannot_be_asked_for_s3_s_bytes_is_named_as_the_reason(monkeypatch):
+    from perfkit.config import load_profile
+
+    lab = load_profile("lab")
+
+    def unreadable():
+        raise ValueError("the network setting is unreadable")
+
+    monkeypatch.setattr(lab.provider, "s3_wire_bytes", unreadable)
+    (no_bytes,) = [s for s in server_sources(lab) if isinstance(s, NotCounted)]
+    assert no_bytes.why == "not counted: the network emulator could not be asked (the network setting is unreadable)"
+
+
+@pytest.mark.parametrize("options, said", [
+    ({}, "this profile does not ask for; set s3_request_metrics: true in the profile"),
+    ({"s3_request_metrics": True}, "not counted per run but over the experiment's window (its S3 window)"),
+])
+def test_s3_on_aws_is_not_counted_per_run_at_the_server_and_each_run_says_why(options, said):
+    from perfkit.config import load_profile
+
+    of_s3 = [s for s in server_sources(load_profile("emr", bucket="b", **options))
+             if getattr(s, "storage", None) == "s3"]
+    assert len(of_s3) == 1 and isinstance(of_s3[0], NotPerRun) and said in of_s3[0].why
+
+
+def test_a_counter_the_server_does_not_count_is_missing_with_why_while_its_others_count(tmp_path):
+    s3 = Counting()
+    s3.storage = "s3"
+    no_bytes = NotCounted("s3_bytes_read", "s3", "not counted: no emulator")
+    run = RunAccounting([s3, no_bytes], None, "", ConcurrentRuns(tmp_path), storage="s3")
+    run.before()
+    s3.value["s3_get"] += 2
+    io = run.after()
+    assert io["server"] == {"s3_get": 2} and io["missing"] == {"server.s3_bytes_read": "not counted: no emulator"}
+    on_hdfs = RunAccounting([s3, no_bytes], None, "", ConcurrentRuns(tmp_path), storage="hdfs")
+    on_hdfs.before()
+    assert on_hdfs.after()["missing"] == {}  # a run on HDFS reads no S3 counters: nothing to say about S3's bytes
+    other = ConcurrentRuns(tmp_path)
+    other._mine = tmp_path / "measuring" / "other.lock"
+    run.before()
+    other.start()
+    other.stop()
+    assert run.after()["missing"] == {"server": NOT_ATTRIBUTABLE}  # the whole side's reason, not a counter's
+
+
 def test_a_side_that_cannot_be_read_is_missing_with_its_reason_and_the_other_kept(tmp_path):
     def broken():
         raise ConnectionError("refused")
@@ -418,6 +472,18 @@ def test_the_io_table_says_why_a_side_is_missing_once_per_reason_with_its_runs()
         f"the server's count of 3 runs (spark on hdfs, trino on hdfs): {window}",
         f"the server's count of 1 run (trino on s3): {NOT_ATTRIBUTABLE}"]
     assert io_table(frame_of(("spark", "hdfs", "q1", 1.0, {}))).attrs["missing"] == []  # before perfkit counted I/O
+
+
+def test_the_io_table_says_why_a_counter_of_a_side_is_blank():
+    from perfkit.accounting.table import io_table
+
+    why = "not counted: no emulator"
+    frame = frame_of(*[(engine, "s3", "q1", 1.0, {"server": {"s3_get": 3}, "engine": {"s3_get": 3},
+                                                 "missing": {"server.s3_bytes_read": why}})
+                       for engine in ("spark", "trino", "trino")])
+    table = io_table(frame)
+    assert table["S3 requests (server)"].tolist() == [3, 3] and table["S3 MB (server)"].isna().all()
+    assert table.attrs["missing"] == [f"the server's S3 MB read of 3 runs (spark on s3, trino on s3): {why}"]
 
 
 def test_a_report_shows_the_io_table_with_blanks_left_blank_then_its_prices_and_why_each_blank_is(capsys, monkeypatch):

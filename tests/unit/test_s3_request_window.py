@@ -131,6 +131,17 @@ def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
     assert cmp.s3_window() == "S3's request metrics for this run: not published yet"
 
 
+def test_a_report_on_aws_without_request_metrics_says_s3_did_not_count_rather_than_run_by_run(tmp_path):
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.results import ResultSet
+
+    cmp = QueryComparison(load_profile("emr", bucket="b"), engines=["trino"])
+    cmp.results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
+    assert cmp.s3_window() == ("S3's own count was not asked for: this profile asks for no CloudWatch request metrics "
+                               "(s3_request_metrics: true counts each experiment's window); the engines' count is "
+                               "above.")
+
+
 def test_a_report_says_how_s3_was_counted_once_and_shows_each_window_with_its_notes(capsys, monkeypatch):
     import IPython.display
 
