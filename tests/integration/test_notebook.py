@@ -16,6 +16,8 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     io_section = page[page.index("What each run asked of the storage"):]
     io_section = io_section[:io_section.index("Prices:")]
     assert "<th>HDFS MB (server)</th>" in io_section and "NaN" not in io_section  # a count not kept is blank
+    said_under = page[page.index("Prices:"):]  # S3 at local: no emulator counts S3's bytes, and a line says so
+    assert "the server's S3 MB read of" in said_under and "no network emulator between" in said_under
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
     for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
         assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report
