@@ -134,6 +134,19 @@ def test_a_sum_whose_exact_value_ends_in_5_hashes_alike_from_either_side():
     assert stable_number(1234567891234.5) == "1.23456789e+12" and stable_number(float("nan")) == "nan"
 
 
+def test_a_row_hashes_as_the_sha256_of_its_values_text_whatever_their_kind():
+    import hashlib
+    from datetime import date
+    from decimal import Decimal
+
+    import numpy as np
+
+    row = (float("nan"), np.float64(1.5), 2.5, Decimal("0.1"), True, None, 7, "x", date(2024, 1, 2), 1234567891234.5)
+    text = "\x1f".join(["nan", "1.5", "2.5", "0.1", "True", "None", "7", "x", "2024-01-02", "1.23456789e+12"])
+    for _ in range(2):  # the second time, each number's text comes from what the first kept
+        assert result_hash([row, (1,)]) == hashlib.sha256(f"1\n{text}".encode()).hexdigest()[:16]
+
+
 def test_a_hive_statement_that_fails_while_polled_raises_the_servers_cause_not_the_fetch_error():
     from types import SimpleNamespace
 
