@@ -30,13 +30,13 @@ def server_sources(profile) -> list:
     else:
         found.append(NotPerRun("S3's own request count", "s3", s3_not_per_run(profile)))
     try:
-        wire, why_not = profile.provider.s3_wire_bytes(), profile.provider.s3_bytes_not_counted()
+        wire, why_not = profile.provider.s3_wire_bytes(), None
     except Exception as err:  # noqa: BLE001 - the emulator cannot be asked: S3's bytes are not counted at the server
         wire, why_not = None, f"not counted: the network emulator could not be asked ({root_cause(err, 160)})"
     if wire is not None:
         found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     elif log is not None:  # the server counts each run's requests but not their bytes: its runs say why
-        found.append(NotCounted("s3_bytes_read", "s3", why_not))
+        found.append(NotCounted("s3_bytes_read", "s3", why_not or profile.provider.s3_bytes_not_counted()))
     if profile.webhdfs_url:
         period = profile.hadoop_metrics_period_s
         found.append(HdfsJmx(profile.webhdfs_url, period) if hdfs_per_run(profile)
