@@ -5,8 +5,8 @@ Where Hadoop's daemons refresh their JMX too seldom to be read around each run (
 period: perfkit.accounting.sources), HDFS's counters are read once before an experiment's first run and once after
 its last. A read shows what the daemons last refreshed, up to a period before it (another reader, a monitoring agent,
 may have refreshed it), so each read waits a period after the I/O it must include: the one before the window after
-the data was placed, the one after it after the last run. At Hadoop's default that is 11 s twice per experiment,
-where reads around each run held every run on HDFS up to 11 s."""
+the data was placed, the one after it after the last run. At Hadoop's default that is 10 s twice per experiment,
+where reads around each run held every run on HDFS up to 10 s."""
 from __future__ import annotations
 
 import contextlib
@@ -19,6 +19,7 @@ import pandas as pd
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.accounting.metrics_period import fresh_after
 from perfkit.accounting.sources import hdfs_per_run
 from perfkit.accounting.table import engine_hdfs_bytes
 from perfkit.accounting.window import started, stored_rows
@@ -44,14 +45,14 @@ class HdfsWindow:
         self._before: dict | str = {}
 
     def open(self) -> None:
-        self._sleep(1.1 * self.period_s)  # 10% for the daemons' clocks and timers (metrics_period)
+        self._sleep(fresh_after(self.period_s))  # the daemons' JMX caches expire: a read shows what came before
         self._before = self._read()
         self.start = datetime.now(timezone.utc)
 
     def close(self) -> dict:
         """{"start", "end", "totals": what HDFS counted in the window, or "missing": why not}."""
         end = datetime.now(timezone.utc)
-        self._sleep(1.1 * self.period_s)
+        self._sleep(fresh_after(self.period_s))
         after = self._read()
         found: dict = {"start": self.start, "end": end}
         problems = [side for side in (self._before, after) if isinstance(side, str)]

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.accounting.metrics_period import fresh_after
 from perfkit.accounting.s3_access_log import S3AccessLog
 from perfkit.errors import root_cause
 
 
 # HDFS's own counters are read around each run only where its daemons refresh their JMX at least this often: each
 # read must wait a metrics period after the one before (perfkit.accounting.metrics_period), so at Hadoop's default
-# 10 s a run on HDFS would be held up to 11 s by its after read, and the next one by its before read
+# 10 s a run on HDFS would be held up to 10 s by its after read, and the next one by its before read
 PER_RUN_PERIOD_S = 0.1
 
 
@@ -77,7 +78,7 @@ def s3_not_per_run(profile) -> str:
 def hdfs_not_per_run(period_s: float) -> str:
     return (f"not counted per run but over the experiment's window (its HDFS window): HDFS's daemons refresh their "
             f"JMX every {period_s:g} s (the profile's hadoop_metrics_period_s), and a fresh read before and after each "
-            f"run would hold it up to {1.1 * period_s:.3g} s. To count each run, set "
+            f"run would hold it up to {fresh_after(period_s):.3g} s. To count each run, set "
             f"*.periodMillis={PER_RUN_PERIOD_S * 1000:g} in "
             f"hadoop-metrics2.properties on the NameNode and the DataNodes, restart them, and set "
             f"hadoop_metrics_period_s: {PER_RUN_PERIOD_S:g} in the profile")

@@ -140,7 +140,7 @@ def test_hdfs_jmx_waits_a_metrics_period_between_reads(monkeypatch):
     jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5, new_session=lambda: servlets)
     jmx.read()
     jmx.read()
-    assert len(slept) == 1 and 0.5 < slept[0] <= 0.55
+    assert len(slept) == 1 and 0.501 < slept[0] <= 0.51  # Hadoop's JMX cache lives 501 ms at a 500 ms period
 
 
 class Counting:
@@ -232,7 +232,7 @@ def test_hdfs_is_read_around_each_run_only_where_its_daemons_refresh_jmx_often(t
     assert cluster.hadoop_metrics_period_s == 10.0  # Hadoop's default, unless the profile says otherwise
     (not_per_run,) = of_hdfs(cluster)
     assert isinstance(not_per_run, NotPerRun) and not_per_run.storage == "hdfs"
-    assert "every 10 s" in not_per_run.why and "up to 11 s" in not_per_run.why
+    assert "every 10 s" in not_per_run.why and "up to 10 s" in not_per_run.why
     assert "*.periodMillis=100 in hadoop-metrics2.properties" in not_per_run.why
     assert "hadoop_metrics_period_s: 0.1 in the profile" in not_per_run.why
     fast = load_profile("emr", bucket="b", hadoop_metrics_period_s=0.1)
