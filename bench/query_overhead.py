@@ -7,21 +7,24 @@ The bare path is `spark.sql(q).collect()` for spark, a plain `trino` DB-API curs
 
 Three paths: the bare client, perfkit's runner with I/O accounting off, and with it on (the storages' counters
 and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
-storages once through each path, each query through the three paths back to back in an order that rotates from
-query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
-seconds. The storages' and the engine's counters are first read --warm-reads times (their daemons' JIT, warm on a
+storages once through each path, each query through the three paths back to back in an order that goes through all
+six from query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
+seconds, and no path always follows the same other. The storages' and the engine's counters are first read --warm-reads times (their daemons' JIT, warm on a
 cluster whose monitoring polls them), then the warm-up passes go through all three paths. Prints the
 per-round totals and the medians of the per-round ratios: accounting on / off (target <= 1.03) and perfkit with
 accounting / bare (target <= 1.05), each with its 95% bootstrap interval and whether the target is met beyond the
 rounds' noise, and the same ratios as medians of each query's paired runs; the time a run spends in perfkit outside
 the engine's call, in all and by storage (a snapshot costs about the same whatever the query: short queries pay the
-larger share); and the times the runs record (wall_s) against bare, which says whether the runner biases its
-figures. Needs the lab up; its first line names the S3 network the lab ran behind.
+larger share); the same two ratios from that own time, each round's engine calls on both sides (the engines' noise,
++-5% between paths on a 2-core machine, then cancels), with a check that accounting leaves the engine's calls alone;
+and the times the runs record (wall_s) against bare, which says whether the runner biases its figures. Needs the lab
+up; its first line names the S3 network the lab ran behind.
 """
 from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import statistics
 import tempfile
 import time
@@ -98,6 +101,10 @@ def main() -> None:
         results = ResultSet("bench_query_overhead", folder=scratch)
         work = [(q, s) for q in cmp.suite_queries for s in cmp.storages]
         paths = list(totals)
+        # every order of the three paths in turn: each path runs first, second and third, and after each other path,
+        # equally often (a rotation alone always ran "off" after "bare" and "on" after "off", and a run can be slowed
+        # or sped by the one just before it)
+        orders = list(itertools.permutations(paths))
 
         def run(path: str, query, where: str, step: Step, into: ResultSet) -> None:
             cmp.accounting = path == "perfkit+io"
@@ -126,8 +133,7 @@ def main() -> None:
             for path in paths:
                 totals[path].append(0.0)
             for i, (query, where) in enumerate(work):
-                turn = (round_ + i) % len(paths)
-                for path in paths[turn:] + paths[:turn]:
+                for path in orders[(round_ + i) % len(orders)]:  # each query and storage: all six in six rounds
                     engine_s, t0 = in_engine[0], time.perf_counter()
                     run(path, query, where, Step("measured", round_, where), results)
                     took = time.perf_counter() - t0
@@ -160,6 +166,26 @@ def main() -> None:
     paired = {f"{NAMES[a]} / {NAMES[b]}": stats.paired_ratio_ci(per_run[a], per_run[b]) for a, b, _ in RATIOS}
     print(f"  the same, median of the {len(per_run['bare'])} runs' paired ratios: "
           + ", ".join(f"{name} {r:.3f} [{low:.3f}-{high:.3f}]" for name, (r, low, high) in paired.items()))
+    # the same ratios without the engines' noise: each round's engine calls on the accounting path, with perfkit's own
+    # time of that path against the off path's (or none: the engine's calls alone). Nothing of the accounting runs
+    # during an engine's call (its reads are before the clock starts and after it stops), which the last ratio checks
+    per_round = len(work)
+    own_round = {path: [sum(values[r * per_round:(r + 1) * per_round]) for r in range(args.rounds)]
+                 for path, values in own.items()}
+    engine_round = {path: [total - mine for total, mine in zip(totals[path], own_round[path])] for path in own_round}
+    with_io, engine_io = totals["perfkit+io"], engine_round["perfkit+io"]
+    by_own_time = (
+        ("accounting on / off", [e + o for e, o in zip(engine_io, own_round["perfkit"])], 1.03),
+        ("accounting on / the engine's calls alone", engine_io, 1.05),
+    )
+    for name, without, target in by_own_time:
+        ratio, low, high = stats.paired_ratio_ci(with_io, without)
+        print(f"  from perfkit's own time, the engines' noise left out: {name} {ratio:.3f} [95% CI {low:.3f}-{high:.3f}] "
+              f"(target <= {target}: {stats.against_target(low, high, target)})")
+    ratio, low, high = stats.paired_ratio_ci(engine_io, engine_round["perfkit"])
+    slowed = ("slower with accounting beyond noise: the two ratios above leave that out" if low > 1 else
+              "not slower with accounting beyond noise, as the two ratios above take them to be")
+    print(f"  the engine's calls alone, accounting on / off: {ratio:.3f} [95% CI {low:.3f}-{high:.3f}]: {slowed}")
     # the same overhead without the queries' own noise (+-20% run to run here): the time a run spends in perfkit
     # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
     query_s = statistics.median(per_run["bare"])
@@ -175,8 +201,11 @@ def main() -> None:
         on, off = ([per_run[path][j] for j in mine] for path in ("perfkit+io", "perfkit"))
         ratio, low, high = stats.paired_ratio_ci(on, off)
         own_ms = {NAMES[path]: 1000 * statistics.median(values[j] for j in mine) for path, values in own.items()}
+        # the queries alone (wall_s): whether the snapshots around a run slow the engine's call on this storage
+        queries = stats.paired_ratio_ci(*([recorded_runs[path][j] for j in mine] for path in ("perfkit+io", "perfkit")))
         print(f"  on {where}: median bare query {1000 * statistics.median(per_run['bare'][j] for j in mine):.0f} ms; "
-              f"accounting on / off, median of the paired runs, {ratio:.3f} [{low:.3f}-{high:.3f}]; own time per run "
+              f"accounting on / off, median of the paired runs, {ratio:.3f} [{low:.3f}-{high:.3f}], the queries alone "
+              f"(wall_s) {queries[0]:.3f} [{queries[1]:.3f}-{queries[2]:.3f}]; own time per run "
               + ", ".join(f"{name} {ms:.1f} ms" for name, ms in own_ms.items()))
     # what the runs record (wall_s: the query alone, snapshots and probes outside it), per round, against bare
     recorded = [sum(r.wall_s for r in results.records if r.iteration == round_) / 2 for round_ in range(args.rounds)]
