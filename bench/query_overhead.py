@@ -9,8 +9,9 @@ Three paths: the bare client, perfkit's runner with I/O accounting off, and with
 and the engine's read before and after every run: perfkit.accounting). Each round runs the taxi suite on both
 storages once through each path, each query through the three paths back to back in an order that goes through all
 six from query to query and round to round: drift (the JVM still warming, the machine's load) hits all alike, within
-seconds, and no path always follows the same other. The storages' and the engine's counters are first read --warm-reads times (their daemons' JIT, warm on a
-cluster whose monitoring polls them), then the warm-up passes go through all three paths. Prints the
+seconds, and no path always follows the same other. The storages' and the engine's counters are first read
+--warm-reads times (their daemons' JIT, warm on a cluster whose monitoring polls them), then the warm-up passes go
+through all three paths. Prints the
 per-round totals and the medians of the per-round ratios: accounting on / off (target <= 1.03) and perfkit with
 accounting / bare (target <= 1.05), each with its 95% bootstrap interval and whether the target is met beyond the
 rounds' noise, and the same ratios as medians of each query's paired runs; the time a run spends in perfkit outside

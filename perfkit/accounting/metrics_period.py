@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 JMX_CACHE_EXTRA_S = 0.001  # Hadoop keeps a source's JMX cache its period plus 1 ms (jmxCacheTTL = period + 1)
-CLOCK_MARGIN_S = 0.001  # our clock against the daemon's millisecond Time.now(), across the wire
+CLOCK_MARGIN_S = 0.001  # a margin: perfkit times the wait on its clock, the daemon its cache on its own
 CLOCK_RATE_MARGIN = 0.001  # a daemon's clock slewed by NTP runs up to 0.05% slow: twice that
 
 
