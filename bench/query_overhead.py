@@ -181,8 +181,8 @@ def main() -> None:
     )
     for name, without, target in by_own_time:
         ratio, low, high = stats.paired_ratio_ci(with_io, without)
-        print(f"  from perfkit's own time, the engines' noise left out: {name} {ratio:.3f} [95% CI {low:.3f}-{high:.3f}] "
-              f"(target <= {target}: {stats.against_target(low, high, target)})")
+        print(f"  from perfkit's own time, the engines' noise left out: {name} {ratio:.3f} "
+              f"[95% CI {low:.3f}-{high:.3f}] (target <= {target}: {stats.against_target(low, high, target)})")
     ratio, low, high = stats.paired_ratio_ci(engine_io, engine_round["perfkit"])
     slowed = ("slower with accounting beyond noise: the two ratios above leave that out" if low > 1 else
               "not slower with accounting beyond noise, as the two ratios above take them to be")
