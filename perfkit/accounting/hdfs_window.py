@@ -40,19 +40,20 @@ class HdfsWindow:
     its own: the window waits)."""
 
     def __init__(self, source, period_s: float, sleep=time.sleep):
-        self.source, self.period_s, self._sleep = source, period_s, sleep
+        self.source, self._sleep = source, sleep
+        self.wait_s = fresh_after(period_s)  # before each read: the JMX caches expire, so it shows what came before
         self.start: datetime | None = None
         self._before: dict | str = {}
 
     def open(self) -> None:
-        self._sleep(fresh_after(self.period_s))  # the daemons' JMX caches expire: a read shows what came before
+        self._sleep(self.wait_s)
         self._before = self._read()
         self.start = datetime.now(timezone.utc)
 
     def close(self) -> dict:
         """{"start", "end", "totals": what HDFS counted in the window, or "missing": why not}."""
         end = datetime.now(timezone.utc)
-        self._sleep(fresh_after(self.period_s))
+        self._sleep(self.wait_s)
         after = self._read()
         found: dict = {"start": self.start, "end": end}
         problems = [side for side in (self._before, after) if isinstance(side, str)]

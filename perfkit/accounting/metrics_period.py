@@ -24,7 +24,7 @@ class FreshReads:
     """Calls a read once the JMX cache the last read filled has expired; a period of 0: no waits (the caller waits)."""
 
     def __init__(self, period_s: float, clock=None, sleep=None):
-        self.period_s, self.wait_s = period_s, fresh_after(period_s) if period_s > 0 else 0.0
+        self.wait_s = fresh_after(period_s) if period_s > 0 else 0.0
         self._clock, self._sleep = clock or time.monotonic, sleep or time.sleep
         self._last_read = -float("inf")
 
