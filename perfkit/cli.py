@@ -68,12 +68,19 @@ def _print_status(rows) -> None:
 @click.option("--network", "network_name", metavar="PROFILE",
               help="Put S3 behind this emulated network (local, ec2-s3, onprem-10gbe) before the S3 clients start, "
                    "as `perfkit lab network PROFILE` would, without restarting them afterwards.")
-def lab_up(services, s3_endpoint, network_name):
+@click.option("--shape", "shape_name", metavar="one-process|cluster",
+              help="The lab's shape, kept until changed: one-process (the default: Spark local, MapReduce local, one "
+                   "DataNode) or cluster (YARN with 2 NodeManagers, 3 DataNodes with 2 replicas, each node on its "
+                   "own loopback address). Changed only while the lab is down.")
+def lab_up(services, s3_endpoint, network_name, shape_name):
     """Install what is missing, start SERVICES (default: all) and what they need, wait until healthy (idempotent)."""
     from perfkit.lab import Lab
+    from perfkit.lab.shape import shape_named
     from perfkit.storage import is_http_url
 
     lab = Lab()
+    if shape_name is not None:
+        lab.set_shape(shape_named(shape_name))
     if s3_endpoint is not None:
         endpoint = None if s3_endpoint == "direct" else s3_endpoint
         if endpoint is not None and not is_http_url(endpoint):
@@ -143,6 +150,7 @@ def lab_status():
     rows = lab.status()
     _print_status(rows)
     click.echo(f"S3 network: {lab.network().describe()}")
+    click.echo(f"shape: {lab.shape.describe()}")
     if not all(r.healthy for r in rows):
         sys.exit(1)
 

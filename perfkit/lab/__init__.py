@@ -1,5 +1,7 @@
 """The embedded lab on 127.0.0.1: real HDFS, a real S3-compatible server, an NFS server, a Hive metastore shared
-by real Hive (HiveServer2), the Spark Thrift Server and Trino, Alluxio in front of S3, and HDFS mounted through FUSE.
+by real Hive (HiveServer2), the Spark Thrift Server and Trino, Alluxio in front of S3, and HDFS mounted through FUSE;
+in the cluster shape (perfkit.lab.shape) also YARN, with a DataNode and a NodeManager on each node's own loopback
+address.
 
     from perfkit.lab import Lab
     Lab().up(); Lab().status(); Lab().down()
@@ -23,15 +25,17 @@ from perfkit.lab.process import port_in_use, port_owner
 from perfkit.lab.s3 import S3Server
 from perfkit.lab.s3_network import S3Network, current_network, save_network
 from perfkit.lab.service import Service, say, start_order, start_together
+from perfkit.lab.shape import LabShape, current_shape, save_shape
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
+from perfkit.lab.yarn import Yarn
 from perfkit.lab.settings import (HOST, LabPorts, checked_home, direct_s3_endpoint, lab_credentials, lab_s3_endpoint,
                                   set_lab_s3_endpoint)
 from perfkit.locks import network_change
 from perfkit.network import NetworkProfile
 
 # the services whose configuration names the S3 endpoint (written at their start)
-S3_CLIENTS = ("hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio")
+S3_CLIENTS = ("yarn", "hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio")
 
 
 @dataclass
@@ -53,16 +57,37 @@ class Lab:
     def __init__(self, home: Path | None = None, ports: LabPorts | None = None):
         self.home = checked_home(home)
         self.ports = ports or LabPorts.from_env()
-        hdfs = Hdfs(self.home, self.ports)
-        self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
         self.skipped: set[str] = set()  # services the last up() left down on purpose (no Java for them, ...)
-        # listed storage first, then what reads it; select() and down() follow each service's `needs` all the same
-        self.services: list[Service] = [hdfs, *(kind(self.home, self.ports) for kind in (
-            S3Server, S3Network, AlluxioServer, NfsServer, HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
+        self._build(current_shape(self.home))
+
+    def _build(self, shape: LabShape) -> None:
+        self.shape = shape
+        hdfs = Hdfs(self.home, self.ports, shape=shape)
+        self.ports.check_distinct(hdfs.datanode_count)  # ports given here did not pass from_env's check
+        # listed storage first, then what reads it; select() and down() follow each service's `needs` all the same.
+        # YARN is listed in every shape, so that `down` and `status` always see it; only the cluster shape starts it
+        before_yarn = [kind(self.home, self.ports) for kind in (S3Server, S3Network, AlluxioServer, NfsServer)]
+        self.services: list[Service] = [hdfs, *before_yarn, Yarn(self.home, self.ports, shape), *(
+            kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
+
+    def shaped(self, services: list[Service]) -> list[Service]:
+        """Those of `services` the lab's shape runs: YARN only in the cluster shape."""
+        return [s for s in services if s.name != Yarn.name or self.shape.yarn]
+
+    def set_shape(self, shape: LabShape) -> None:
+        """Give the lab `shape` (refused while any of its processes runs: HDFS cannot trade its DataNodes for others
+        while it serves, nor Hive its MapReduce)."""
+        if shape == self.shape:
+            return
+        if self.pids():
+            raise PerfkitError(f"lab: the lab runs in the {self.shape.name} shape; it changes shape only while down. "
+                               f"Fix: `perfkit lab down`, then `perfkit lab up --shape {shape.name}`")
+        save_shape(shape, self.home)
+        self._build(shape)
 
     def select(self, names: list[str] | None = None) -> list[Service]:
         """The named services (or daemons: namenode -> hdfs) and what they need, in start order; all by default."""
-        ordered = start_order(self.services)
+        ordered = self.shaped(start_order(self.services))
         if not names:
             return ordered
         by_name = {service.name: service for service in self.services}
@@ -71,6 +96,9 @@ class Lab:
         if unknown:
             raise PerfkitError(f"lab: no service {', '.join(unknown)}: the lab's services are "
                                f"{', '.join(s.name for s in self.services)}")
+        if not self.shape.yarn and any(by_name[n].name == Yarn.name for n in names):
+            raise PerfkitError(f"lab: YARN runs in the cluster shape only, and this lab is {self.shape.name}. Fix: "
+                               "`perfkit lab down`, then `perfkit lab up --shape cluster`")
         wanted, todo = set(), [by_name[n].name for n in names]
         while todo:
             name = todo.pop()
@@ -81,17 +109,20 @@ class Lab:
             wanted.add(S3Network.name)  # S3's clients are sent through the network's proxy: it must run with it
         return [service for service in ordered if service.name in wanted]
 
-    def up(self, names: list[str] | None = None, network: NetworkProfile | None = None) -> list[ServiceStatus]:
+    def up(self, names: list[str] | None = None, network: NetworkProfile | None = None,
+           shape: LabShape | None = None) -> list[ServiceStatus]:
         """Start what is not running (only the daemons that are missing) of the named services and what they
         need (all by default), and wait until they are healthy. Safe to repeat, and the way to heal a lab
         after one of its daemons died. `network`: S3's emulated network, set once the tools are fetched and before
-        the S3 clients start (set_network)."""
+        the S3 clients start (set_network). `shape`: the lab's shape, changed only while the lab is down."""
+        if shape is not None:
+            self.set_shape(shape)
         services = self.select(names)
         tools.java_home()
-        if len(services) > 1 or len(services) == len(self.services):
+        if len(services) > 1 or len(services) == len(self.shaped(self.services)):
             # every download before the first start: a slow fetch never leaves half a lab, and the starts, which
             # run side by side, never fetch at once (Maven's local repository takes one writer)
-            self.fetch_tools()
+            self.fetch_tools(yarn=True) if self.shape.yarn else self.fetch_tools()
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
@@ -115,12 +146,14 @@ class Lab:
         return True
 
     @staticmethod
-    def fetch_tools() -> None:
+    def fetch_tools(yarn: bool = False) -> None:
         """Fetch (once, into the tool cache) what every service runs, each step timed. The Go builds (CPU-bound) run
-        beside the Maven fetches (network-bound); each chain in order, as Maven's local repository takes one writer."""
+        beside the Maven fetches (network-bound); each chain in order, as Maven's local repository takes one writer.
+        `yarn`: also what the cluster shape's YARN runs."""
+        cluster = [("YARN jars", tools.yarn_lib), ("node address shim", tools.node_address_library)] if yarn else []
         chains = [
             [("versitygw", tools.versitygw), ("toxiproxy", tools.toxiproxy), ("gohdfs", tools.gohdfs), ("rclone", tools.rclone)],
-            [("Hadoop jars", tools.hadoop_lib), ("Hive metastore", hive_jars.metastore_home),
+            [("Hadoop jars", tools.hadoop_lib), *cluster, ("Hive metastore", hive_jars.metastore_home),
              ("Hive jars", hive_jars.hive_lib), ("Trino", trino_dist.trino_home), ("Alluxio", alluxio_dist.alluxio_lib),
              ("Alluxio client", alluxio_dist.alluxio_client_jar)],
         ]

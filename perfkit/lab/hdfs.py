@@ -1,4 +1,5 @@
-"""A real one-machine HDFS: one NameNode and one DataNode, from the Maven Central jars."""
+"""A real one-machine HDFS from the Maven Central jars: one NameNode and one DataNode, or, in the cluster shape, a
+DataNode on each node's loopback address (perfkit.lab.shape)."""
 from __future__ import annotations
 
 import json
@@ -11,13 +12,11 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, datanode_count, java_tmpdir, lab_credentials
+from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, java_tmpdir, lab_credentials
+from perfkit.lab.shape import LabShape, current_shape, node_env
 from perfkit.lab.spark_conf import lab_spark_conf
 
 HEAP = "-Xmx512m"
-
-
-DATASET_REPLICATION = 1  # datasets keep one replica; a read experiment may ask for more per file
 
 
 def site_xml(props: dict[str, object]) -> str:
@@ -53,10 +52,11 @@ def write_metrics_conf(conf_dir: Path) -> None:
 class Hdfs(Service):
     name = "hdfs"
 
-    def __init__(self, home: Path, ports: LabPorts, datanodes: int | None = None):
+    def __init__(self, home: Path, ports: LabPorts, datanodes: int | None = None, shape: LabShape | None = None):
         super().__init__(home, ports)
         self.conf_dir = home / "hadoop-conf"
-        self.datanode_count = datanodes or datanode_count()
+        self.shape = shape or current_shape(home)
+        self.datanode_count = datanodes or self.shape.datanodes
         self.namenode = Daemon("namenode", home, NAMENODE_MAIN,
                                ports={"namenode_rpc": ports.namenode_rpc, "namenode_http": ports.namenode_http})
         # the first DataNode keeps its historical name; the others are numbered
@@ -77,7 +77,7 @@ class Hdfs(Service):
     def addresses(self) -> dict[str, str]:
         found = {"namenode": f"hdfs://{HOST}:{self.ports.namenode_rpc} (web {self.http})"}
         for i, daemon in enumerate(self.datanodes):
-            found[daemon.name] = f"{HOST}:{self.datanode_ports(i)['datanode']}"
+            found[daemon.name] = f"{self.shape.node_host(i)}:{self.datanode_ports(i)['datanode']}"
         return found
 
     def ports_needed(self) -> dict[str, int]:
@@ -87,6 +87,12 @@ class Hdfs(Service):
     def datanode_conf_dir(self, i: int) -> Path:
         return self.conf_dir if i == 0 else self.home / f"hadoop-conf-dn{i}"
 
+    def client_site(self) -> dict[str, object]:
+        """hdfs-site.xml for a client of this HDFS (the engines' servers, YARN's containers)."""
+        return {"dfs.replication": self.shape.replication,
+                # a client reaches the DataNodes by the addresses they registered (the nodes' loopback addresses)
+                "dfs.client.use.datanode.hostname": "false"}
+
     def write_config(self) -> None:
         p, data = self.ports, self.home / "hdfs"
         s3a = {k.removeprefix("spark.hadoop."): v for k, v in lab_spark_conf(p, lab_credentials(home=self.home)).items()
@@ -94,7 +100,7 @@ class Hdfs(Service):
         for i in range(self.datanode_count):
             conf = self.datanode_conf_dir(i)
             conf.mkdir(parents=True, exist_ok=True)
-            dn = self.datanode_ports(i)
+            dn, host = self.datanode_ports(i), self.shape.node_host(i)
             core = conf / "core-site.xml"
             core.write_text(site_xml({
                 "fs.defaultFS": f"hdfs://{HOST}:{p.namenode_rpc}",
@@ -106,17 +112,17 @@ class Hdfs(Service):
             (conf / "hdfs-site.xml").write_text(site_xml({
                 "dfs.namenode.name.dir": data / "name",
                 "dfs.datanode.data.dir": data / ("data" if i == 0 else f"data{i}"),
-                "dfs.replication": DATASET_REPLICATION,
+                "dfs.replication": self.shape.replication,
                 "dfs.permissions.enabled": "false",
                 "dfs.namenode.safemode.extension": 0,
                 "dfs.namenode.datanode.registration.ip-hostname-check": "false",
                 "dfs.namenode.rpc-address": f"{HOST}:{p.namenode_rpc}",
                 "dfs.namenode.http-address": f"{HOST}:{p.namenode_http}",
                 "dfs.namenode.secondary.http-address": f"{HOST}:0",
-                "dfs.datanode.address": f"{HOST}:{dn['datanode']}",
-                "dfs.datanode.http.address": f"{HOST}:{dn['datanode_http']}",
-                "dfs.datanode.ipc.address": f"{HOST}:{dn['datanode_ipc']}",
-                "dfs.datanode.hostname": HOST,
+                "dfs.datanode.address": f"{host}:{dn['datanode']}",
+                "dfs.datanode.http.address": f"{host}:{dn['datanode_http']}",
+                "dfs.datanode.ipc.address": f"{host}:{dn['datanode_ipc']}",
+                "dfs.datanode.hostname": host,
             }))
             (conf / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
             (conf / "log4j.properties").write_text(LOG4J)
@@ -146,9 +152,9 @@ class Hdfs(Service):
         if self.namenode.pid() is None:
             self.namenode.start(self.argv(self.namenode))
         self.namenode.wait_until(lambda: self._namenode_state() is not None, 90, fix)
-        for daemon in self.datanodes:
-            if daemon.pid() is None:
-                daemon.start(self.argv(daemon))
+        for i, daemon in enumerate(self.datanodes):
+            if daemon.pid() is None:  # in the cluster shape, on its node's address (perfkit.lab.shape)
+                daemon.start(self.argv(daemon), env=node_env(self.shape.node_host(i)) if self.shape.yarn else None)
         # healthy, and a write and a read through a DataNode work: after a NameNode restart a surviving
         # DataNode's first call to it can fail (EOFException on its stale connection)
         self.datanodes[-1].wait_until(lambda: self.health()[0] and self._round_trip(), 90, fix)
@@ -187,7 +193,7 @@ class Hdfs(Service):
         restarted one before it has registered again.
         """
         name = self.datanodes[i].name
-        info = self._jmx(f"http://{HOST}:{self.datanode_ports(i)['datanode_http']}",
+        info = self._jmx(f"http://{self.shape.node_host(i)}:{self.datanode_ports(i)['datanode_http']}",
                          "Hadoop:service=DataNode,name=DataNodeInfo")
         if info is None:
             return f"{name} web endpoint does not answer"

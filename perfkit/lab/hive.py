@@ -1,4 +1,5 @@
-"""Real Hive: a Hive 4 HiveServer2 that runs its queries as MapReduce jobs in local mode, on the shared metastore.
+"""Real Hive: a Hive 4 HiveServer2 that runs its queries as MapReduce jobs on the shared metastore: in local mode
+(inside HiveServer2's JVM), or on YARN in the cluster shape, each query's jobs an application of their own.
 
 MapReduce rather than Tez: the lab's Hadoop jars already hold the local job runner (Tez needs four more jars and
 its own settings), and in local mode both run every task inside HiveServer2's JVM, so Tez would change little here.
@@ -10,11 +11,13 @@ from pathlib import Path
 
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
 from perfkit.lab.hdfs import site_xml, write_metrics_conf
+from perfkit.lab.shape import current_shape, lab_replication
 from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
+from perfkit.lab.yarn import CONTAINER_HEAP, Yarn
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
 MAIN = "org.apache.hive.service.server.HiveServer2"
@@ -26,6 +29,9 @@ class HiveServer2(Service):
 
     def __init__(self, home: Path, ports: LabPorts):
         super().__init__(home, ports)
+        self.yarn = Yarn(home, ports) if current_shape(home).yarn else None
+        if self.yarn:
+            self.needs = (*self.needs, Yarn.name)  # its MapReduce jobs run there
         self.root = home / "hive"
         self.conf_dir = self.root / "conf"
         self.daemons = [Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2,
@@ -72,14 +78,45 @@ class HiveServer2(Service):
             # of heap allocating that buffer late in a full test run
             "hive.exec.parallel.thread.number": 2,
             "mapreduce.task.io.sort.mb": 32,
+            **(self.on_yarn() if self.yarn else {}),
         }
 
+    def on_yarn(self) -> dict[str, object]:
+        """MapReduce on the cluster shape's YARN: its ResourceManager, MapReduce's jars and container sizes."""
+        # Hive's tasks need HiveServer2's reflection into the JDK (Kryo plans) and its time zone
+        task_opts = " ".join([CONTAINER_HEAP, "-Duser.timezone=UTC", *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED"
+                                                                        for pkg in OPENS)])
+        mapred = self.yarn.mapred_site()
+        return {**self.yarn.site(), **mapred,
+                # Hive's jars beside Hadoop's on every node, as a cluster installs them (hive-exec alone is not enough)
+                "mapreduce.application.classpath": f"{mapred['mapreduce.application.classpath']},{self.task_lib}/*",
+                "mapreduce.map.java.opts": task_opts, "mapreduce.reduce.java.opts": task_opts,
+                # a small job would otherwise run inside HiveServer2 after all (local mode by size), not on YARN
+                "hive.exec.mode.local.auto": "false"}
+
+    @property
+    def task_lib(self) -> Path:
+        return self.root / "task-lib"
+
+    def link_task_lib(self) -> None:
+        """Hive's jars for its tasks on YARN, less those the tasks' Hadoop class path already has (by artifact: one
+        guava, one commons-lang3) and less Hive's log4j 2 (its log4j 1 bridge breaks the tasks' reload4j logging)."""
+        held = {tools.artifact(jar.name) for lib in (tools.hadoop_lib(), tools.yarn_lib()) for jar in lib.glob("*.jar")}
+        self.task_lib.mkdir(parents=True, exist_ok=True)
+        for link in self.task_lib.glob("*.jar"):
+            link.unlink()
+        for jar in hive_jars.hive_lib().glob("*.jar"):
+            if tools.artifact(jar.name) not in held and not jar.name.startswith(("log4j-", "slf4j-")):
+                (self.task_lib / jar.name).symlink_to(jar)
+
     def write_config(self) -> None:
+        if self.yarn:
+            self.link_task_lib()
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         (self.conf_dir / "hive-site.xml").write_text(site_xml(self.site()))
         (self.conf_dir / "core-site.xml").write_text(site_xml({
             "fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
-            "dfs.replication": 1,  # the lab's one DataNode (HiveServer2 does not read the lab's hdfs-site.xml)
+            "dfs.replication": lab_replication(self.home),  # HiveServer2 does not read the lab's hdfs-site.xml
             **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}))
         write_metrics_conf(self.conf_dir)  # its S3A statistics in JMX, fresh on each read
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name

@@ -12,8 +12,10 @@ from perfkit.errors import PerfkitError
 
 HOST = "127.0.0.1"  # every lab service listens on loopback only
 BUCKET = "perfkit-lab"
-DATANODE_PORT_STEP = 10  # DataNode i listens on the DataNode ports + 10 * i
+DATANODE_PORT_STEP = 10  # DataNode i (and NodeManager i) listens on its ports + 10 * i
 MAX_DATANODES = 8
+MAX_NODE_MANAGERS = 2  # the cluster shape's (perfkit.lab.shape)
+PER_NODE = {"datanode": MAX_DATANODES, "nodemanager": MAX_NODE_MANAGERS}  # port fields stepped per node, and how far
 
 
 def lab_home() -> Path:
@@ -68,6 +70,16 @@ class LabPorts:
     alluxio_proxy: int = 39999  # Alluxio's S3 API
     s3_proxy: int = 7071  # Toxiproxy's listener in front of the S3 server: S3 behind an emulated network
     toxiproxy: int = 8474  # Toxiproxy's HTTP API (its default port)
+    # YARN, in the cluster shape only (perfkit.lab.shape): YARN's default ports
+    yarn_resourcemanager: int = 8032  # where clients (Spark, Hive's MapReduce) submit applications
+    yarn_scheduler: int = 8030
+    yarn_resource_tracker: int = 8031
+    yarn_admin: int = 8033
+    yarn_web: int = 8088  # its REST API: applications, nodes
+    nodemanager: int = 8041
+    nodemanager_localizer: int = 8040
+    nodemanager_web: int = 8042
+    nodemanager_shuffle: int = 13562  # MapReduce's shuffle service inside each NodeManager
 
     @classmethod
     def from_env(cls) -> "LabPorts":
@@ -88,22 +100,24 @@ class LabPorts:
     def check_distinct(self, datanodes: int) -> None:
         """Two daemons on one port: the second dies at start-up after a long wait, so refuse it here.
 
-        DataNode i (from 0) listens on each DataNode port + 10 * i: those count too.
+        DataNode i (from 0) listens on each DataNode port + 10 * i: those count too, as NodeManager i's.
         """
         seen: dict[int, str] = {}
         for f in fields(self):
             var = f"PERFKIT_LAB_PORT_{f.name.upper()}"
             name = var if var in os.environ else f"{var} (default {getattr(self, f.name)})"
-            for i in range(datanodes if f.name.startswith("datanode") else 1):
+            node = next((kind for kind in PER_NODE if f.name.startswith(kind)), None)
+            count = datanodes if node == "datanode" else PER_NODE.get(node, 1)
+            for i in range(count):
                 port = getattr(self, f.name) + DATANODE_PORT_STEP * i
-                who = f"{name} + {DATANODE_PORT_STEP * i} (datanode{i})" if i else name
+                who = f"{name} + {DATANODE_PORT_STEP * i} ({node}{i})" if i else name
                 if port > 65535:
-                    raise PerfkitError(f"lab ports: {who} = {port} is beyond 65535 with PERFKIT_LAB_DATANODES="
-                                       f"{datanodes}. Fix: set {var} lower")
+                    why = f" with PERFKIT_LAB_DATANODES={datanodes}" if node == "datanode" else ""
+                    raise PerfkitError(f"lab ports: {who} = {port} is beyond 65535{why}. Fix: set {var} lower")
                 if port in seen:
                     raise PerfkitError(f"lab ports: {seen[port]} and {who} are both port {port}; two lab services "
                                        "cannot share a port. Fix: give each PERFKIT_LAB_PORT_<NAME> its own port "
-                                       f"(DataNode ports step by {DATANODE_PORT_STEP} per extra DataNode)")
+                                       f"(DataNode and NodeManager ports step by {DATANODE_PORT_STEP} per extra node)")
                 seen[port] = who
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from perfkit.lab.alluxio import hadoop_conf
+from perfkit.lab.shape import lab_replication
 from perfkit.lab.settings import HOST, LabPorts, lab_s3_endpoint
 from perfkit.s3_retries import s3a_retry_conf
 
@@ -15,8 +16,8 @@ def lab_spark_conf(ports: LabPorts, creds: dict[str, str], s3_endpoint: str | No
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",  # small lab data; the default 200 tasks would dominate
-        # Spark does not read the lab's hdfs-site.xml: one DataNode means one replica
-        "spark.hadoop.dfs.replication": "1",
+        # Spark does not read the lab's hdfs-site.xml: the lab's shape says how many replicas
+        "spark.hadoop.dfs.replication": str(lab_replication()),
         "spark.hadoop.fs.s3a.endpoint": s3_endpoint or lab_s3_endpoint(ports),
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
         "spark.hadoop.fs.s3a.path.style.access": "true",

@@ -13,6 +13,9 @@ from perfkit.lab import versions
 from perfkit.paths import tool_cache
 
 _POM = Path(__file__).with_name("hadoop-pom.xml")
+_YARN_POM = Path(__file__).with_name("yarn-pom.xml")
+_NODE_ADDRESS = Path(__file__).with_name("node_address.c")
+_JAR_VERSION = re.compile(r"-\d[^-]*(-(jre|tests|jdk\w*|v\d\w*))?\.jar$")
 GO_TARBALL_INSTALL = Path("/usr/local/go/bin/go")  # where go.dev's tarball puts it, often not on PATH
 # Spark brings its own netty, httpclient, codec and logging jars: S3A needs only these beside them.
 _S3A_FOR_SPARK = re.compile(
@@ -43,18 +46,37 @@ def maven(what: str) -> str:
 
 def hadoop_lib() -> Path:
     """The Hadoop jars (daemons, CLI, MapReduce, DistCp, S3A), fetched with Maven."""
-    lib = tool_cache() / f"hadoop-{versions.HADOOP}" / "lib"
+    return _maven_lib(tool_cache() / f"hadoop-{versions.HADOOP}" / "lib", _POM, f"Hadoop {versions.HADOOP} jars")
+
+
+def yarn_lib() -> Path:
+    """The YARN daemons' and MapReduce ApplicationMaster's jars that hadoop_lib() lacks (the cluster shape only)."""
+    lib = tool_cache() / f"hadoop-{versions.HADOOP}" / "yarn-lib"
     if (lib / ".complete").exists():
         return lib
-    mvn = maven("the Hadoop jars")
+    held = {artifact(jar.name) for jar in hadoop_lib().glob("*.jar")}
+    # the same artifact at another version beside the Hadoop folder's would put two on one class path
+    return _maven_lib(lib, _YARN_POM, f"YARN {versions.HADOOP} jars", keep=lambda jar: artifact(jar) not in held)
+
+
+def artifact(jar: str) -> str:
+    """A jar's artifact name without its version: guava-33.4.8-jre.jar -> guava."""
+    return _JAR_VERSION.sub("", jar)
+
+
+def _maven_lib(lib: Path, template: Path, what: str, keep=lambda jar: True) -> Path:
+    """The runtime dependencies of the pom `template` (versions filled in), copied into `lib` once by Maven."""
+    if (lib / ".complete").exists():
+        return lib
+    mvn = maven(f"the {what}")
     lib.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=lib.parent) as work:
         pom = Path(work) / "pom.xml"
         pom.write_text(
-            _POM.read_text().replace("@HADOOP_VERSION@", versions.HADOOP).replace("@AWSSDK_VERSION@", versions.AWS_SDK)
+            template.read_text().replace("@HADOOP_VERSION@", versions.HADOOP).replace("@AWSSDK_VERSION@", versions.AWS_SDK)
         )
         staging = Path(work) / "lib"
-        print(f"lab: fetching Hadoop {versions.HADOOP} jars into {lib} (once) ...", flush=True)
+        print(f"lab: fetching {what} into {lib} (once) ...", flush=True)
         run = subprocess.run(
             [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
              f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
@@ -62,13 +84,43 @@ def hadoop_lib() -> Path:
         )
         if run.returncode != 0:
             raise PerfkitError(
-                f"lab: Maven could not fetch the Hadoop jars:\n{(run.stdout + run.stderr)[-2000:]}\n"
+                f"lab: Maven could not fetch the {what}:\n{(run.stdout + run.stderr)[-2000:]}\n"
                 "Fix: check that Maven can reach its repository, then run `perfkit lab up` again"
             )
+        for jar in staging.glob("*.jar"):
+            if not keep(jar.name):
+                jar.unlink()
         (staging / ".complete").touch()
         shutil.rmtree(lib, ignore_errors=True)
         staging.rename(lib)
     return lib
+
+
+def node_address_library() -> Path:
+    """node_address.c built once into a shared library (LD_PRELOAD): a cluster-shape process on its node's address."""
+    built = tool_cache() / "native" / f"node_address-{_source_digest(_NODE_ADDRESS)}.so"
+    if built.exists():
+        return built
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise PerfkitError("lab: the cluster shape needs a C compiler once, to build the shim that puts each node on its own loopback address. "
+                           "Fix: apt-get install gcc")
+    built.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=built.parent) as work:
+        out = Path(work) / built.name
+        run = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(_NODE_ADDRESS), "-ldl"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise PerfkitError(f"lab: building {_NODE_ADDRESS.name} failed:\n{run.stderr[-1500:]}\n"
+                               "Fix: install a working C compiler (apt-get install gcc)")
+        out.rename(built)
+    return built
+
+
+def _source_digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def s3a_jars() -> list[Path]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from perfkit import atomic
 from perfkit.lab import java, trino_dist
 from perfkit.lab.alluxio import AlluxioServer
-from perfkit.lab.hdfs import DATASET_REPLICATION, site_xml
+from perfkit.lab.hdfs import site_xml
+from perfkit.lab.shape import lab_replication
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint, write_private
@@ -124,7 +125,7 @@ class TrinoServer(Service):
                 write_private(path, properties(values))  # it holds the S3 keys
             else:
                 path.write_text(properties(values))
-        (self.etc / "hdfs-site.xml").write_text(site_xml({"dfs.replication": DATASET_REPLICATION}))
+        (self.etc / "hdfs-site.xml").write_text(site_xml({"dfs.replication": lab_replication(self.home)}))
         # Alluxio's client finds its master in alluxio-site.properties of this folder (no keys in it)
         alluxio = AlluxioServer(self.home, self.ports)
         alluxio.write_client_config()
