@@ -16,9 +16,9 @@ import yaml
 from perfkit.errors import PerfkitError
 from perfkit.providers import Provider
 
-BUILTIN = ("lab", "emr")
+BUILTIN = ("lab", "lab-cluster", "emr")
 # profiles built by a package of their own, by name (as fsspec's known_implementations): module:function
-PROVIDERS = {"lab": "perfkit.lab.provider:lab_profile"}
+PROVIDERS = {"lab": "perfkit.lab.provider:lab_profile", "lab-cluster": "perfkit.lab.provider:lab_cluster_profile"}
 # a name that says its value is a credential (a report parameter, fs.s3a.secret.key, ...): never shown
 SECRET_NAME = re.compile(r"secret|passw|token|credential|private|api[_.]?key|access[_.]?key|session[_.]?key", re.I)
 HIDDEN = "***"
@@ -103,9 +103,10 @@ class Profile:
         return shown
 
 
-def lab_profile() -> Profile:
-    """The embedded lab's profile, built by the lab package (looked up by name: the lab builds on this module)."""
-    module, _, function = PROVIDERS["lab"].partition(":")
+def lab_profile(name: str = "lab") -> Profile:
+    """The embedded lab's profile (`lab`, or `lab-cluster`: its cluster shape), built by the lab package (looked up
+    by name: the lab builds on this module)."""
+    module, _, function = PROVIDERS[name].partition(":")
     return getattr(importlib.import_module(module), function)()
 
 
@@ -169,7 +170,7 @@ def load_profile(name: str = "lab", **options) -> Profile:
         if base not in BUILTIN:
             raise PerfkitError(f"profile file {path}: base {base!r} is unknown; use one of {', '.join(BUILTIN)}")
         return replace(_builtin(base, {**data, **options}, f"profile file {path}"), name=path.stem)
-    raise PerfkitError(f"unknown profile {name!r}: use 'lab', 'emr' or the path of a YAML profile file")
+    raise PerfkitError(f"unknown profile {name!r}: use 'lab', 'lab-cluster', 'emr' or the path of a YAML profile file")
 
 
 def _behind_network(name: str, network, options: dict) -> Profile:
@@ -196,15 +197,15 @@ _KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number of
 def _builtin(base: str, options: dict, where: str) -> Profile:
     """The base profile with `options` over it; `where` names the source in messages (a YAML file, or the profile)."""
     own = EMR_OPTIONS if base == "emr" else ()
-    if base == "lab" and "bucket" in options:  # --bucket / bucket= given with the lab, whose bucket is its own
+    if base in PROVIDERS and "bucket" in options:  # --bucket / bucket= given with the lab, whose bucket is its own
         raise PerfkitError(f"{where}: a bucket is for profile emr; the lab uses its own bucket "
                            "(to change it, set s3_bucket in a YAML profile with base: lab)")
     _check_settings(options, own, where)
     _check_filter_id(options, where)
-    if base == "lab":
+    if base in PROVIDERS:
         _check_request_metrics(options, where, "the lab's S3 server counts every run's requests itself (its "
                                                "access log)")
-        return replace(lab_profile(), **options)
+        return replace(lab_profile(base), **options)
     if "bucket" not in options and where.startswith("profile file"):  # the fix is in the file, not a parameter
         raise PerfkitError(f"{where} (base: emr) needs an S3 bucket: add a line `bucket: NAME` to it")
     if options.get("s3_endpoint"):

@@ -166,13 +166,31 @@ def runs_phrase(runs: int, warmup: int) -> str:
     return f"{plural(runs, 'measured run')} each" + (f" after {warmup} warm-up" if warmup else ", no warm-up")
 
 
-def where(profile, calibration=None) -> str:
-    """'lab' or the profile's name (a cluster id when it has one), and where S3 sat when it was measured."""
+def where(profile, calibration=None, config: dict | None = None) -> str:
+    """'lab' or the profile's name (a cluster id when it has one), the cluster's shape and where each engine ran its
+    work (from the run's records, `config`, when given), and where S3 sat when it was measured."""
     place = getattr(profile, "cluster_id", None) or getattr(profile, "name", "") or "?"
-    place = "the embedded lab on this machine" if place == "lab" else place
-    if calibration is None:
-        return place
-    return f"{place}; {calibration.headline()}"
+    place = {"lab": "the embedded lab on this machine",
+             "lab-cluster": "the embedded lab in its cluster shape on this machine"}.get(place, place)
+    config = config or {}
+    parts = [place, *_cluster_phrase(config.get("cluster") or {}), *(
+        f"{engine} on {p['master']}, application {p.get('application', '?')}, executors {p['executors']}"
+        for engine, p in (config.get("placement") or {}).items() if "executors" in p)]
+    if calibration is not None:
+        parts.append(calibration.headline())
+    return "; ".join(parts)
+
+
+def _cluster_phrase(cluster: dict) -> list[str]:
+    """The cluster's shape, as a run recorded it (perfkit.providers.Provider.cluster)."""
+    if not cluster:
+        return []
+    phrases = []
+    if cluster.get("yarn nodemanagers"):
+        phrases.append(f"YARN NodeManagers {cluster['yarn nodemanagers']} ({cluster.get('yarn node resources', '?')})")
+    if cluster.get("datanodes"):
+        phrases.append(f"HDFS DataNodes {cluster['datanodes']}, replication {cluster.get('replication', '?')}")
+    return phrases
 
 
 def finite(value) -> bool:

@@ -32,8 +32,19 @@ def run_config(profile, parameters: dict, network=None, **extra) -> dict:
     """The configuration every record of a run carries: versions, host, profile, parameters, where S3 sat (a
     perfkit.calibration.Calibration, for runs that use S3) (+ extra)."""
     shown = {"network": network.as_dict()} if network is not None else {}
+    cluster = profile.provider.cluster()
+    shown.update({"cluster": cluster} if cluster else {})
     return {"versions": versions(profile), "host": host(), "profile": profile.describe(), "parameters": parameters,
             **shown, **extra}
+
+
+def record_engine(config: dict, engine) -> None:
+    """What a run's records say of an engine it opened: the true version of its server, and where it ran its work
+    (Spark's master, executors and YARN application)."""
+    config["versions"].update(engine.versions())
+    placement = engine.placement() if hasattr(engine, "placement") else {}  # a stand-in engine may not say
+    if placement:
+        config.setdefault("placement", {})[engine.name] = placement
 
 
 def environment_table(profile, parameters: dict):

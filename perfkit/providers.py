@@ -74,6 +74,14 @@ class Provider:
         """Environment variables set (if unset) before perfkit's Spark session starts."""
         return {}
 
+    def check_spark(self, profile) -> None:
+        """Refuse (PerfkitError with the fix) a Spark session that cannot start where the profile says it runs."""
+
+    def cluster(self) -> dict[str, str]:
+        """The cluster's shape as far as this provider knows it (nodes, DataNodes, replication, YARN), for every
+        record and report: where a run ran matters as much as what ran."""
+        return {}
+
     def empty_trino_cache(self) -> str:
         """Empty Trino's file-system cache; what was done, in words."""
         return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"

@@ -164,6 +164,11 @@ class Engine(ABC):
     def versions(self) -> dict[str, str]:
         return {}
 
+    def placement(self) -> dict[str, str]:
+        """Where this engine runs its work, as far as it can tell (Spark: its master, executors, YARN application);
+        empty when that is one server whose address the profile already gives."""
+        return {}
+
     def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """This engine's S3 requests so far that the server throttled (`s3_throttled`) and that were retried
         (`s3_retried`), from the engine's own S3 client, for a difference before and after a run; None when the

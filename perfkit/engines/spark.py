@@ -9,7 +9,7 @@ from perfkit.datasets.partitions import Partitioning, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with_deadline, sql_properties
 from perfkit import interrupts
 from perfkit.accounting import s3a_statistics
-from perfkit.errors import ServiceError, root_cause
+from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.waiting import WaitTimeout, poll_until
 
 
@@ -30,6 +30,9 @@ class SparkEngine(Engine):
         # trip, and a run pays two snapshots
         self._s3a_fs = self._tree_map = None
         self._hdfs_statistics = self._tracker = None
+        self._plugin = None  # the plugin's class in the driver's JVM, once the session runs with it
+        self._with_plugin = False  # whether the session was configured with it (conf())
+        self.plugin_problem: str | None = None  # why the executors' I/O is not counted, where they run apart
 
     def conf(self) -> dict[str, str]:
         from perfkit.engines.spark_settings import driver_log_conf, hive_session_conf
@@ -45,14 +48,35 @@ class SparkEngine(Engine):
         logs = driver_log_conf()
         java_options = " ".join(filter(None, [conf.get(JAVA_OPTIONS), logs.pop(JAVA_OPTIONS)]))
         conf = {**conf, **logs, JAVA_OPTIONS: java_options, **hive_session_conf(), **self.profile.spark_conf}
+        conf.update(self._plugin_conf(conf))
         # S3 keys go on the Hadoop configuration once the session runs: every spark.* setting
         # becomes a spark-submit argument, visible to any user in `ps`
         self.hadoop_secrets = {k.removeprefix("spark.hadoop."): conf.pop(k) for k in list(conf)
                                if k.startswith("spark.hadoop.") and SECRET_NAME.search(k)}
         return conf
 
+    def _plugin_conf(self, conf: dict[str, str]) -> dict[str, str]:
+        """Where executors run in JVMs of their own (not local mode), perfkit's Spark plugin, which sends the driver
+        their storage counters; without a JDK to build it, their I/O is not counted and each run says why."""
+        from perfkit.engines import spark_plugin
+
+        self.plugin_problem, self._with_plugin = None, False
+        if str(self.profile.spark_master).startswith("local"):
+            return {}
+        try:
+            jar = spark_plugin.plugin_jar()
+        except PerfkitError as err:
+            self.plugin_problem = f"not counted: the executors' counters need perfkit's Spark plugin ({err})"
+            return {}
+        self._with_plugin = True
+        bucket = self.profile.s3_bucket if self.profile.s3_scheme == "s3a" else None
+        return {**spark_plugin.plugin_conf(bucket),
+                "spark.jars": ",".join(filter(None, [conf.get("spark.jars"), str(jar)]))}
+
     def check(self) -> None:
-        """The session starts in this process (not started here: seconds); from outside it needs the metastore."""
+        """The session starts in this process (not started here: seconds); from outside it needs the metastore, and
+        where it runs its executors (the provider says: YARN's ResourceManager)."""
+        self.profile.provider.check_spark(self.profile)
         if self.profile.metastore_uri:
             from perfkit.storage import check_metastore
 
@@ -105,6 +129,29 @@ class SparkEngine(Engine):
     def versions(self) -> dict[str, str]:
         return {self.name: f"Spark {self.spark_version} ({self.profile.spark_master})"}
 
+    def placement(self) -> dict[str, str]:
+        """Spark's master; on a cluster manager also its application and its executors as they registered (host,
+        cores; memory as asked): what ran the tasks."""
+        if self.spark is None:
+            return {}
+        sc = self.spark.sparkContext
+        found = {"master": sc.master}
+        if sc.master.startswith("local"):
+            return found
+        try:
+            executors = [e for e in sc._jsc.sc().statusTracker().getExecutorInfos() if e.host() != sc.getConf().get(
+                "spark.driver.host", "")]
+            hosts = sorted(f"{e.host()}:{e.port()}" for e in executors)
+        except Exception:  # noqa: BLE001 - py4j errors of any kind: the placement is then unknown, not wrong
+            hosts = []
+        conf = sc.getConf()
+        cores = conf.get("spark.executor.cores", "1")
+        found.update({"application": sc.applicationId,
+                      "executors": f"{len(hosts)} ({', '.join(hosts) or 'none registered'}), "
+                                   f"{cores} core{'' if cores == '1' else 's'} and "
+                                   f"{conf.get('spark.executor.memory', '1g')} each"})
+        return found
+
     def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3A's statistics of the bucket's file system (IOStatistics counters: store_io_throttled counts the
         throttled tries S3A and the SDK under it saw, store_io_retry the other retries). None where they would not
@@ -116,7 +163,7 @@ class SparkEngine(Engine):
     def _s3a_counters(self) -> dict[str, int] | None:
         """The IOStatistics counters of the bucket's S3A file system, or None (see s3_counters)."""
         p = self.profile
-        if not self._driver_runs_the_tasks() or p.s3_scheme != "s3a":
+        if not self._counts_the_tasks() or p.s3_scheme != "s3a":
             return None
         try:
             if self._s3a_fs is None:
@@ -127,7 +174,9 @@ class SparkEngine(Engine):
                 self._tree_map = jvm.java.util.TreeMap
             # the map copied in the JVM and read as one text: a py4j round trip per counter took 5-7 ms a snapshot
             # (S3A's map of counters is computed on each get and has no text of its own)
-            return java_counters(self._tree_map(self._s3a_fs.getIOStatistics().counters()).toString())
+            found = java_counters(self._tree_map(self._s3a_fs.getIOStatistics().counters()).toString())
+            # on YARN the driver only lists; the executors read (their sum, through the plugin)
+            return counters_total(found, self._executor_counters("s3a."))
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
 
@@ -142,8 +191,8 @@ class SparkEngine(Engine):
             if s3a is None:
                 return None
             found.update(s3a_statistics.io_counters(s3a))
-        elif not self._driver_runs_the_tasks():
-            return None
+        elif not self._counts_the_tasks():
+            return self.plugin_problem
         if storage in (None, "hdfs"):
             found.update(self._hdfs_counters())
         return found
@@ -153,13 +202,35 @@ class SparkEngine(Engine):
         (executors in JVMs of their own read through clients perfkit cannot see)."""
         return self.spark is not None and str(self.profile.spark_master).startswith("local")
 
+    def _counts_the_tasks(self) -> bool:
+        """Whether perfkit reads the counters of the clients the tasks read through: the driver's in local mode, the
+        executors' through perfkit's plugin elsewhere."""
+        return self._driver_runs_the_tasks() or self._executor_plugin() is not None
+
+    def _executor_plugin(self):
+        """The plugin's class in the driver's JVM (perfkit.engines.spark_plugin), or None without it."""
+        plugin = getattr(self, "_plugin", None)  # (a stand-in session in the tests has none of these)
+        if plugin is None and self.spark is not None and getattr(self, "_with_plugin", False):
+            plugin = self._plugin = self.spark.sparkContext._jvm.perfkit.spark.IoStatsPlugin
+        return plugin
+
+    def _executor_counters(self, prefix: str) -> dict[str, int]:
+        """The executors' summed counters whose names start with `prefix` (without it); empty in local mode."""
+        plugin = self._executor_plugin()
+        if plugin is None:
+            return {}
+        return {name.removeprefix(prefix): value for name, value in java_counters(plugin.totals()).items()
+                if name.startswith(prefix)}
+
     def _hdfs_counters(self) -> dict[str, int]:
         if self._hdfs_statistics is None:  # there once the session has used HDFS
             jvm = self.spark.sparkContext._jvm
             self._hdfs_statistics = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
-        if self._hdfs_statistics is None:
-            return {}
-        return {name: int(self._hdfs_statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
+        found = {} if self._hdfs_statistics is None else {
+            name: int(self._hdfs_statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
+        executors = self._executor_counters("hdfs.")
+        return counters_total(found, {name: executors.get(key, 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
+                              if executors else {})
 
     def settle(self, timeout_s: float = SETTLE_S) -> str | None:
         """Wait until no task of this session runs. A query can return while tasks it no longer needs still read:
@@ -182,10 +253,21 @@ class SparkEngine(Engine):
             return f"{running_tasks()} Spark tasks or jobs still running {timeout_s:g} s after the query returned"
         except Exception:  # noqa: BLE001 - a py4j failure: nothing to wait for that perfkit can see
             return None
+        plugin = self._executor_plugin()
+        if plugin is None:
+            return None
+        # an executor sends its counters as each task ends, apart from the task's own report: wait for the last
+        try:
+            poll_until(lambda: plugin.pending() == 0, timeout_s, interval_s=0.01, what="the executors' counters")
+        except WaitTimeout:
+            return f"{plugin.pending()} ended Spark tasks' counters not received {timeout_s:g} s after the query returned"
+        except Exception:  # noqa: BLE001 - a py4j failure: the counters then say so when read
+            return None
         return None
 
     def io_source(self) -> str:
-        return f"S3A IOStatistics ({self.input_stream()} input stream); HDFS client statistics"
+        whose = " of the driver and its executors (perfkit's Spark plugin)" if self._executor_plugin() else ""
+        return f"S3A IOStatistics ({self.input_stream()} input stream); HDFS client statistics{whose}"
 
     def input_stream(self) -> str:
         """Which S3A input stream this session reads with (its counters are exact with `classic`)."""
@@ -196,7 +278,7 @@ class SparkEngine(Engine):
     def close(self) -> None:
         spark, self.spark = self.spark, None
         # gone with the session and its file systems
-        self._s3a_fs = self._tree_map = self._hdfs_statistics = self._tracker = None
+        self._s3a_fs = self._tree_map = self._hdfs_statistics = self._tracker = self._plugin = None
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
@@ -205,6 +287,15 @@ class SparkEngine(Engine):
                 spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
             with contextlib.suppress(Exception):
                 spark.stop()
+
+
+def counters_total(*parts: dict[str, int]) -> dict[str, int]:
+    """Counters of several clients (the driver's, the executors'), summed by name."""
+    found: dict[str, int] = {}
+    for part in parts:
+        for name, value in part.items():
+            found[name] = found.get(name, 0) + value
+    return found
 
 
 def java_counters(text: str) -> dict[str, int]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from perfkit import provenance
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, plural
@@ -56,7 +57,7 @@ class CacheTierComparison(QueryComparison):
                 print(f"warning: {note}", flush=True)
             for engine_name in self.engines:
                 with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
-                    results.config["versions"].update(engine.versions())
+                    provenance.record_engine(results.config, engine)
                     try:
                         tables = self.register_tables(engine, tableset)
                     except PerfkitError:

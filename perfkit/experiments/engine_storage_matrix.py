@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from perfkit import provenance
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, p_value, paired_over_cases, plural
@@ -75,7 +76,7 @@ class EngineStorageMatrix(QueryComparison):
         for name in self.engines:
             try:
                 engine = stack.enter_context(get_engine(name, self.profile, self.query_timeout_s))
-                results.config["versions"].update(engine.versions())
+                provenance.record_engine(results.config, engine)
                 tables[name] = self.register_tables(engine, tableset)
                 engines[name] = engine
             except PerfkitError:

@@ -255,7 +255,7 @@ class QueryComparison(Experiment):
 
     def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
         with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
-            results.config["versions"].update(engine.versions())
+            provenance.record_engine(results.config, engine)
             try:
                 tables = self.register_tables(engine, tableset)
             except PerfkitError:
@@ -570,7 +570,8 @@ class QueryComparison(Experiment):
                              + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}" for r in failed.itertuples()})[:6]))
         data = (f"your tables ({self.suite})" if self.tables else
                 data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
-        conditions = f"{data}; {runs_phrase(self.runs, self.warmup)}; {where(self.profile, self.measured_network)}"
+        conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; "
+                      f"{where(self.profile, self.measured_network, self._results().config)}")
         return Findings(sentences, conditions, undecided)
 
     def _break_even_sentence(self) -> str:

@@ -14,6 +14,7 @@ from perfkit.lab import tools, versions
 from perfkit.config import Profile
 from perfkit.lab.hdfs import METRICS_PERIOD_MS
 from perfkit.lab.s3 import s3_access_log
+from perfkit.lab.yarn import NODE_MEMORY_MB, NODE_VCORES
 from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
                                   lab_s3_endpoint)
 from perfkit.providers import Provider
@@ -180,6 +181,67 @@ class LabProvider(Provider):
     def s3_bytes_not_counted(self) -> str:
         return ("not counted: the lab's S3 server logs no bytes for a GET it streams, and S3 sits on this machine with no "
                 "network emulator between to count them on the wire (`perfkit lab network ec2-s3` puts one there)")
+
+
+class LabClusterProvider(LabProvider):
+    """The lab in its cluster shape (perfkit.lab.shape): Spark's executors and Hive's tasks in YARN containers on the
+    lab's nodes, HDFS over three DataNodes. Everything else as the one-process lab."""
+
+    name = "lab-cluster"
+    # Spark on YARN: two executors of one core, as small as the lab's NodeManagers hold beside Hive's jobs
+    EXECUTORS, EXECUTOR_CORES, EXECUTOR_MEMORY = 2, 1, "1g"
+
+    def spark_conf(self, profile) -> dict[str, str]:
+        return {**super().spark_conf(profile),
+                "spark.submit.deployMode": "client",  # the driver in perfkit's process, as a notebook's on EMR
+                # the executors load Spark's jars from where this pyspark keeps them: every node is this machine
+                # (uploading them would copy ~400 MB to HDFS at each session's start)
+                "spark.yarn.jars": f"local:{tools.spark_home()}/jars/*",
+                "spark.executor.instances": str(self.EXECUTORS),
+                "spark.executor.cores": str(self.EXECUTOR_CORES),
+                "spark.executor.memory": self.EXECUTOR_MEMORY,
+                "spark.yarn.am.memory": "512m",
+                "spark.executor.extraJavaOptions": "-Duser.timezone=UTC"}
+
+    def spark_environment(self) -> dict[str, str]:
+        from perfkit.lab.yarn import Yarn
+
+        # where Spark finds YARN, the lab's HDFS and its S3 (Yarn.write_config)
+        return {**super().spark_environment(),
+                "HADOOP_CONF_DIR": str(Yarn(lab_home(), LabPorts.from_env()).client_conf_dir)}
+
+    def check_spark(self, profile) -> None:
+        from perfkit.lab import Lab
+
+        lab = Lab()
+        if not lab.shape.yarn:
+            raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, and the lab has the "
+                               f"{lab.shape.name} shape. Fix: `perfkit lab down`, then `perfkit lab up --shape cluster`")
+        healthy, detail = lab.service("yarn").health()
+        if not healthy:
+            raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, which is not up ({detail}). "
+                               "Fix: `perfkit lab up --shape cluster`")
+
+    def cluster(self) -> dict[str, str]:
+        from perfkit.lab import Lab
+
+        lab = Lab()
+        hdfs, yarn = lab.service("hdfs"), lab.service("yarn")
+        return {"shape": lab.shape.name,
+                "datanodes": ", ".join(hdfs.addresses()[d.name] for d in hdfs.datanodes),
+                "replication": str(lab.shape.replication),
+                "yarn nodemanagers": ", ".join(yarn.node_id(i) for i in range(len(yarn.nodemanagers))),
+                "yarn node resources": f"{NODE_MEMORY_MB} MB, {NODE_VCORES} vcores each"}
+
+    def versions(self) -> dict[str, str]:
+        return {**super().versions(), "yarn (lab)": versions.HADOOP}
+
+
+def lab_cluster_profile() -> Profile:
+    """The lab in its cluster shape: the lab's addresses, Spark on its YARN."""
+    from dataclasses import replace
+
+    return replace(lab_profile(), name="lab-cluster", spark_master="yarn", provider=LabClusterProvider())
 
 
 def lab_profile() -> Profile:

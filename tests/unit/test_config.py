@@ -96,7 +96,7 @@ def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("- base: lab\n", "must hold a mapping of settings"),
-    ("base: hdfs\n", "base 'hdfs' is unknown; use one of lab, emr"),
+    ("base: hdfs\n", "base 'hdfs' is unknown; use one of lab, lab-cluster, emr"),
     ("base: lab\nhive_port: ten\n", "setting 'hive_port' must be a whole number, not 'ten'"),
     ("base: lab\nhive_port: true\n", "setting 'hive_port' must be a whole number, not True"),
     ("base: lab\nhive_webui_port: web\n", "setting 'hive_webui_port' must be a whole number, not 'web'"),

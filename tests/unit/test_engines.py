@@ -1,4 +1,5 @@
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
@@ -300,3 +301,57 @@ def test_spark_reads_only_the_counters_of_the_storage_a_run_reads():
 def test_spark_with_executors_elsewhere_counts_nothing_on_either_storage():
     engine, jvm = _spark_counting("yarn")
     assert engine.io_counters("hdfs") is None and engine.io_counters("s3") is None and jvm.asked == []
+
+
+class _Plugin:
+    """perfkit's Spark plugin as the driver's JVM shows it: the executors' summed counters and what is pending."""
+
+    def __init__(self, pending):
+        self._pending = list(pending)
+
+    def totals(self):
+        return "{hdfs.bytesRead=700, hdfs.bytesWritten=0, s3a.action_http_get_request=6, s3a.stream_read_total_bytes=512}"
+
+    def pending(self):
+        return self._pending.pop(0) if len(self._pending) > 1 else self._pending[0]
+
+
+def test_spark_on_yarn_counts_the_driver_and_its_executors_through_the_plugin():
+    engine, jvm = _spark_counting("yarn")
+    engine._with_plugin, engine._plugin = True, _Plugin([0])
+    driver = {"action_http_get_request": 1, "object_list_request": 2}  # the driver lists; the executors read
+    engine._s3a_fs, engine._tree_map = SimpleNamespace(getIOStatistics=lambda: SimpleNamespace(counters=lambda: driver)), \
+        lambda counters: SimpleNamespace(toString=lambda: "{" + ", ".join(f"{k}={v}" for k, v in counters.items()) + "}")
+    del engine._s3a_counters  # the engine's own reading, over the stand-in JVM objects
+    engine.spark = SimpleNamespace(sparkContext=SimpleNamespace(_jsc=None))
+    on_s3 = engine.io_counters("s3")
+    assert (on_s3["s3_get"], on_s3["s3_list"], on_s3["s3_bytes_read"]) == (7, 2, 512)
+    assert engine.io_counters("hdfs") == {"hdfs_bytes_read": 1700, "hdfs_bytes_written": 0}  # driver 1000 + 700
+
+
+def test_spark_on_yarn_without_the_plugin_says_why_the_executors_are_not_counted():
+    engine, _ = _spark_counting("yarn")
+    engine.plugin_problem = "not counted: the executors' counters need perfkit's Spark plugin (no javac)"
+    assert engine.io_counters("hdfs") == engine.plugin_problem
+
+
+def test_spark_settles_once_every_ended_task_of_its_executors_has_reported():
+    engine = _spark_with(_Tracker([0]))
+    engine._with_plugin, engine._plugin = True, _Plugin([3, 1, 0])
+    assert engine.settle(timeout_s=5) is None
+    engine._plugin = _Plugin([2])
+    assert engine.settle(timeout_s=0.05) == "2 ended Spark tasks' counters not received 0.05 s after the query returned"
+
+
+def test_the_plugin_builds_once_against_the_sessions_own_spark(tmp_path, monkeypatch):
+    import zipfile
+
+    from perfkit.engines import spark_plugin
+
+    monkeypatch.setenv("PERFKIT_CACHE", str(tmp_path))
+    jar = spark_plugin.plugin_jar()
+    assert spark_plugin.plugin_jar() == jar and jar.parent == tmp_path / "spark-plugin"
+    names = zipfile.ZipFile(jar).namelist()
+    assert "perfkit/spark/IoStatsPlugin.class" in names and "perfkit/spark/IoStatsPlugin$Executor.class" in names
+    with pytest.raises(PerfkitError, match=r"Spark's jars are not at .*nowhere/jars: set SPARK_HOME to the Spark"):
+        spark_plugin.plugin_jar(tmp_path / "nowhere")

@@ -183,3 +183,65 @@ def test_the_shim_makes_a_connection_to_loopback_leave_from_the_nodes_address(tm
         assert [server.accept()[1][0] for _ in range(2)] == ["127.0.0.1", "127.0.0.1"]
         for conn, _ in peers:
             conn.close()
+
+
+def test_profile_lab_cluster_runs_spark_on_the_labs_yarn_and_refuses_a_lab_without_it(tmp_path, monkeypatch):
+    from perfkit.config import load_profile
+    from perfkit.engines import get_engine
+
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
+    profile = load_profile("lab-cluster")
+    assert (profile.name, profile.spark_master, profile.provider.name) == ("lab-cluster", "yarn", "lab-cluster")
+    assert profile.provider.spark_environment()["HADOOP_CONF_DIR"] == str(tmp_path / "yarn" / "conf")
+    with pytest.raises(PerfkitError, match=r"profile lab-cluster runs Spark on the lab's YARN, and the lab has the "
+                                           r"one-process shape. Fix: `perfkit lab down`, then `perfkit lab up "
+                                           r"--shape cluster`"):
+        get_engine("spark", profile).check()
+    save_shape(shape_named(CLUSTER), tmp_path)
+    with socket.socket() as closed:  # a port nothing listens on: no ResourceManager (whatever lab runs here)
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("PERFKIT_LAB_PORT_YARN_WEB", str(closed.getsockname()[1]))
+    with pytest.raises(PerfkitError, match=r"YARN, which is not up \(ResourceManager REST API does not answer\)"):
+        get_engine("spark", profile).check()
+
+
+def test_every_record_of_a_lab_cluster_run_says_where_it_ran(tmp_path, monkeypatch):
+    from perfkit import provenance
+    from perfkit.config import load_profile
+
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
+    save_shape(shape_named(CLUSTER), tmp_path)
+    config = provenance.run_config(load_profile("lab-cluster"), {"rows": 1})
+    assert config["cluster"] == {"shape": "cluster", "datanodes": "127.0.0.2:9866, 127.0.0.3:9876, 127.0.0.4:9886",
+                                 "replication": "2", "yarn nodemanagers": "127.0.0.2:8041, 127.0.0.3:8051",
+                                 "yarn node resources": "4096 MB, 2 vcores each"}
+    assert "cluster" not in provenance.run_config(load_profile("lab"), {})  # the one-process lab says nothing more
+
+    class Engine:
+        name = "spark"
+
+        def versions(self):
+            return {"spark": "Spark 4.3.0 (yarn)"}
+
+        def placement(self):
+            return {"master": "yarn", "application": "application_1_0001"}
+
+    provenance.record_engine(config, Engine())
+    assert config["versions"]["spark"] == "Spark 4.3.0 (yarn)"
+    assert config["placement"] == {"spark": {"master": "yarn", "application": "application_1_0001"}}
+
+
+def test_the_conditions_name_yarn_the_executors_and_the_datanodes_a_run_recorded():
+    from types import SimpleNamespace
+
+    from perfkit.findings import where
+
+    config = {"cluster": {"shape": "cluster", "datanodes": "127.0.0.2:9866, 127.0.0.3:9876", "replication": "2",
+                          "yarn nodemanagers": "127.0.0.2:8041", "yarn node resources": "4096 MB, 2 vcores each"},
+              "placement": {"spark": {"master": "yarn", "application": "application_7_0001",
+                                      "executors": "2 (127.0.0.2:1, 127.0.0.3:2), 1 core and 1g each"}}}
+    assert where(SimpleNamespace(name="lab-cluster"), None, config) == (
+        "the embedded lab in its cluster shape on this machine; YARN NodeManagers 127.0.0.2:8041 (4096 MB, 2 vcores "
+        "each); HDFS DataNodes 127.0.0.2:9866, 127.0.0.3:9876, replication 2; spark on yarn, application "
+        "application_7_0001, executors 2 (127.0.0.2:1, 127.0.0.3:2), 1 core and 1g each")
+    assert where(SimpleNamespace(name="lab")) == "the embedded lab on this machine"
