@@ -11,6 +11,7 @@ LABELS = {"s3_get": "GET", "s3_head": "HEAD", "s3_list": "LIST", "s3_put": "PUT"
           "s3_delete": "DELETE", "s3_bytes_read": "S3 MB read", "s3_bytes_written": "S3 MB written",
           "s3_throttled": "throttled", "s3_retried": "retried", "s3_errors": "errors",
           "hdfs_bytes_read": "HDFS MB read", "hdfs_read_ops": "block reads", "hdfs_bytes_written": "HDFS MB written",
+          "hdfs_remote_bytes_read": "HDFS MB to remote readers",
           "hdfs_block_locations": "getBlockLocations", "hdfs_listings": "listings"}
 
 

@@ -1,7 +1,7 @@
 """HDFS's own count of what it served, from the JMX servlet of the NameNode and of every live DataNode.
 
 NameNodeActivity: GetBlockLocations (a file opened for reading), GetListingOps; DataNodeActivity-<host>-<port>:
-BytesRead, ReadBlockOpNumOps (a rate: its count), BytesWritten. The DataNodes are found through the NameNode
+BytesRead, RemoteBytesRead (to a reader on another host), ReadBlockOpNumOps (a rate: its count), BytesWritten. The DataNodes are found through the NameNode
 (NameNodeInfo's LiveNodes, each with its HTTP address), so the same code reads a one-machine lab and a cluster.
 Each read is fresh: perfkit.accounting.metrics_period."""
 from __future__ import annotations
@@ -18,8 +18,9 @@ NAMENODE_ACTIVITY = "Hadoop:service=NameNode,name=NameNodeActivity"
 NAMENODE_INFO = "Hadoop:service=NameNode,name=NameNodeInfo"
 DATANODE_ACTIVITY = "Hadoop:service=DataNode,name=DataNodeActivity-*"
 NAMENODE_COUNTERS = {"hdfs_block_locations": "GetBlockLocations", "hdfs_listings": "GetListingOps"}
+# RemoteBytesRead: what a DataNode sent to a reader on another host (a reader whose address is not the DataNode's own)
 DATANODE_COUNTERS = {"hdfs_bytes_read": "BytesRead", "hdfs_read_ops": "ReadBlockOpNumOps",
-                     "hdfs_bytes_written": "BytesWritten"}
+                     "hdfs_bytes_written": "BytesWritten", "hdfs_remote_bytes_read": "RemoteBytesRead"}
 TIMEOUT_S = 5.0
 
 

@@ -30,6 +30,23 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def hdfs_locality(frame: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per engine, over its measured runs on HDFS: (bytes the DataNodes sent to a reader on their own host, bytes
+    they sent), from the DataNodes' own counters. On a cluster a reader is local to some DataNodes and remote to
+    others; in the one-process lab every reader is local."""
+    runs = io_frame(frame)
+    columns = {"server.hdfs_bytes_read", "server.hdfs_remote_bytes_read"}
+    if runs.empty or not columns <= set(runs.columns):
+        return {}
+    runs = runs[(runs["storage"] == "hdfs") & runs["attributable"].astype(bool)].dropna(subset=list(columns))
+    found = {}
+    for engine, group in runs.groupby("engine", sort=True):
+        sent = float(group["server.hdfs_bytes_read"].sum())
+        if sent > 0:
+            found[engine] = (sent - float(group["server.hdfs_remote_bytes_read"].sum()), sent)
+    return found
+
+
 def missing_sides(frame: pd.DataFrame) -> list[str]:
     """Why a side's count, or one of its counters, is missing from measured, successful runs: one line per side (or
     counter) and reason, with how many runs and which engines and storages (a blank in the table says nothing by

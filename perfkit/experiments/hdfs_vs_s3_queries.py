@@ -563,6 +563,7 @@ class QueryComparison(Experiment):
         if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
             sentences.append(self._break_even_sentence())
         sentences += self._request_sentences()
+        sentences += self._locality_sentences()
         if self.tableset is not None:
             sentences.append(self._storage_cost_sentence())
         if len(failed := self.failures()):
@@ -591,6 +592,20 @@ class QueryComparison(Experiment):
         each = "; ".join(f"{row['storage']} {money(row[column])}" for _, row in cost.iterrows())
         return (f"A month of keeping the {size(cost.attrs['bytes'])} of data, in {column.split()[0]}: {each} "
                 f"({cost.attrs['basis'].split(' (')[0]}).")
+
+    def _locality_sentences(self) -> list[str]:
+        """On a cluster (a run that recorded one), how much of what the DataNodes sent went to a reader on their own
+        node: what replication and placement gave each engine's readers, part of why HDFS beats S3 on a cluster."""
+        if not self.accounting or "hdfs" not in self.storages or not self._results().config.get("cluster"):
+            return []
+        from perfkit.accounting.table import hdfs_locality
+
+        found = hdfs_locality(self._frame())
+        if not found:
+            return []
+        parts = [f"{engine} {100 * local / sent:.0f}% of {sent / 1e6:.1f} MB" for engine, (local, sent) in found.items()]
+        return ["HDFS locality (the DataNodes' count over the measured runs on HDFS): the share of the bytes they sent "
+                "that went to a reader on their own node: " + "; ".join(parts) + "."]
 
     def _request_sentences(self) -> list[str]:
         """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,

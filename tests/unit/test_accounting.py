@@ -527,3 +527,22 @@ def test_a_tier_s_own_s3_requests_are_not_compared_with_the_engine_s():
 
     frame = frame_of(("trino", "alluxio", "q1", 0.5, {"server": {"s3_get": 36}, "engine": {"s3_get": 0}}))
     assert io_table(frame).iloc[0]["server = engine"] == "not compared: the tier makes its own S3 requests"
+
+
+def test_hdfs_locality_is_the_share_of_the_datanodes_bytes_that_went_to_a_reader_on_their_node():
+    import pandas as pd
+
+    from perfkit.accounting.table import hdfs_locality
+
+    def run(engine, storage, sent, remote, ok=True, attributable=True):
+        return {"subject": engine, "storage": storage, "case": "q1", "phase": "measured", "ok": ok, "wall_s": 1.0,
+                "io": {"attributable": attributable,
+                       "server": {"hdfs_bytes_read": sent, "hdfs_remote_bytes_read": remote}}}
+
+    frame = pd.DataFrame([run("spark", "hdfs", 1000, 250), run("spark", "hdfs", 3000, 1750),
+                          run("hive", "hdfs", 800, 800), run("spark", "s3", 5000, 5000),  # not HDFS: left out
+                          run("hive", "hdfs", 900, 0, attributable=False),  # another run's bytes in it: left out
+                          run("hive", "hdfs", 900, 0, ok=False)])  # failed: left out
+    assert hdfs_locality(frame) == {"hive": (0.0, 800.0), "spark": (2000.0, 4000.0)}  # spark: (750 + 1250) of 4000
+    older = pd.DataFrame([{**run("spark", "hdfs", 10, 0), "io": {"server": {"hdfs_bytes_read": 10}}}])
+    assert hdfs_locality(older) == {}  # counted before perfkit read RemoteBytesRead: not known, never all local
