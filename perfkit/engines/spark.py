@@ -68,6 +68,11 @@ class SparkEngine(Engine):
         except PerfkitError as err:
             self.plugin_problem = f"not counted: the executors' counters need perfkit's Spark plugin ({err})"
             return {}
+        if not spark_plugin.loadable_in_this_jvm():
+            self.plugin_problem = ("not counted: this Python process started Spark's JVM before (a local session), "
+                                   "and a running JVM does not take the plugin's jar into its class path: run the "
+                                   "profile in a new process or kernel")
+            return {}
         self._with_plugin = True
         bucket = self.profile.s3_bucket if self.profile.s3_scheme == "s3a" else None
         return {**spark_plugin.plugin_conf(bucket),

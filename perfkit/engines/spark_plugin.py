@@ -69,6 +69,22 @@ def _javac() -> str:
                        "found. Fix: install a JDK (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME to one")
 
 
+def loadable_in_this_jvm() -> bool:
+    """Whether a session started now can load the plugin in its driver: a JVM that pyspark has not launched yet
+    will have spark.jars on its class path; one already running (an earlier session in this process) only if it
+    had them then (Spark adds spark.jars to a running driver for its executors only)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return True
+    try:
+        gateway.jvm.java.lang.Class.forName(PLUGIN_CLASS)
+    except Exception:  # noqa: BLE001 - py4j's error for ClassNotFoundException: not on its class path
+        return False
+    return True
+
+
 def plugin_conf(bucket: str | None) -> dict[str, str]:
     """The session settings that load the plugin (on YARN, spark.jars reaches the executors before plugins start)
     and tell it which S3A bucket to watch."""

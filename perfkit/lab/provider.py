@@ -192,7 +192,14 @@ class LabClusterProvider(LabProvider):
     EXECUTORS, EXECUTOR_CORES, EXECUTOR_MEMORY = 2, 1, "1g"
 
     def spark_conf(self, profile) -> dict[str, str]:
-        return {**super().spark_conf(profile),
+        from perfkit.lab.yarn import Yarn
+
+        yarn = Yarn(lab_home(), LabPorts.from_env())
+        # YARN's addresses and HDFS (Spark's staging folder) as settings too: HADOOP_CONF_DIR reaches only a JVM that
+        # starts after it is set, and a notebook may have run a local session first
+        client = {f"spark.hadoop.{k}": str(v) for k, v in yarn.site().items() if k.startswith("yarn.resourcemanager.")}
+        return {**super().spark_conf(profile), **client,
+                "spark.hadoop.fs.defaultFS": profile.hdfs_uri,
                 "spark.submit.deployMode": "client",  # the driver in perfkit's process, as a notebook's on EMR
                 # the executors load Spark's jars from where this pyspark keeps them: every node is this machine
                 # (uploading them would copy ~400 MB to HDFS at each session's start)
@@ -235,6 +242,9 @@ class LabClusterProvider(LabProvider):
 
     def versions(self) -> dict[str, str]:
         return {**super().versions(), "yarn (lab)": versions.HADOOP}
+
+    def task_logs(self) -> str:
+        return f"{lab_home() / 'yarn'}/nm*/logs (the YARN containers' logs)"
 
 
 def lab_cluster_profile() -> Profile:

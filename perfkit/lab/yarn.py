@@ -13,9 +13,9 @@ from pathlib import Path
 
 import psutil
 
-from perfkit.lab import alluxio, tools
+from perfkit.lab import tools
 from perfkit.lab.hdfs import LOG4J, site_xml
-from perfkit.lab.metastore import s3a_env, s3a_settings
+from perfkit.lab.metastore import s3a_env
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
 from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, java_tmpdir, write_private
@@ -128,8 +128,9 @@ class Yarn(Service):
         from perfkit.lab.hdfs import Hdfs
 
         hdfs = Hdfs(self.home, self.ports, shape=self.shape)
-        core = {"fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp",
-                **s3a_settings(self.ports), **alluxio.hadoop_conf(self.ports)}
+        # no S3 settings: every client brings its own (Spark's session, Hive's job configuration), and a JVM that
+        # started with this folder on its class path (a notebook's Spark, then in local mode) must not inherit them
+        core = {"fs.defaultFS": f"hdfs://{HOST}:{self.ports.namenode_rpc}", "hadoop.tmp.dir": self.home / "tmp"}
         scheduler = {"yarn.scheduler.capacity.root.queues": "default",
                      "yarn.scheduler.capacity.root.default.capacity": 100,
                      # a Hive query's ApplicationMaster and its tasks, or Spark's and its executors, at once
