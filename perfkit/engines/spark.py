@@ -8,7 +8,7 @@ from perfkit.config import SECRET_NAME
 from perfkit.datasets.partitions import Partitioning, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with_deadline, sql_properties
 from perfkit import interrupts
-from perfkit.accounting import s3a_statistics
+from perfkit.accounting import counters, s3a_statistics
 from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.waiting import WaitTimeout, poll_until
 
@@ -181,7 +181,7 @@ class SparkEngine(Engine):
             # (S3A's map of counters is computed on each get and has no text of its own)
             found = java_counters(self._tree_map(self._s3a_fs.getIOStatistics().counters()).toString())
             # on YARN the driver only lists; the executors read (their sum, through the plugin)
-            return counters_total(found, self._executor_counters("s3a."))
+            return counters.total(found, self._executor_counters("s3a."))
         except Exception:  # noqa: BLE001 - py4j errors of any kind: not counted, the run itself goes on
             return None
 
@@ -234,7 +234,7 @@ class SparkEngine(Engine):
         found = {} if self._hdfs_statistics is None else {
             name: int(self._hdfs_statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
         executors = self._executor_counters("hdfs.")
-        return counters_total(found, {name: executors.get(key, 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
+        return counters.total(found, {name: executors.get(key, 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
                               if executors else {})
 
     def settle(self, timeout_s: float = SETTLE_S) -> str | None:
@@ -292,15 +292,6 @@ class SparkEngine(Engine):
                 spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
             with contextlib.suppress(Exception):
                 spark.stop()
-
-
-def counters_total(*parts: dict[str, int]) -> dict[str, int]:
-    """Counters of several clients (the driver's, the executors'), summed by name."""
-    found: dict[str, int] = {}
-    for part in parts:
-        for name, value in part.items():
-            found[name] = found.get(name, 0) + value
-    return found
 
 
 def java_counters(text: str) -> dict[str, int]:

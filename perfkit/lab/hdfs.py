@@ -12,7 +12,7 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, java_tmpdir, lab_credentials
+from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, node_ports
 from perfkit.lab.shape import LabShape, current_shape, node_env
 from perfkit.lab.spark_conf import lab_spark_conf
 
@@ -70,9 +70,7 @@ class Hdfs(Service):
         return f"http://{HOST}:{self.ports.namenode_http}"
 
     def datanode_ports(self, i: int) -> dict[str, int]:
-        p, step = self.ports, DATANODE_PORT_STEP * i
-        return {"datanode": p.datanode + step, "datanode_http": p.datanode_http + step,
-                "datanode_ipc": p.datanode_ipc + step}
+        return node_ports(self.ports, ("datanode", "datanode_http", "datanode_ipc"), i)
 
     def addresses(self) -> dict[str, str]:
         found = {"namenode": f"hdfs://{HOST}:{self.ports.namenode_rpc} (web {self.http})"}
@@ -81,8 +79,7 @@ class Hdfs(Service):
         return found
 
     def ports_needed(self) -> dict[str, int]:
-        # every DataNode has the same fields: the daemon's name keeps them apart
-        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+        return self.ports_by_daemon()  # every DataNode has the same fields: the daemon's name keeps them apart
 
     def datanode_conf_dir(self, i: int) -> Path:
         return self.conf_dir if i == 0 else self.home / f"hadoop-conf-dn{i}"

@@ -41,6 +41,10 @@ class Service:
         """LabPorts field -> port, for every port the daemons listen on."""
         return {field: port for daemon in self.daemons for field, port in daemon.ports.items()}
 
+    def ports_by_daemon(self) -> dict[str, int]:
+        """'field (daemon)' -> port: for a service whose daemons share their fields (one per node)."""
+        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         """The command line that starts `daemon` (the first by default)."""
         raise NotImplementedError

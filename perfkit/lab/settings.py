@@ -121,6 +121,11 @@ class LabPorts:
                 seen[port] = who
 
 
+def node_ports(ports: LabPorts, names: tuple[str, ...], i: int) -> dict[str, int]:
+    """Node i's ports of these LabPorts fields: each field's port + 10 * i (DataNode i, NodeManager i)."""
+    return {name: getattr(ports, name) + DATANODE_PORT_STEP * i for name in names}
+
+
 def java_tmpdir(home: Path | None = None) -> str:
     """The JVM option that keeps a lab JVM's temporary files (Hive's <session>_resources, Jetty's folders, Hadoop's
     *.tmp) under the lab home: everything a lab process writes belongs there, not in /tmp."""

@@ -18,7 +18,7 @@ from perfkit.lab.hdfs import LOG4J, site_xml
 from perfkit.lab.metastore import s3a_env
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import DATANODE_PORT_STEP, HOST, LabPorts, java_tmpdir, write_private
+from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, node_ports, write_private
 from perfkit.lab.shape import LabShape, current_shape, node_env
 
 RM_MAIN = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
@@ -53,12 +53,11 @@ class Yarn(Service):
         return f"http://{HOST}:{self.ports.yarn_web}"
 
     def nodemanager_ports(self, i: int) -> dict[str, int]:
-        p, step = self.ports, DATANODE_PORT_STEP * i
-        return {"nodemanager": p.nodemanager + step, "nodemanager_localizer": p.nodemanager_localizer + step,
-                "nodemanager_web": p.nodemanager_web + step, "nodemanager_shuffle": p.nodemanager_shuffle + step}
+        return node_ports(self.ports, ("nodemanager", "nodemanager_localizer", "nodemanager_web",
+                                       "nodemanager_shuffle"), i)
 
     def ports_needed(self) -> dict[str, int]:
-        return {f"{k} ({d.name})": v for d in self.daemons for k, v in d.ports.items()}
+        return self.ports_by_daemon()
 
     def addresses(self) -> dict[str, str]:
         found = {"resourcemanager": f"{HOST}:{self.ports.yarn_resourcemanager} (web {self.web})"}
