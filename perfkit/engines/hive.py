@@ -132,6 +132,12 @@ class HiveServer2Engine(Engine):
         self.conn = close_quietly(self.conn)
 
 
+# Hive's S3 requests on YARN: its tasks' S3A statistics stay in their containers; the MapReduce job's file-system
+# counters (bytes by scheme, no request types) would need its JobHistory server
+TASKS_ELSEWHERE = ("not counted: Hive's tasks run in YARN containers, and perfkit reads only HiveServer2's own S3A "
+                   "statistics (the S3 server's count is the run's)")
+
+
 class HiveEngine(HiveServer2Engine):
     """Real Hive: HiveQL compiled into MapReduce (or Tez) jobs by HiveServer2."""
 
@@ -167,6 +173,8 @@ class HiveEngine(HiveServer2Engine):
         every S3 request of the session's queries (planning included). None where they would not say it: S3 not
         read through S3A (EMRFS), tasks in YARN containers, a run on HDFS (HiveServer2 shows no HDFS client counts)
         or through a tier. A web UI that does not answer raises: the run's engine side is missing, with why."""
+        if storage != "hdfs" and self.execution is not None and self.execution[1] != "local":
+            return TASKS_ELSEWHERE  # a blank that says why
         found = self._s3a_statistics(storage)
         return None if found is None else s3a_statistics.io_counters(found)
 

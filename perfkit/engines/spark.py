@@ -103,6 +103,7 @@ class SparkEngine(Engine):
         builder = SparkSession.builder
         for key, value in self.conf().items():
             builder = builder.config(key, value)
+        self._sigint = interrupts.sigint_handler()  # pyspark installs its own; close() puts this one back
         try:
             self.spark = builder.getOrCreate()
         except Exception as err:  # noqa: BLE001 - py4j/JVM start failures have many types
@@ -292,6 +293,9 @@ class SparkEngine(Engine):
                 spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
             with contextlib.suppress(Exception):
                 spark.stop()
+            # pyspark's Ctrl-C handler outlives its context: pyspark 3.5's then fails with AttributeError instead of
+            # raising KeyboardInterrupt, and 4.x's cancels the jobs of a context that is gone
+            interrupts.restore_sigint(getattr(self, "_sigint", interrupts.UNSET))
 
 
 def java_counters(text: str) -> dict[str, int]:

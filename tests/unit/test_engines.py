@@ -355,3 +355,44 @@ def test_the_plugin_builds_once_against_the_sessions_own_spark(tmp_path, monkeyp
     assert "perfkit/spark/IoStatsPlugin.class" in names and "perfkit/spark/IoStatsPlugin$Executor.class" in names
     with pytest.raises(PerfkitError, match=r"Spark's jars are not at .*nowhere/jars: set SPARK_HOME to the Spark"):
         spark_plugin.plugin_jar(tmp_path / "nowhere")
+
+
+def test_spark_puts_back_the_ctrl_c_handler_pyspark_leaves_behind(monkeypatch):
+    """pyspark's SparkContext installs a SIGINT handler that outlives it: 3.5's then raises AttributeError, not
+    KeyboardInterrupt. The engine restores the handler it found."""
+    import signal
+
+    from pyspark.sql import SparkSession
+
+    from perfkit.engines.spark import SparkEngine
+
+    def left_by_pyspark(signum, frame):
+        raise AttributeError("'NoneType' object has no attribute 'sc'")  # pyspark 3.5's, once its context stopped
+
+    class Builder:
+        def config(self, *args):
+            return self
+
+        def getOrCreate(self):
+            signal.signal(signal.SIGINT, left_by_pyspark)
+            return SimpleNamespace(version="3.5.6", stop=lambda: None, sparkContext=SimpleNamespace(
+                _jsc=SimpleNamespace(hadoopConfiguration=lambda: SimpleNamespace(set=lambda k, v: None)),
+                setLogLevel=lambda level: None))
+
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    engine = SparkEngine(load_profile("lab"))
+    monkeypatch.setattr(engine, "conf", lambda: {})
+    before = signal.getsignal(signal.SIGINT)
+    engine.open()
+    assert signal.getsignal(signal.SIGINT) is left_by_pyspark and engine.spark_version == "3.5.6"
+    engine.close()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_hive_on_yarn_says_why_its_s3_requests_are_not_counted():
+    from perfkit.engines.hive import TASKS_ELSEWHERE, HiveEngine
+
+    engine = HiveEngine(load_profile("lab"))
+    engine.execution = ("mr", "yarn")
+    assert engine.io_counters("s3") == TASKS_ELSEWHERE and "YARN containers" in TASKS_ELSEWHERE
+    assert engine.io_counters("hdfs") is None  # as in local mode: HiveServer2 shows no HDFS client counts

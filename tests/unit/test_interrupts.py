@@ -60,3 +60,28 @@ def test_a_py4j_error_without_a_signal_is_the_query_s_failure(fresh):
     with pytest.raises(RuntimeError, match="Answer from Java side is empty"):
         engine.execute("SELECT 1")
     assert engine.spark.sparkContext.cancelled == 0
+
+
+def test_a_ctrl_c_handler_taken_is_put_back_and_none_means_pythons_default():
+    import signal
+    import threading
+
+    from perfkit import interrupts
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        taken = interrupts.sigint_handler()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        interrupts.restore_sigint(taken)
+        assert signal.getsignal(signal.SIGINT) is taken
+        interrupts.restore_sigint(None)  # a handler not set from Python: Python's own
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        found = []
+        worker = threading.Thread(target=lambda: found.append(interrupts.sigint_handler()))
+        worker.start()
+        worker.join()
+        assert found == [interrupts.UNSET]  # only the main thread handles signals
+        interrupts.restore_sigint(interrupts.UNSET)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
