@@ -213,7 +213,7 @@ class LabClusterProvider(LabProvider):
     def spark_environment(self) -> dict[str, str]:
         from perfkit.lab.yarn import Yarn
 
-        # where Spark finds YARN, the lab's HDFS and its S3 (Yarn.write_config)
+        # where a newly started Spark JVM finds YARN and the lab's HDFS (Yarn.write_config; spark_conf repeats both)
         return {**super().spark_environment(),
                 "HADOOP_CONF_DIR": str(Yarn(lab_home(), LabPorts.from_env()).client_conf_dir)}
 

@@ -2,7 +2,8 @@
 loopback address of its node (perfkit.lab.shape), with its own local and log folders under the lab home.
 
 Spark submits its executors here (client mode: the driver stays in perfkit's process) and HiveServer2 its MapReduce
-jobs. `client_conf_dir` is the HADOOP_CONF_DIR both use: the ResourceManager, the lab's HDFS and S3.
+jobs. `client_conf_dir` is the HADOOP_CONF_DIR both use: the ResourceManager and the lab's HDFS (no S3 settings:
+each client brings its own).
 """
 from __future__ import annotations
 
@@ -62,10 +63,11 @@ class Yarn(Service):
     def addresses(self) -> dict[str, str]:
         found = {"resourcemanager": f"{HOST}:{self.ports.yarn_resourcemanager} (web {self.web})"}
         for i, daemon in enumerate(self.nodemanagers):
-            found[daemon.name] = f"{self.shape.node_host(i)}:{self.nodemanager_ports(i)['nodemanager']}"
+            found[daemon.name] = self.node_id(i)
         return found
 
     def node_id(self, i: int) -> str:
+        """NodeManager i as YARN names it: its node's address and its port."""
         return f"{self.shape.node_host(i)}:{self.nodemanager_ports(i)['nodemanager']}"
 
     def site(self) -> dict[str, object]:
