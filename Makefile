@@ -39,7 +39,7 @@ test-deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,lab]'
 	$(BIN)/python -m perfkit.kernel  # the notebooks' kernel name (EMR's pysparkkernel) on this Python: no kernel dialog
 	touch $@
 

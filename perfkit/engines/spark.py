@@ -90,6 +90,9 @@ class SparkEngine(Engine):
     def open(self) -> None:
         import os
 
+        from perfkit.engines.spark_install import import_pyspark
+
+        import_pyspark()  # the installed one, or the cluster's through SPARK_HOME
         from pyspark.sql import SparkSession
 
         # py4j logs a traceback of its own when a call is interrupted (Ctrl-C, SIGTERM; the session's start too),

@@ -11,21 +11,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from perfkit.engines.spark_install import spark_home
 from perfkit.errors import PerfkitError
 from perfkit.paths import tool_cache
 
 SOURCE = Path(__file__).with_name("java") / "IoStatsPlugin.java"
 PLUGIN_CLASS = "perfkit.spark.IoStatsPlugin"
 BUCKETS = "spark.perfkit.io.buckets"  # IoStatsPlugin.BUCKETS
-
-
-def spark_home() -> Path:
-    """The Spark the session runs: SPARK_HOME (a cluster's, e.g. /usr/lib/spark), else the installed pyspark."""
-    if os.environ.get("SPARK_HOME"):
-        return Path(os.environ["SPARK_HOME"])
-    import pyspark
-
-    return Path(pyspark.__file__).parent
 
 
 def plugin_jar(home: Path | None = None) -> Path:

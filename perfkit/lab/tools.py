@@ -46,7 +46,7 @@ def maven(what: str) -> str:
 
 def hadoop_lib() -> Path:
     """The Hadoop jars (daemons, CLI, MapReduce, DistCp, S3A), fetched with Maven."""
-    return _maven_lib(tool_cache() / f"hadoop-{versions.HADOOP}" / "lib", _POM, f"Hadoop {versions.HADOOP} jars")
+    return maven_lib(tool_cache() / f"hadoop-{versions.HADOOP}" / "lib", _POM, f"Hadoop {versions.HADOOP} jars")
 
 
 def yarn_lib() -> Path:
@@ -56,7 +56,7 @@ def yarn_lib() -> Path:
         return lib
     held = {artifact(jar.name) for jar in hadoop_lib().glob("*.jar")}
     # the same artifact at another version beside the Hadoop folder's would put two on one class path
-    return _maven_lib(lib, _YARN_POM, f"YARN {versions.HADOOP} jars", keep=lambda jar: artifact(jar) not in held)
+    return maven_lib(lib, _YARN_POM, f"YARN {versions.HADOOP} jars", keep=lambda jar: artifact(jar) not in held)
 
 
 def artifact(jar: str) -> str:
@@ -64,17 +64,19 @@ def artifact(jar: str) -> str:
     return _JAR_VERSION.sub("", jar)
 
 
-def _maven_lib(lib: Path, template: Path, what: str, keep=lambda jar: True) -> Path:
-    """The runtime dependencies of the pom `template` (versions filled in), copied into `lib` once by Maven."""
+def maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | None = None, keep=lambda jar: True) -> Path:
+    """The runtime dependencies of the pom `template` (its @NAME@ fields filled in from `values`, by default the lab's
+    Hadoop and AWS SDK), copied into `lib` once by Maven."""
     if (lib / ".complete").exists():
         return lib
     mvn = maven(f"the {what}")
     lib.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=lib.parent) as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text(
-            template.read_text().replace("@HADOOP_VERSION@", versions.HADOOP).replace("@AWSSDK_VERSION@", versions.AWS_SDK)
-        )
+        text = template.read_text()
+        for name, value in (values or {"HADOOP_VERSION": versions.HADOOP, "AWSSDK_VERSION": versions.AWS_SDK}).items():
+            text = text.replace(f"@{name}@", value)
+        pom.write_text(text)
         staging = Path(work) / "lib"
         print(f"lab: fetching {what} into {lib} (once) ...", flush=True)
         run = subprocess.run(
@@ -175,5 +177,5 @@ def spark_home() -> Path:
     try:
         import pyspark
     except ImportError as exc:
-        raise PerfkitError("lab: pyspark is not installed. Fix: pip install -e '.[dev]' (or `make install`)") from exc
+        raise PerfkitError("lab: pyspark is not installed. Fix: pip install -e '.[dev,lab]' (or `make install`)") from exc
     return Path(pyspark.__file__).parent

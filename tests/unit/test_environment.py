@@ -4,12 +4,24 @@ from pathlib import Path
 
 import yaml
 
+from perfkit.lab import versions
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_environment_yml_pip_list_matches_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lab = project["dependencies"] + project["optional-dependencies"]["lab"]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert sorted(r for r in pip if not r.startswith("-e")) == sorted(project)
+    assert sorted(r for r in pip if not r.startswith("-e")) == sorted(lab)
     assert "-e ." in pip
+
+
+def test_perfkit_forces_no_pyspark_on_a_machine_that_has_its_own():
+    """A cluster's Spark (EMR's /usr/lib/spark) comes with its pyspark: perfkit's own requirements name none, and the
+    lab's pin sits in an extra."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not [r for r in project["dependencies"] if r.startswith("pyspark")]
+    assert project["optional-dependencies"]["lab"] == [f"pyspark=={versions.PYSPARK}"]
+    assert project["optional-dependencies"]["spark"] == ["pyspark>=3.5"]
