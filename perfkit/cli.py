@@ -196,12 +196,32 @@ def lab_sockets(seconds):
 @click.option("--show-code", is_flag=True, help="Keep the code cells in the HTML (hidden by default; the .ipynb always has them).")
 def report_cmd(notebook, parameters, kernel, show_code):
     """Run NOTEBOOK with papermill into reports/<name>/<timestamp>.ipynb + .html and update reports/index.html."""
+    import os
+
     from perfkit.report import parse_parameters, render
 
-    result = render(notebook, parse_parameters(list(parameters)), kernel=kernel, show_code=show_code)
+    parameters = parse_parameters(list(parameters))
+    profile_kernel = _profile_kernel(parameters.get("profile")) if kernel is None else None
+    if profile_kernel:
+        kernel, environment = profile_kernel
+        os.environ.update(environment)
+        click.echo(f"report: profile {parameters['profile']} runs the notebook on kernel {kernel}")
+    result = render(notebook, parameters, kernel=kernel, show_code=show_code)
     click.echo(f"report: {result.html}")
     if not result.ok:
         raise PerfkitError(f"the notebook stopped with {result.error} (the report shows where)")
+
+
+def _profile_kernel(profile) -> tuple[str, dict[str, str]] | None:
+    """The kernel a profile's reports run on (the cluster shape's: Spark 3.5.6's Python), if not the notebook's."""
+    from perfkit.config import load_profile
+
+    if not isinstance(profile, str):
+        return None
+    try:
+        return load_profile(profile).provider.notebook_kernel()
+    except PerfkitError:
+        return None  # the notebook says what is wrong with the profile, in its report
 
 
 @main.command("compare")

@@ -77,6 +77,11 @@ class Provider:
     def check_spark(self, profile) -> None:
         """Refuse (PerfkitError with the fix) a Spark session that cannot start where the profile says it runs."""
 
+    def notebook_kernel(self) -> tuple[str, dict[str, str]] | None:
+        """The Jupyter kernel a report of this profile runs on, when it is not the notebook's own: its name and the
+        environment that finds it (JUPYTER_PATH). None: the notebook's kernel."""
+        return None
+
     def cluster(self) -> dict[str, str]:
         """The cluster's shape as far as this provider knows it (nodes, DataNodes, replication, YARN), for every
         record and report: where a run ran matters as much as what ran."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.lab import alluxio_dist, hive_jars, java, tools, trino_dist
+from perfkit.lab import alluxio_dist, cluster_spark, hive_jars, java, tools, trino_dist, versions
 from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
@@ -150,7 +150,8 @@ class Lab:
         """Fetch (once, into the tool cache) what every service runs, each step timed. The Go builds (CPU-bound) run
         beside the Maven fetches (network-bound); each chain in order, as Maven's local repository takes one writer.
         `yarn`: also what the cluster shape's YARN runs."""
-        cluster = [("YARN jars", tools.yarn_lib), ("node address shim", tools.node_address_library)] if yarn else []
+        cluster = [("YARN jars", tools.yarn_lib), ("node address shim", tools.node_address_library),
+                   (f"Spark {versions.CLUSTER_SPARK}", cluster_spark.fetch)] if yarn else []
         chains = [
             [("versitygw", tools.versitygw), ("toxiproxy", tools.toxiproxy), ("gohdfs", tools.gohdfs), ("rclone", tools.rclone)],
             [("Hadoop jars", tools.hadoop_lib), *cluster, ("Hive metastore", hive_jars.metastore_home),

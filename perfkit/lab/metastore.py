@@ -224,14 +224,15 @@ def get_all_databases(host: str, port: int, timeout_s: float) -> list[str]:
     return names
 
 
-def spark_metastore_conf(ports: LabPorts) -> dict[str, str]:
+def spark_metastore_conf(ports: LabPorts, client: str = versions.HIVE, jars: list[Path] | None = None) -> dict[str, str]:
     """Spark settings for the shared metastore. Spark's built-in Hive 2.3 client fails against a Hive 4 metastore
-    ("Invalid method name: 'get_table'"): Spark loads the Hive 4.0.1 client jars (and Hadoop jars) instead."""
-    jars = ",".join(p.as_uri() for p in hive_jars.spark_metastore_jars())
+    ("Invalid method name: 'get_table'"): Spark loads the Hive `client` version's jars instead (by default Hive
+    4.0.1's, which Spark 4 supports; Spark 3.5 goes up to 3.1.3)."""
+    jars = ",".join(p.as_uri() for p in (jars or hive_jars.spark_metastore_jars()))
     return {
         "spark.sql.catalogImplementation": "hive",
         "spark.hadoop.hive.metastore.uris": f"thrift://{HOST}:{ports.metastore}",
-        "spark.sql.hive.metastore.version": versions.HIVE,
+        "spark.sql.hive.metastore.version": client,
         "spark.sql.hive.metastore.jars": "path",
         "spark.sql.hive.metastore.jars.path": jars,
         # a database Spark creates without LOCATION goes where Hive and Trino put theirs, not into a local folder

@@ -61,19 +61,37 @@ class LabProvider(Provider):
 
     def spark_conf(self, profile) -> dict[str, str]:
         from perfkit.lab.alluxio_dist import alluxio_client_jar
-        from perfkit.lab.metastore import spark_metastore_conf
         from perfkit.lab.spark_conf import lab_spark_conf
 
         ports = LabPorts.from_env()
+        s3a_jars, metastore = self._spark_version_jars(ports)
         return {**lab_spark_conf(ports, lab_credentials(), profile.s3_endpoint),
-                "spark.jars": ",".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()]),
+                "spark.jars": ",".join(str(j) for j in [*s3a_jars, alluxio_client_jar()]),
                 "spark.driver.memory": "2g",
                 # Hive's <session>_resources folder and Spark's block files: under the lab home, not /tmp
                 "spark.driver.extraJavaOptions": java_tmpdir(),
                 "spark.local.dir": str(lab_home() / "tmp"),
                 "spark.hadoop.hadoop.tmp.dir": str(lab_home() / "tmp"),  # S3A's upload buffers (fs.s3a.buffer.dir)
-                # the metastore Hive and Trino share, through Hive 4.0.1 client jars (Spark's built-in 2.3 cannot)
-                **spark_metastore_conf(ports)}
+                # the metastore Hive and Trino share, through a Hive client Spark loads (its built-in 2.3 cannot)
+                **metastore}
+
+    @staticmethod
+    def _spark_version_jars(ports: LabPorts) -> tuple[list, dict[str, str]]:
+        """S3A's jars and the metastore client for the Spark of this process: the lab's own 4.3.0 (Hadoop 3.5.0, Hive
+        4.0.1's client) or the cluster shape's 3.5.6, EMR 7.13's (Hadoop 3.3.4, Hive 3.1.3's client)."""
+        from perfkit.engines.spark_install import pyspark_version
+        from perfkit.lab import cluster_spark
+        from perfkit.lab.metastore import spark_metastore_conf
+
+        running = pyspark_version()
+        if running == versions.PYSPARK:
+            return tools.s3a_jars(), spark_metastore_conf(ports)
+        if running == versions.CLUSTER_SPARK:
+            return cluster_spark.s3a_jars(), spark_metastore_conf(ports, versions.CLUSTER_HIVE_CLIENT,
+                                                                  cluster_spark.metastore_jars())
+        raise PerfkitError(f"the lab runs Spark {versions.PYSPARK} (its own) and {versions.CLUSTER_SPARK} (EMR 7.13's, "
+                           f"the cluster shape's); this Python has pyspark {running}, whose jars it does not hold. "
+                           f"Fix: run perfkit where pyspark is one of those (`make install`: {versions.PYSPARK})")
 
     def spark_environment(self) -> dict[str, str]:
         return {"SPARK_LOCAL_IP": HOST}  # loopback only, and no warning about it
@@ -217,8 +235,15 @@ class LabClusterProvider(LabProvider):
         return {**super().spark_environment(),
                 "HADOOP_CONF_DIR": str(Yarn(lab_home(), LabPorts.from_env()).client_conf_dir)}
 
+    def notebook_kernel(self) -> tuple[str, dict[str, str]]:
+        """Spark 3.5.6's Python (EMR 7.13's Spark): the notebook's Spark driver runs where that pyspark is."""
+        from perfkit.lab import cluster_spark
+
+        return cluster_spark.KERNEL, {"JUPYTER_PATH": str(cluster_spark.kernel_folder(lab_home()))}
+
     def check_spark(self, profile) -> None:
-        from perfkit.lab import Lab
+        from perfkit.engines.spark_install import pyspark_version
+        from perfkit.lab import Lab, cluster_spark
 
         lab = Lab()
         if not lab.shape.yarn:
@@ -228,6 +253,12 @@ class LabClusterProvider(LabProvider):
         if not healthy:
             raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, which is not up ({detail}). "
                                "Fix: `perfkit lab up --shape cluster`")
+        if pyspark_version() != versions.CLUSTER_SPARK:
+            command, _ = cluster_spark.perfkit_command("...")
+            raise PerfkitError(f"profile lab-cluster runs EMR 7.13's Spark {versions.CLUSTER_SPARK}, and this Python "
+                               f"has pyspark {pyspark_version()}. Fix: run perfkit with Spark {versions.CLUSTER_SPARK}'s "
+                               f"Python, PYTHONPATH={cluster_spark.source_root()} {command[0]} -m perfkit ... "
+                               "(`perfkit report -p profile=lab-cluster` does: its notebooks run on that Python)")
 
     def cluster(self) -> dict[str, str]:
         from perfkit.lab import Lab

@@ -18,3 +18,9 @@ COMMONS_COLLECTIONS = "3.2.2"  # the metastore still loads it; Hadoop 3.5.0 no l
 ALLUXIO = "2.9.6"  # the newest open-source Alluxio 2.x: master, worker, S3 under-filesystem, shell, Hadoop client
 TOXIPROXY = "v2.12.0"  # must be pinned: the module proxy's @latest resolves to v2.5.0
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
+# the cluster shape's Spark: EMR 7.13's (April 2026), from its pyspark wheel, with what that Spark needs on top
+CLUSTER_SPARK = "3.5.6"
+CLUSTER_HADOOP = "3.3.4"  # the Hadoop client pyspark 3.5.6 bundles: its hadoop-aws
+CLUSTER_AWS_SDK = "1.12.262"  # the SDK v1 hadoop-aws 3.3.4 was built against
+CLUSTER_JACKSON = "2.15.2"  # Spark 3.5.6's jackson-core: the SDK's CBOR module at the same version
+CLUSTER_HIVE_CLIENT = "3.1.3"  # the newest metastore client Spark 3.5 supports (spark.sql.hive.metastore.version)

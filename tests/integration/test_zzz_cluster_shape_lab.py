@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import psutil
 import pytest
@@ -19,7 +17,7 @@ from perfkit.config import load_profile
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.findings import where
 from perfkit.results import read_result_file, records_frame
-from perfkit.lab import Lab
+from perfkit.lab import Lab, cluster_spark
 from perfkit.lab.process import port_owner
 from perfkit.lab.settings import HOST
 from perfkit.lab.shape import CLUSTER, shape_named
@@ -47,11 +45,11 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def runs(cluster):
     """The taxi queries through Spark and Hive on the cluster shape, from a process of their own as a user runs them
-    (`perfkit queries`, or a notebook's kernel: a Python process starts Spark's JVM once, and this one already ran
-    Spark in local mode); then Spark in local mode here, on the same files. The records of both, as frames."""
-    command = [str(Path(sys.executable).with_name("perfkit")), "queries", "--profile", "lab-cluster", "--engines",
-               "spark,hive", *OPTIONS]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    (`perfkit queries` in Spark 3.5.6's Python, EMR 7.13's Spark: what the cluster shape runs); then Spark 4.3.0 in
+    local mode here, on the same files. The records of both, as frames."""
+    command, environment = cluster_spark.perfkit_command("queries", "--profile", "lab-cluster", "--engines",
+                                                         "spark,hive", *OPTIONS)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1200, env=environment)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     saved = re.search(r"^results: (\S+\.jsonl)$", done.stdout, re.M)
     on_yarn = records_frame(read_result_file(saved.group(1)))
@@ -89,8 +87,9 @@ def test_spark_and_hive_on_yarn_answer_as_spark_in_local_mode_on_both_storages(r
     assert len(expected) == 8 and None not in expected.values()
     assert _answers(on_yarn, "spark") == expected and _answers(on_yarn, "hive") == expected
     versions = on_yarn["config"].iloc[0]["versions"]
-    assert versions["spark"].endswith("(yarn)") and versions["hive"] == "Hive 4.0.1 (mr, yarn)"
-    assert local["config"].iloc[0]["versions"]["spark"].endswith("(local[2])")
+    assert versions["spark"] == "Spark 3.5.6 (yarn)" and versions["hive"] == "Hive 4.0.1 (mr, yarn)"
+    assert versions["pyspark"] == "3.5.6"  # EMR 7.13's Spark on YARN, and the lab's own locally: the same answers
+    assert local["config"].iloc[0]["versions"]["spark"] == "Spark 4.3.0 (local[2])"
 
 
 def test_the_records_say_where_the_runs_ran(runs):

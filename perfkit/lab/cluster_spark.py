@@ -1,0 +1,112 @@
+"""The cluster shape's Spark: EMR 7.13's 3.5.6, as a cluster node has it beside perfkit's own Spark.
+
+Its pyspark lives in an environment of the lab's own (a venv in the tool cache holding pyspark 3.5.6 and perfkit's
+requirements, not perfkit: this checkout's perfkit is put on its path, so every clone runs its own code). It needs
+two sets of jars on top of its own: S3A of the Hadoop it bundles (3.3.4, with the AWS SDK v1 that was built against),
+and the newest Hive metastore client Spark 3.5 supports (3.1.3: its built-in 2.3.9 fails against a Hive 4 metastore)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import perfkit
+from perfkit.errors import PerfkitError
+from perfkit.lab import tools, versions
+from perfkit.paths import tool_cache
+
+_HERE = Path(__file__).parent
+KERNEL = f"perfkit-spark-{versions.CLUSTER_SPARK}"
+
+
+def requirements() -> list[str]:
+    """perfkit's own requirements (no extra), with the cluster's pyspark."""
+    base = [r for r in metadata.requires("perfkit") or [] if "extra ==" not in r]
+    return [f"pyspark=={versions.CLUSTER_SPARK}", *sorted(base)]
+
+
+def environment() -> Path:
+    """The venv (made once per set of requirements; a half-made one from a crash is made again)."""
+    # the venv's own pip first: an old one predates normalised extras (PEP 685), and pyhive[hive_pure_sasl] came
+    # without thrift
+    installs = [["--upgrade", "pip"], requirements()]
+    digest = hashlib.sha256(repr(installs).encode()).hexdigest()[:8]
+    home = tool_cache() / f"spark-{versions.CLUSTER_SPARK}-env-{digest}"
+    if (home / ".complete").exists():
+        return home
+    shutil.rmtree(home, ignore_errors=True)
+    print(f"lab: making Spark {versions.CLUSTER_SPARK}'s Python environment in {home} (once; pip builds pyspark's "
+          "wheel: a minute or two) ...", flush=True)
+    pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
+    for step in [[sys.executable, "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
+        run = subprocess.run(step, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment ({' '.join(step[:6])} "
+                               f"...):\n{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package "
+                               "index, then run `perfkit lab up --shape cluster` again")
+    (home / ".complete").touch()
+    return home
+
+
+def python() -> Path:
+    return environment() / "bin" / "python"
+
+
+def source_root() -> Path:
+    """The folder this perfkit is imported from (a checkout's root, or site-packages)."""
+    return Path(perfkit.__file__).resolve().parents[1]
+
+
+def perfkit_command(*args: str) -> tuple[list[str], dict[str, str]]:
+    """`perfkit ARGS` run by Spark 3.5.6's Python, with this perfkit: the command and its environment."""
+    return ([str(python()), "-m", "perfkit", *args],
+            {**os.environ, "PYTHONPATH": str(source_root())})
+
+
+def kernel_folder(home: Path) -> Path:
+    """A Jupyter data folder (JUPYTER_PATH) under the lab home with the kernel of Spark 3.5.6's Python: the notebooks
+    of profile lab-cluster run their Spark driver there. Written at each use: it names this checkout's perfkit."""
+    spec = home / "jupyter" / "kernels" / KERNEL
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"perfkit (Spark {versions.CLUSTER_SPARK}, EMR 7.13's)", "language": "python",
+        "env": {"PYTHONPATH": str(source_root())}}, indent=1))
+    return home / "jupyter"
+
+
+def _spark_jars() -> set[str]:
+    return {tools.artifact(j.name) for j in (environment_site() / "pyspark" / "jars").glob("*.jar")}
+
+
+def environment_site() -> Path:
+    return next((environment() / "lib").glob("python3*/site-packages"))
+
+
+def s3a_jars() -> list[Path]:
+    """hadoop-aws 3.3.4 and the SDK v1 modules, less what Spark 3.5.6 already holds (its jackson, httpclient, ...)."""
+    lib = tools.maven_lib(tool_cache() / f"spark-{versions.CLUSTER_SPARK}" / "s3a", _HERE / "cluster-spark-s3a-pom.xml",
+                          f"S3A jars of Spark {versions.CLUSTER_SPARK}",
+                          {"HADOOP_VERSION": versions.CLUSTER_HADOOP, "AWSSDK_VERSION": versions.CLUSTER_AWS_SDK,
+                           "JACKSON_VERSION": versions.CLUSTER_JACKSON})
+    held = _spark_jars()
+    return sorted(j for j in lib.glob("*.jar") if tools.artifact(j.name) not in held)
+
+
+def metastore_jars() -> list[Path]:
+    lib = tools.maven_lib(tool_cache() / f"hive-client-{versions.CLUSTER_HIVE_CLIENT}", _HERE / "hive-client-pom.xml",
+                          f"Hive {versions.CLUSTER_HIVE_CLIENT} metastore client jars",
+                          {"HIVE_VERSION": versions.CLUSTER_HIVE_CLIENT})
+    return sorted(lib.glob("*.jar"))
+
+
+def fetch() -> None:
+    """Everything Spark 3.5.6 needs, once: its environment, its S3A jars, its metastore client."""
+    environment()
+    s3a_jars()
+    metastore_jars()
