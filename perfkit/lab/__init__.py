@@ -19,6 +19,7 @@ from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hive import HiveServer2
+from perfkit.lab.livy import Livy
 from perfkit.lab.metastore import HiveMetastore
 from perfkit.lab.nfs import NfsServer
 from perfkit.lab.process import port_in_use, port_owner
@@ -68,11 +69,12 @@ class Lab:
         # YARN is listed in every shape, so that `down` and `status` always see it; only the cluster shape starts it
         before_yarn = [kind(self.home, self.ports) for kind in (S3Server, S3Network, AlluxioServer, NfsServer)]
         self.services: list[Service] = [hdfs, *before_yarn, Yarn(self.home, self.ports, shape), *(
-            kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount))]
+            kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount,
+                                                     Livy))]
 
     def shaped(self, services: list[Service]) -> list[Service]:
-        """Those of `services` the lab's shape runs: YARN only in the cluster shape."""
-        return [s for s in services if s.name != Yarn.name or self.shape.yarn]
+        """Those of `services` the lab's shape runs: YARN and Livy only in the cluster shape."""
+        return [s for s in services if not s.cluster_only or self.shape.yarn]
 
     def set_shape(self, shape: LabShape) -> None:
         """Give the lab `shape` (refused while any of its processes runs: HDFS cannot trade its DataNodes for others
@@ -96,9 +98,11 @@ class Lab:
         if unknown:
             raise PerfkitError(f"lab: no service {', '.join(unknown)}: the lab's services are "
                                f"{', '.join(s.name for s in self.services)}")
-        if not self.shape.yarn and any(by_name[n].name == Yarn.name for n in names):
-            raise PerfkitError(f"lab: YARN runs in the cluster shape only, and this lab is {self.shape.name}. Fix: "
-                               "`perfkit lab down`, then `perfkit lab up --shape cluster`")
+        only_there = sorted({by_name[n].name for n in names if by_name[n].cluster_only})
+        if not self.shape.yarn and only_there:
+            verb = "runs" if len(only_there) == 1 else "run"
+            raise PerfkitError(f"lab: {' and '.join(only_there)} {verb} in the cluster shape only, and this lab is "
+                               f"{self.shape.name}. Fix: `perfkit lab down`, then `perfkit lab up --shape cluster`")
         wanted, todo = set(), [by_name[n].name for n in names]
         while todo:
             name = todo.pop()

@@ -23,6 +23,7 @@ class Service:
 
     name: str = ""
     needs: tuple[str, ...] = ()  # names of the services that must be up first (the Lab starts them before)
+    cluster_only: bool = False  # runs in the lab's cluster shape only (perfkit.lab.shape)
 
     def __init__(self, home: Path, ports: LabPorts):
         self.home, self.ports = home, ports

@@ -80,6 +80,7 @@ class LabPorts:
     nodemanager_localizer: int = 8040
     nodemanager_web: int = 8042
     nodemanager_shuffle: int = 13562  # MapReduce's shuffle service inside each NodeManager
+    livy: int = 8998  # the Livy stand-in (perfkit.lab.livy), cluster shape only: Livy's default port
 
     @classmethod
     def from_env(cls) -> "LabPorts":

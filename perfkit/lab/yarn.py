@@ -35,6 +35,7 @@ CONTAINER_MB, CONTAINER_HEAP = 512, "-Xmx384m"
 class Yarn(Service):
     name = "yarn"
     needs = ("hdfs",)  # staging folders and job history live on HDFS, as on a cluster
+    cluster_only = True
 
     def __init__(self, home: Path, ports: LabPorts, shape: LabShape | None = None):
         super().__init__(home, ports)

@@ -41,8 +41,11 @@ def test_the_one_process_lab_neither_starts_nor_offers_yarn(tmp_path):
     lab = Lab(home=tmp_path)
     assert "yarn" not in [s.name for s in lab.select()]
     assert "yarn" in [s.name for s in lab.services]  # `down` and `status` still see it
-    with pytest.raises(PerfkitError, match=r"YARN runs in the cluster shape only, .*`perfkit lab up --shape cluster`"):
+    with pytest.raises(PerfkitError, match=r"yarn runs in the cluster shape only, .*`perfkit lab up --shape cluster`"):
         lab.select(["nodemanager0"])
+    assert "livy" not in [s.name for s in lab.select()]
+    with pytest.raises(PerfkitError, match=r"livy and yarn run in the cluster shape only, and this lab is one-process"):
+        lab.select(["livy", "resourcemanager"])
 
 
 def test_the_cluster_shape_runs_yarn_before_hive_and_three_datanodes_on_their_nodes(tmp_path):

@@ -1,0 +1,262 @@
+"""The lab's Livy stand-in: Apache Livy's REST API for interactive sessions, as sparkmagic uses it, bound to loopback.
+
+Apache Livy for Spark 3.5 cannot be installed here (the registries serve org.apache.livy only up to 0.7.1, which runs
+Spark 2), so this server answers in its place: sessions (POST, GET, DELETE, their log), statements (POST, GET,
+cancel), with Livy's states and JSON. Each session is a Python process of Spark 3.5.6 (perfkit.lab.livy_repl: a
+Spark driver in client mode on the lab's YARN, running statements under the rules of Livy's Python REPL). It speaks
+only the `pyspark` kind; every answer says `"standIn": true`.
+
+Run: python -m perfkit.lab.livy_server --port PORT --logs FOLDER."""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+# sparkmagic's `%%configure` body: Livy's POST /sessions fields and the Spark settings each stands for
+SESSION_SETTINGS = {"driverMemory": "spark.driver.memory", "driverCores": "spark.driver.cores",
+                    "executorMemory": "spark.executor.memory", "executorCores": "spark.executor.cores",
+                    "numExecutors": "spark.executor.instances", "queue": "spark.yarn.queue",
+                    "name": "spark.app.name"}
+LOG_LINES = 200  # a session's log as GET /sessions/{id} shows it: the last lines
+
+
+class Statement:
+    def __init__(self, statement_id: int, code: str):
+        self.id, self.code = statement_id, code
+        self.state, self.output = "waiting", None
+        self.started = self.completed = 0
+
+    def json(self) -> dict:
+        return {"id": self.id, "code": self.code, "state": self.state, "output": self.output,
+                "progress": 1.0 if self.state in ("available", "cancelled") else 0.0,
+                "started": self.started, "completed": self.completed}
+
+
+class Session:
+    """One Livy interactive session: its REPL process, its statements run one after another."""
+
+    def __init__(self, session_id: int, body: dict, logs: Path):
+        self.id, self.kind = session_id, body.get("kind", "pyspark")
+        self.name = body.get("name")
+        conf = {str(k): str(v) for k, v in (body.get("conf") or {}).items()}
+        conf.update({SESSION_SETTINGS[k]: str(v) for k, v in body.items() if k in SESSION_SETTINGS})
+        self.conf = conf
+        self.state, self.app_id, self.ui = "starting", None, None
+        self.log = deque(maxlen=LOG_LINES)
+        self.log_file = logs / f"livy-session-{session_id}.log"
+        self.statements: list[Statement] = []
+        self.queue: list[Statement] = []
+        self.lock = threading.Condition()
+        self.process: subprocess.Popen | None = None
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def json(self) -> dict:
+        return {"id": self.id, "name": self.name, "appId": self.app_id, "owner": None, "proxyUser": None,
+                "state": self.state, "kind": self.kind, "standIn": True,
+                "appInfo": {"driverLogUrl": str(self.log_file), "sparkUiUrl": self.ui}, "log": list(self.log)}
+
+    def _say(self, line: str) -> None:
+        self.log.append(line)
+        with open(self.log_file, "a") as log:
+            log.write(line + "\n")
+
+    def _run(self) -> None:
+        if self.kind != "pyspark":
+            self.state = "error"
+            self._say(f"the lab's Livy stand-in runs pyspark sessions only, not {self.kind}")
+            return
+        settings = json.dumps({"conf": self.conf, "name": self.name or f"livy-session-{self.id}"})
+        python = os.environ["PERFKIT_LIVY_PYTHON"]  # Spark 3.5.6's Python (perfkit.lab.cluster_spark)
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_file, "ab") as stderr:
+            self.process = subprocess.Popen([python, "-m", "perfkit.lab.livy_repl", settings], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=stderr, text=True, bufsize=1)
+        ready = self.process.stdout.readline()
+        if not ready:
+            self.state = "dead"
+            self._say(f"the session's Spark driver exited ({self.process.wait()}) before it was ready: "
+                      + _tail(self.log_file))
+            return
+        started = json.loads(ready)
+        self.app_id, self.ui = started["appId"], started.get("sparkUiUrl")
+        self._say(f"SparkSession available: application {self.app_id}")
+        with self.lock:
+            self.state = "idle"
+        while True:
+            with self.lock:
+                while not self.queue and self.state not in ("shutting_down", "dead"):
+                    self.lock.wait()
+                if self.state in ("shutting_down", "dead"):
+                    return
+                statement = self.queue.pop(0)
+                statement.state, statement.started, self.state = "running", _now_ms(), "busy"
+            self.process.stdin.write(json.dumps({"code": statement.code}) + "\n")
+            self.process.stdin.flush()
+            reply = self.process.stdout.readline()
+            with self.lock:
+                if not reply:
+                    statement.state, self.state = "error", "dead"
+                    statement.output = {"status": "error", "execution_count": statement.id, "ename": "SessionDied",
+                                        "evalue": "the session's Spark driver exited", "traceback": []}
+                    self._say("the session's Spark driver exited: " + _tail(self.log_file))
+                    return
+                output = json.loads(reply)
+                cancelled = statement.state == "cancelling" and output.get("ename") == "KeyboardInterrupt"
+                statement.output = {**output, "execution_count": statement.id}
+                statement.state, statement.completed = ("cancelled" if cancelled else "available"), _now_ms()
+                self.state = "idle" if self.state == "busy" else self.state
+
+    def submit(self, code: str) -> Statement:
+        with self.lock:
+            statement = Statement(len(self.statements), code)
+            self.statements.append(statement)
+            self.queue.append(statement)
+            self.lock.notify_all()
+            return statement
+
+    def cancel(self, statement: Statement) -> None:
+        with self.lock:
+            if statement.state == "waiting":
+                self.queue.remove(statement)
+                statement.state = "cancelled"
+            elif statement.state == "running" and self.process:
+                statement.state = "cancelling"
+                self.process.send_signal(signal.SIGINT)  # the REPL's statement stops with KeyboardInterrupt
+
+    def stop(self) -> None:
+        with self.lock:
+            self.state = "shutting_down"
+            self.lock.notify_all()
+        if self.process and self.process.poll() is None:
+            self.process.stdin.close()  # the REPL stops its SparkContext (its YARN application) and exits
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class LivyApi(BaseHTTPRequestHandler):
+    sessions: dict[int, Session] = {}
+    ids = itertools.count()
+    logs = Path(".")
+    lock = threading.Lock()
+
+    def log_message(self, fmt, *args):  # the access log goes to the daemon's log, not stderr's noise
+        print(f"{self.address_string()} {fmt % args}", flush=True)
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> dict:
+        length = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(length) or b"{}") if length else {}
+
+    def _route(self, method: str) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        match = re.fullmatch(r"/sessions(?:/(\d+)(?:/(log|state|statements)(?:/(\d+)(?:/(cancel))?)?)?)?", path)
+        if not match:
+            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such resource: {path}"})
+        session_id, part, statement_id, cancel = match.groups()
+        if session_id is None:
+            if method == "GET":
+                listed = [s.json() for s in self.sessions.values()]
+                return self._send(HTTPStatus.OK, {"from": 0, "total": len(listed), "sessions": listed})
+            if method == "POST":
+                with self.lock:
+                    session = Session(next(self.ids), self._body(), self.logs)
+                    self.sessions[session.id] = session
+                return self._send(HTTPStatus.CREATED, session.json())
+            return self._send(HTTPStatus.METHOD_NOT_ALLOWED, {"msg": method})
+        session = self.sessions.get(int(session_id))
+        if session is None:
+            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"Session '{session_id}' not found."})
+        if part is None:
+            if method == "DELETE":
+                with self.lock:
+                    self.sessions.pop(session.id, None)
+                session.stop()
+                return self._send(HTTPStatus.OK, {"msg": "deleted"})
+            return self._send(HTTPStatus.OK, session.json())
+        if part == "log":
+            lines = list(session.log)
+            return self._send(HTTPStatus.OK, {"id": session.id, "from": 0, "total": len(lines), "log": lines})
+        if part == "state":
+            return self._send(HTTPStatus.OK, {"id": session.id, "state": session.state})
+        if statement_id is None:
+            if method == "POST":
+                code = self._body().get("code")
+                if not isinstance(code, str):
+                    return self._send(HTTPStatus.BAD_REQUEST, {"msg": "a statement needs its code"})
+                return self._send(HTTPStatus.CREATED, session.submit(code).json())
+            listed = [s.json() for s in session.statements]
+            return self._send(HTTPStatus.OK, {"total_statements": len(listed), "statements": listed})
+        index = int(statement_id)
+        if index >= len(session.statements):
+            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"Statement '{index}' not found."})
+        statement = session.statements[index]
+        if cancel and method == "POST":
+            session.cancel(statement)
+            return self._send(HTTPStatus.OK, {"msg": "canceled"})
+        return self._send(HTTPStatus.OK, statement.json())
+
+    def do_GET(self):
+        self._route("GET")
+
+    def do_POST(self):
+        self._route("POST")
+
+    def do_DELETE(self):
+        self._route("DELETE")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--logs", type=Path, required=True)
+    args = parser.parse_args()
+    LivyApi.logs = args.logs
+    server = ThreadingHTTPServer((args.host, args.port), LivyApi)
+
+    def stop(signum, frame):  # `lab down`: every session's driver stops with the server (Livy's do not outlive it)
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    print(f"Livy stand-in listening on http://{args.host}:{args.port}", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        for session in list(LivyApi.sessions.values()):
+            session.stop()
+
+
+if __name__ == "__main__":
+    main()

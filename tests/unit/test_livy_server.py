@@ -1,0 +1,113 @@
+"""The Livy stand-in's REST API, as sparkmagic uses Livy's: sessions and their states, statements, cancel, delete.
+Its sessions run here without Spark (PERFKIT_LIVY_NO_SPARK, as Livy's own LIVY_TEST); the lab test runs them on YARN."""
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from perfkit.lab.livy_server import LivyApi
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def livy(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_LIVY_PYTHON", sys.executable)
+    monkeypatch.setenv("PERFKIT_LIVY_NO_SPARK", "1")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setattr(LivyApi, "sessions", {})
+    monkeypatch.setattr(LivyApi, "logs", tmp_path)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), LivyApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    for session in list(LivyApi.sessions.values()):
+        session.stop()
+
+
+def call(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def until(url: str, key: str, wanted: set[str], timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body = call(url)
+        if body[key] in wanted or time.monotonic() > deadline:
+            return body
+        time.sleep(0.1)
+
+
+def test_a_session_starts_runs_statements_in_order_and_is_deleted(livy):
+    status, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark", "heartbeatTimeoutInSecond": 60,
+                                                        "conf": {"spark.executor.memory": "1g"}, "driverMemory": "1g"})
+    assert status == 201 and session["state"] == "starting" and session["standIn"] is True
+    url = f"{livy}/sessions/{session['id']}"
+    assert until(url, "state", {"idle"})["state"] == "idle"
+    assert LivyApi.sessions[session["id"]].conf == {"spark.executor.memory": "1g", "spark.driver.memory": "1g"}
+    status, first = call(f"{url}/statements", "POST", {"code": "x = 20"})
+    assert status == 201 and first["state"] in ("waiting", "running") and first["id"] == 0
+    _, second = call(f"{url}/statements", "POST", {"code": "print('x is')\nx + 1"})
+    done = until(f"{url}/statements/{second['id']}", "state", {"available"})
+    assert done["output"] == {"status": "ok", "execution_count": 1, "data": {"text/plain": "x is\n21"}}
+    assert call(f"{livy}/sessions")[1]["total"] == 1
+    pid = LivyApi.sessions[session["id"]].process.pid
+    assert call(url, "DELETE") == (200, {"msg": "deleted"})
+    assert call(url)[0] == 404 and LivyApi.sessions == {}
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_failed_statement_is_available_with_livys_error_output(livy):
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark"})
+    url = f"{livy}/sessions/{session['id']}"
+    until(url, "state", {"idle"})
+    _, statement = call(f"{url}/statements", "POST", {"code": "undefined_name"})
+    done = until(f"{url}/statements/{statement['id']}", "state", {"available"})
+    output = done["output"]
+    assert (output["status"], output["ename"], output["evalue"]) == ("error", "NameError",
+                                                                     "name 'undefined_name' is not defined")
+    assert until(url, "state", {"idle"})["state"] == "idle"  # the session lives on
+
+
+def test_a_running_statement_is_cancelled_and_the_session_goes_on(livy):
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark"})
+    url = f"{livy}/sessions/{session['id']}"
+    until(url, "state", {"idle"})
+    _, slow = call(f"{url}/statements", "POST", {"code": "import time\ntime.sleep(60)"})
+    until(f"{url}/statements/{slow['id']}", "state", {"running"})
+    assert call(f"{url}/statements/{slow['id']}/cancel", "POST", {}) == (200, {"msg": "canceled"})
+    assert until(f"{url}/statements/{slow['id']}", "state", {"cancelled"}, timeout=10)["state"] == "cancelled"
+    _, after = call(f"{url}/statements", "POST", {"code": "'still here'"})
+    assert until(f"{url}/statements/{after['id']}", "state", {"available"})["output"]["data"] == {
+        "text/plain": "'still here'"}
+
+
+def test_a_session_that_cannot_start_is_dead_with_its_log(livy, monkeypatch):
+    monkeypatch.setenv("PERFKIT_LIVY_PYTHON", "/bin/false")
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark"})
+    dead = until(f"{livy}/sessions/{session['id']}", "state", {"dead"})
+    assert dead["state"] == "dead" and "exited (1) before it was ready" in dead["log"][-1]
+    _, log = call(f"{livy}/sessions/{session['id']}/log?from=0")
+    assert log["log"] == dead["log"]
+
+
+def test_only_pyspark_sessions_and_known_resources(livy):
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "spark"})
+    errored = until(f"{livy}/sessions/{session['id']}", "state", {"error"})
+    assert errored["log"] == ["the lab's Livy stand-in runs pyspark sessions only, not spark"]
+    assert call(f"{livy}/batches")[0] == 404
+    assert call(f"{livy}/sessions/99")[1] == {"msg": "Session '99' not found."}
