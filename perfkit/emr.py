@@ -28,6 +28,7 @@ from perfkit.errors import PerfkitError
 from perfkit.paths import ensure_writable_dir, project_root
 
 DEFAULT_SERVICE_ROLE = "EMR_Notebooks_DefaultRole"
+EXECUTED_BY_TAG = "perfkit:executed-by"  # a stand-in's execution names itself in this tag
 MAX_PARAMS_CHARS = 10_280  # NotebookParams' length limit in the service model
 ENDED = {"FINISHED", "FAILED", "STOPPED"}
 DEFAULT_TIMEOUT_S = 6 * 3600
@@ -62,7 +63,7 @@ def aws_client(service: str, region: str | None = None, session=None):
         return (session or boto3.session.Session()).client(
             service, region_name=region, config=Config(retries={"mode": "standard"}))
     except NoRegionError:
-        raise PerfkitError("no AWS region: pass --region (the cluster's region) or set AWS_REGION") from None
+        raise PerfkitError("no AWS region: pass --region (the cluster's region) or set AWS_DEFAULT_REGION") from None
 
 
 def run_notebook(notebook: Path | str, editor_id: str, cluster_id: str, parameters: dict | None = None, *,
@@ -325,13 +326,18 @@ def _record(out_dir: Path, emr, s3, execution_id: str, execution: dict | None, o
     else:
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
             f"**EMR left no executed notebook** for execution `{execution_id}` ({error})")])
+    # an execution a stand-in made (the lab's: perfkit.lab.emr_notebooks_server) says so in its tags, and the
+    # report says so first
+    executed_by = next((t["Value"] for t in execution.get("Tags") or [] if t.get("Key") == EXECUTED_BY_TAG), None)
+    if executed_by:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Executed by {executed_by}, not by EMR.**"))
     engine = execution.get("ExecutionEngine", {})
     # the page is perfkit's own rendering (outputs only unless show_code, like every report); EMR's HTML stands in
     # only when it wrote no notebook
     stored = report.store_report(
         out_dir, nb, ok=outcome == "ok", error=error, parameters=parameters, show_code=show_code, seconds=seconds,
         page=emr_html if notebook_text is None else None, status=outcome,
-        ran_on={"kind": "emr", "cluster_id": engine.get("Id"), "execution_id": execution_id,
+        ran_on={"kind": "emr", "cluster_id": engine.get("Id"), "execution_id": execution_id, "executed_by": executed_by,
                 "editor_id": execution.get("EditorId"), "emr_status": execution.get("Status"), "output": uri})
     return EmrRun(execution_id, execution.get("Status", "UNKNOWN"), outcome, stored.notebook, stored.html, error)
 

@@ -19,6 +19,7 @@ from perfkit.lab.alluxio import AlluxioServer
 from perfkit.lab.fuse import HdfsFuseMount
 from perfkit.lab.hdfs import Hdfs
 from perfkit.lab.hive import HiveServer2
+from perfkit.lab.emr_notebooks import EmrNotebooks
 from perfkit.lab.livy import Livy
 from perfkit.lab.metastore import HiveMetastore
 from perfkit.lab.nfs import NfsServer
@@ -70,10 +71,10 @@ class Lab:
         before_yarn = [kind(self.home, self.ports) for kind in (S3Server, S3Network, AlluxioServer, NfsServer)]
         self.services: list[Service] = [hdfs, *before_yarn, Yarn(self.home, self.ports, shape), *(
             kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount,
-                                                     Livy))]
+                                                     Livy, EmrNotebooks))]
 
     def shaped(self, services: list[Service]) -> list[Service]:
-        """Those of `services` the lab's shape runs: YARN and Livy only in the cluster shape."""
+        """Those of `services` the lab's shape runs: YARN, Livy and the EMR stand-in only in the cluster shape."""
         return [s for s in services if not s.cluster_only or self.shape.yarn]
 
     def set_shape(self, shape: LabShape) -> None:

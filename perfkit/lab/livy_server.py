@@ -20,8 +20,10 @@ import threading
 import time
 from collections import deque
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from perfkit.lab.json_http import JsonHandler
 
 # sparkmagic's `%%configure` body: Livy's POST /sessions fields and the Spark settings each stands for
 SESSION_SETTINGS = {"driverMemory": "spark.driver.memory", "driverCores": "spark.driver.cores",
@@ -158,74 +160,59 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
-class LivyApi(BaseHTTPRequestHandler):
+class LivyApi(JsonHandler):
     sessions: dict[int, Session] = {}
     ids = itertools.count()
     logs = Path(".")
     lock = threading.Lock()
 
-    def log_message(self, fmt, *args):  # the access log goes to the daemon's log, not stderr's noise
-        print(f"{self.address_string()} {fmt % args}", flush=True)
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _body(self) -> dict:
-        length = int(self.headers.get("Content-Length") or 0)
-        return json.loads(self.rfile.read(length) or b"{}") if length else {}
-
     def _route(self, method: str) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         match = re.fullmatch(r"/sessions(?:/(\d+)(?:/(log|state|statements)(?:/(\d+)(?:/(cancel))?)?)?)?", path)
         if not match:
-            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"no such resource: {path}"})
+            return self.send_json(HTTPStatus.NOT_FOUND, {"msg": f"no such resource: {path}"})
         session_id, part, statement_id, cancel = match.groups()
         if session_id is None:
             if method == "GET":
                 listed = [s.json() for s in self.sessions.values()]
-                return self._send(HTTPStatus.OK, {"from": 0, "total": len(listed), "sessions": listed})
+                return self.send_json(HTTPStatus.OK, {"from": 0, "total": len(listed), "sessions": listed})
             if method == "POST":
                 with self.lock:
-                    session = Session(next(self.ids), self._body(), self.logs)
+                    session = Session(next(self.ids), self.json_body(), self.logs)
                     self.sessions[session.id] = session
-                return self._send(HTTPStatus.CREATED, session.json())
-            return self._send(HTTPStatus.METHOD_NOT_ALLOWED, {"msg": method})
+                return self.send_json(HTTPStatus.CREATED, session.json())
+            return self.send_json(HTTPStatus.METHOD_NOT_ALLOWED, {"msg": method})
         session = self.sessions.get(int(session_id))
         if session is None:
-            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"Session '{session_id}' not found."})
+            return self.send_json(HTTPStatus.NOT_FOUND, {"msg": f"Session '{session_id}' not found."})
         if part is None:
             if method == "DELETE":
                 with self.lock:
                     self.sessions.pop(session.id, None)
                 session.stop()
-                return self._send(HTTPStatus.OK, {"msg": "deleted"})
-            return self._send(HTTPStatus.OK, session.json())
+                return self.send_json(HTTPStatus.OK, {"msg": "deleted"})
+            return self.send_json(HTTPStatus.OK, session.json())
         if part == "log":
             lines = list(session.log)
-            return self._send(HTTPStatus.OK, {"id": session.id, "from": 0, "total": len(lines), "log": lines})
+            return self.send_json(HTTPStatus.OK, {"id": session.id, "from": 0, "total": len(lines), "log": lines})
         if part == "state":
-            return self._send(HTTPStatus.OK, {"id": session.id, "state": session.state})
+            return self.send_json(HTTPStatus.OK, {"id": session.id, "state": session.state})
         if statement_id is None:
             if method == "POST":
-                code = self._body().get("code")
+                code = self.json_body().get("code")
                 if not isinstance(code, str):
-                    return self._send(HTTPStatus.BAD_REQUEST, {"msg": "a statement needs its code"})
-                return self._send(HTTPStatus.CREATED, session.submit(code).json())
+                    return self.send_json(HTTPStatus.BAD_REQUEST, {"msg": "a statement needs its code"})
+                return self.send_json(HTTPStatus.CREATED, session.submit(code).json())
             listed = [s.json() for s in session.statements]
-            return self._send(HTTPStatus.OK, {"total_statements": len(listed), "statements": listed})
+            return self.send_json(HTTPStatus.OK, {"total_statements": len(listed), "statements": listed})
         index = int(statement_id)
         if index >= len(session.statements):
-            return self._send(HTTPStatus.NOT_FOUND, {"msg": f"Statement '{index}' not found."})
+            return self.send_json(HTTPStatus.NOT_FOUND, {"msg": f"Statement '{index}' not found."})
         statement = session.statements[index]
         if cancel and method == "POST":
             session.cancel(statement)
-            return self._send(HTTPStatus.OK, {"msg": "canceled"})
-        return self._send(HTTPStatus.OK, statement.json())
+            return self.send_json(HTTPStatus.OK, {"msg": "canceled"})
+        return self.send_json(HTTPStatus.OK, statement.json())
 
     def do_GET(self):
         self._route("GET")

@@ -81,6 +81,7 @@ class LabPorts:
     nodemanager_web: int = 8042
     nodemanager_shuffle: int = 13562  # MapReduce's shuffle service inside each NodeManager
     livy: int = 8998  # the Livy stand-in (perfkit.lab.livy), cluster shape only: Livy's default port
+    emr_notebooks: int = 8996  # the stand-in for EMR's notebook executions (perfkit.lab.emr_notebooks), the same
 
     @classmethod
     def from_env(cls) -> "LabPorts":

@@ -89,7 +89,8 @@ def first_finding(data: dict) -> str:
 def _ran_on(ran_on: dict, profile) -> str:
     """lab | profile NAME (run here with another profile) | EMR j-... (profile NAME) (executed by EMR Notebooks)."""
     if ran_on.get("kind") == "emr":
-        return f"EMR {ran_on.get('cluster_id') or '?'}" + (f" (profile {profile})" if profile else "")
+        by = " (a stand-in, not EMR)" if ran_on.get("executed_by") else ""
+        return f"EMR {ran_on.get('cluster_id') or '?'}{by}" + (f" (profile {profile})" if profile else "")
     if not profile:
         return "local"
     return "lab" if profile == "lab" else f"profile {profile}"

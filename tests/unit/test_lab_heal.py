@@ -187,11 +187,11 @@ def test_lab_up_takes_service_names_and_adds_what_they_need(tmp_path):
     assert [s.name for s in lab.select(["s3", "namenode"])] == ["hdfs", "s3"]  # a daemon names its service
     # S3 is its under-filesystem, reached through the emulated network
     assert [s.name for s in lab.select(["alluxio-worker"])] == ["s3", "s3-network", "alluxio"]
-    # all of them but YARN and Livy, which only the cluster shape runs
-    assert [s.name for s in lab.select(None)] == [s.name for s in lab.services if s.name not in ("yarn", "livy")]
+    # all of them but YARN, Livy and the EMR stand-in, which only the cluster shape runs
+    assert [s.name for s in lab.select(None)] == [s.name for s in lab.services if not s.cluster_only]
     with pytest.raises(PerfkitError, match=r"lab: no service presto: the lab's services are hdfs, s3, s3-network, "
                                            r"alluxio, nfs, yarn, hive-metastore, hiveserver2, spark-thrift, trino, "
-                                           r"fuse-hdfs, livy"):
+                                           r"fuse-hdfs, livy, emr-notebooks"):
         lab.select(["presto"])
 
 
