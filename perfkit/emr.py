@@ -16,6 +16,7 @@ import contextlib
 import json
 import math
 import numbers
+import re
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -113,7 +114,8 @@ def run_notebook(notebook: Path | str, editor_id: str, cluster_id: str, paramete
         outcome, error = "ok", None
     else:
         outcome = execution["Status"].lower()
-        error = f"{execution['Status']}: {execution.get('LastStateChangeReason') or 'EMR gave no reason'}"
+        reason = execution.get('LastStateChangeReason') or 'EMR gave no reason'
+        error = f"{execution['Status']}: {reason}{_known_fix(reason)}"
     return _record(out_dir, emr, s3, execution_id, execution if not timed_out else None, outcome, error, parameters,
                    show_code, clock() - started)
 
@@ -148,6 +150,19 @@ def list_executions(editor_id: str | None = None, cluster_id: str | None = None,
             found += page.get("NotebookExecutions", [])
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     return sorted(found, key=lambda e: e.get("StartTime") or epoch, reverse=True)[:limit]
+
+
+# causes sparkmagic reports in its own words, and what to do about each
+KNOWN_FIXES = {
+    re.compile(r"Session \d+ did not start up in (\d+) seconds"):
+        "the Livy session (the notebook's Spark driver on the cluster) did not start in time. Fix: free YARN capacity "
+        "for its driver and executors (other applications, idle Livy sessions), ask for less in the notebook's "
+        "%%configure, or raise livy_session_startup_timeout_seconds in sparkmagic's config.json",
+}
+
+
+def _known_fix(reason: str) -> str:
+    return "".join(f" ({fix})" for cause, fix in KNOWN_FIXES.items() if cause.search(reason))
 
 
 def _check_parameters(notebook: Path, parameters: dict) -> tuple[str, dict]:

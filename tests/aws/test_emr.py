@@ -174,6 +174,17 @@ def test_a_failed_execution_without_output_is_still_recorded(study, emr, s3):
     assert "EMR left no executed notebook" in _stored(run).cells[0].source
 
 
+def test_a_livy_session_that_did_not_start_in_time_is_named_with_the_fix(study, emr, s3):
+    _expect_start(emr)
+    _expect_describe(emr, "FAILED", reason="Execution has failed for cell 1: LivyClientTimeoutException: Session 3 "
+                                           "did not start up in 180 seconds.", uri=f"s3://{BUCKET}/none/study.ipynb")
+    run = _run(study, emr, s3)
+    assert run.error.startswith("FAILED: Execution has failed for cell 1: LivyClientTimeoutException: Session 3 did "
+                                "not start up in 180 seconds. (the Livy session (the notebook's Spark driver on the "
+                                "cluster) did not start in time. Fix: free YARN capacity")
+    assert run.error.endswith("or raise livy_session_startup_timeout_seconds in sparkmagic's config.json)")
+
+
 def test_a_timeout_stops_the_execution_and_records_it(study, emr, s3):
     _expect_start(emr)
     _expect_describe(emr, "RUNNING", "RUNNING", "RUNNING")  # at 0 s, 5 s and 12 s: the deadline
