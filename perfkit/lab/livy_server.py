@@ -4,7 +4,8 @@ Apache Livy for Spark 3.5 cannot be installed here (the registries serve org.apa
 Spark 2), so this server answers in its place: sessions (POST, GET, DELETE, their log), statements (POST, GET,
 cancel), with Livy's states and JSON. Each session is a Python process of Spark 3.5.6 (perfkit.lab.livy_repl: a
 Spark driver in client mode on the lab's YARN, running statements under the rules of Livy's Python REPL). It speaks
-only the `pyspark` kind; every answer says `"standIn": true`.
+only the `pyspark` kind; every answer says `"standIn": true`. Unlike Livy it never ends a session by itself (no
+heartbeat timeout, no idle timeout): sessions end when a client deletes them or the server stops.
 
 Run: python -m perfkit.lab.livy_server --port PORT --logs FOLDER."""
 from __future__ import annotations
