@@ -129,7 +129,7 @@ class Executions:
         parameters = folder / "parameters.json"  # papermill reads YAML, of which JSON is a part
         parameters.write_text(request.get("NotebookParams") or "{}")
         if execution.status.startswith("STOP"):
-            return self._end(execution, "STOPPED", "Execution was stopped by the user.", None)
+            return self._end(execution, "STOPPED", "Execution was stopped by the user.")
         execution.status = "STARTING"
         execution.process = subprocess.Popen(
             [sys.executable, "-m", "papermill", str(source), str(executed), "-f", str(parameters), "--no-progress-bar"],
@@ -142,10 +142,10 @@ class Executions:
             execution.status = "FINISHING" if execution.process.returncode == 0 else "FAILING"
         self._upload(execution, executed)
         if stopped:
-            return self._end(execution, "STOPPED", "Execution was stopped by the user.", executed)
+            return self._end(execution, "STOPPED", "Execution was stopped by the user.")
         if execution.process.returncode == 0:
-            return self._end(execution, "FINISHED", "Execution is finished successfully.", executed)
-        return self._end(execution, "FAILED", _failure(log, executed), executed)
+            return self._end(execution, "FINISHED", "Execution is finished successfully.")
+        return self._end(execution, "FAILED", _failure(log))
 
     def _upload(self, execution: Execution, executed: Path) -> None:
         if not executed.exists():
@@ -164,11 +164,11 @@ class Executions:
         execution.output_uri = f"s3://{place['Bucket']}/{key}"
 
     @staticmethod
-    def _end(execution: Execution, status: str, reason: str, executed: Path | None) -> None:
+    def _end(execution: Execution, status: str, reason: str) -> None:
         execution.status, execution.reason, execution.end = status, reason, time.time()
 
 
-def _failure(log: str, executed: Path) -> str:
+def _failure(log: str) -> str:
     """EMR-like: the failing cell and its error, from papermill's own account."""
     found = re.search(r'Exception encountered at "In \[(\d+)\]":', log)
     error = [line for line in log.strip().splitlines() if re.match(r"^\w+(Error|Exception)\b", line)]

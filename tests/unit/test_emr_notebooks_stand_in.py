@@ -76,4 +76,4 @@ def test_a_failures_reason_names_the_cell_and_its_error():
     log = ('papermill.exceptions.PapermillExecutionError: \n-----\nException encountered at "In [7]":\n'
            "SparkStatementException: division by zero\nTraceback (most recent call last):\n"
            "ZeroDivisionError: division by zero\n")
-    assert _failure(log, None) == "Execution has failed for cell 7: ZeroDivisionError: division by zero"
+    assert _failure(log) == "Execution has failed for cell 7: ZeroDivisionError: division by zero"
