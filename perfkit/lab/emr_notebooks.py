@@ -3,6 +3,7 @@ run` reaches it through boto3's endpoint settings (AWS_ENDPOINT_URL_EMR, AWS_END
 it executes the workspace's notebook with papermill on sparkmagic's pysparkkernel, through the lab's Livy."""
 from __future__ import annotations
 
+import json
 import sys
 import urllib.request
 from pathlib import Path
@@ -51,8 +52,6 @@ class EmrNotebooks(Service):
             "X-Amz-Target": "ElasticMapReduce.ListNotebookExecutions", "Content-Type": "application/x-amz-json-1.1"})
         try:
             with urllib.request.urlopen(request, timeout=5) as answer:
-                import json
-
                 listed = json.load(answer)["NotebookExecutions"]
         except (OSError, ValueError, KeyError) as err:
             return False, f"ListNotebookExecutions failed: {str(err)[:80]}"

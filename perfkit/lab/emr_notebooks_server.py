@@ -42,8 +42,8 @@ class ApiError(Exception):
 
 
 class Execution:
-    def __init__(self, execution_id: str, request: dict, bucket: str):
-        self.id, self.request, self.bucket = execution_id, request, bucket
+    def __init__(self, execution_id: str, request: dict):
+        self.id, self.request = execution_id, request
         self.status, self.reason = "START_PENDING", None
         self.start, self.end = time.time(), None
         self.output_uri: str | None = None
@@ -90,7 +90,7 @@ class Executions:
             raise ApiError("InvalidRequestException",
                            f"Notebook '{request['RelativePath']}' does not exist in editor {request['EditorId']}.") from None
         with self.lock:
-            execution = Execution(f"ex-PERFKIT{next(self.ids):021d}", request, self.bucket)
+            execution = Execution(f"ex-PERFKIT{next(self.ids):021d}", request)
             self.all[execution.id] = execution
         threading.Thread(target=self._run, args=(execution, notebook), daemon=True).start()
         return {"NotebookExecutionId": execution.id}

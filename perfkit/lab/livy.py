@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from perfkit.lab import cluster_spark
+from perfkit.lab import cluster_spark, versions
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
 from perfkit.lab.settings import HOST, LabPorts
@@ -30,7 +30,7 @@ class Livy(Service):
 
     def addresses(self) -> dict[str, str]:
         return {"livy": f"{self.url} (a stand-in for Apache Livy's REST API: pyspark sessions, Spark "
-                        f"{cluster_spark.versions.CLUSTER_SPARK} on YARN)"}
+                        f"{versions.CLUSTER_SPARK} on YARN)"}
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         return [sys.executable, "-m", "perfkit.lab.livy_server", "--host", HOST, "--port", str(self.ports.livy),

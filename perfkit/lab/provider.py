@@ -254,10 +254,9 @@ class LabClusterProvider(LabProvider):
             raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, which is not up ({detail}). "
                                "Fix: `perfkit lab up --shape cluster`")
         if pyspark_version() != versions.CLUSTER_SPARK:
-            command, _ = cluster_spark.perfkit_command("...")
             raise PerfkitError(f"profile lab-cluster runs EMR 7.13's Spark {versions.CLUSTER_SPARK}, and this Python "
                                f"has pyspark {pyspark_version()}. Fix: run perfkit with Spark {versions.CLUSTER_SPARK}'s "
-                               f"Python, PYTHONPATH={cluster_spark.source_root()} {command[0]} -m perfkit ... "
+                               f"Python, PYTHONPATH={cluster_spark.source_root()} {cluster_spark.python()} -m perfkit ... "
                                "(`perfkit report -p profile=lab-cluster` does: its notebooks run on that Python)")
 
     def cluster(self) -> dict[str, str]:

@@ -50,10 +50,10 @@ def test_executions_are_described_and_listed_with_emrs_fields_and_the_stand_in_t
     client, _ = emr
     done = Execution("ex-1", {"EditorId": "e-A", "RelativePath": "a.ipynb", "NotebookExecutionName": "perfkit a",
                               "ExecutionEngine": {"Id": LAB_CLUSTER, "Type": "EMR"}, "NotebookParams": '{"x": 3}',
-                              "Tags": [{"Key": "perfkit-report", "Value": "a"}]}, "perfkit-lab")
+                              "Tags": [{"Key": "perfkit-report", "Value": "a"}]})
     done.status, done.end, done.output_uri = "FINISHED", done.start + 5, "s3://perfkit-lab/e-A/executions/ex-1/a.ipynb"
     running = Execution("ex-2", {"EditorId": "e-B", "RelativePath": "b.ipynb",
-                                 "ExecutionEngine": {"Id": LAB_CLUSTER, "Type": "EMR"}}, "perfkit-lab")
+                                 "ExecutionEngine": {"Id": LAB_CLUSTER, "Type": "EMR"}})
     running.status, running.start = "RUNNING", done.start + 1
     EmrApi.executions.all.update({"ex-1": done, "ex-2": running})
     described = client.describe_notebook_execution(NotebookExecutionId="ex-1")["NotebookExecution"]
