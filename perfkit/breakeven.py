@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from perfkit import stats, validate
 
@@ -133,8 +132,8 @@ def _penalty_ci(s3: np.ndarray, hdfs: np.ndarray, confidence: float, seed: int) 
     def difference(x, y, axis=-1):
         return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
-    res = sps.bootstrap((s3, hdfs), difference, vectorized=True, paired=False, confidence_level=confidence,
-                        n_resamples=N_RESAMPLES, method="percentile", rng=np.random.default_rng(seed))
+    res = stats.bootstrap((s3, hdfs), difference, seed, vectorized=True, paired=False, confidence_level=confidence,
+                          n_resamples=N_RESAMPLES, method="percentile")
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 

@@ -1,4 +1,5 @@
 """The one error type users see: a message that names the thing and the fix."""
+from __future__ import annotations
 
 import re
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import urllib.parse
 
 import requests
 
+# a connection's timeout: socket.timeout is TimeoutError itself since Python 3.10, a mere OSError before
+TIMEOUTS = (TimeoutError, socket.timeout)
 # the server closed a kept connection since the last request (idle timeout, restart): asked again on a new one
 STALE = (http.client.RemoteDisconnected, http.client.CannotSendRequest, ConnectionResetError, BrokenPipeError)
 
@@ -51,7 +54,7 @@ class KeptAliveHttp:
             except (OSError, http.client.HTTPException) as err:  # refused, timed out, closed, garbled
                 self._drop(key)
                 if not (may_retry and isinstance(err, STALE)):
-                    failure = requests.Timeout if isinstance(err, TimeoutError) else requests.ConnectionError
+                    failure = requests.Timeout if isinstance(err, TIMEOUTS) else requests.ConnectionError
                     raise failure(f"{url}: {err!r}") from err
         raise AssertionError("a GET either returns or raises")
 

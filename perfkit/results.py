@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from perfkit import atomic
+from perfkit.compat import fromisoformat
 from perfkit.errors import PerfkitError, shorten
 from perfkit.keep import keep_elsewhere
 from perfkit.paths import results_dir
@@ -205,7 +206,7 @@ def _records_of(path: Path) -> list[dict]:
             raise _NotRecords(f"line {number} is not a perfkit record (no {', '.join(missing)})")
         _check_values(row, number)
         try:
-            datetime.fromisoformat(row["started_at"])  # one bad time would make the whole frame fail to convert
+            fromisoformat(row["started_at"])  # one bad time would make the whole frame fail to convert
         except (TypeError, ValueError):
             raise _BadValue(f"line {number} has no valid started_at ({row['started_at']!r})") from None
         rows.append(row)

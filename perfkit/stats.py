@@ -4,6 +4,8 @@ Only measured, successful samples are summarised; warm-up runs never are.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
@@ -11,6 +13,13 @@ from scipy import stats as sps
 NOISY_CV = 0.10  # a storage whose repeats vary more than this is flagged as noisy
 MIN_RUNS = 3  # fewer measured runs per storage give no meaningful confidence interval
 NOT_COMPARABLE = "not comparable: results differ"
+# the name of scipy.stats.bootstrap's random generator: rng since scipy 1.15, random_state before (Python 3.9 gets 1.13)
+BOOTSTRAP_RNG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
+
+
+def bootstrap(data, statistic, seed: int, **options):
+    """scipy.stats.bootstrap drawing its resamples from np.random.default_rng(seed), in any scipy."""
+    return sps.bootstrap(data, statistic, **options, **{BOOTSTRAP_RNG: np.random.default_rng(seed)})
 
 
 def summary(samples) -> dict:
@@ -35,8 +44,8 @@ def ratio_ci(slower, faster, confidence: float = 0.95, n_resamples: int = 2000, 
     def ratio(x, y, axis=-1):
         return np.median(x, axis=axis) / np.median(y, axis=axis)
 
-    res = sps.bootstrap((a, b), ratio, vectorized=True, paired=False, confidence_level=confidence,
-                        n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
+    res = bootstrap((a, b), ratio, seed, vectorized=True, paired=False, confidence_level=confidence,
+                    n_resamples=n_resamples, method="percentile")
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
@@ -50,8 +59,8 @@ def paired_ratio_ci(numerators, denominators, confidence: float = 0.95, n_resamp
         return (point, np.nan, np.nan)
     if np.ptp(r) == 0:
         return (point, point, point)
-    res = sps.bootstrap((r,), np.median, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
-                        method="percentile", rng=np.random.default_rng(seed))
+    res = bootstrap((r,), np.median, seed, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
+                    method="percentile")
     return (point, float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perfkit.compat import fromisoformat
 from perfkit.errors import PerfkitError
 
 
@@ -154,7 +155,7 @@ def iso_time(name: str, value) -> str:
         when = datetime.combine(when, time())
     if isinstance(when, str):
         try:
-            when = datetime.fromisoformat(when.strip())
+            when = fromisoformat(when.strip())
         except ValueError:
             pass
     if not isinstance(when, datetime):

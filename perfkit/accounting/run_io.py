@@ -28,7 +28,7 @@ class RunAccounting:
         # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
         # a snapshot costs round trips, and a run pays two
         wanted = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
-        self.server_sources = [s for s in wanted if not isinstance(s, NotPerRun | NotCounted)]
+        self.server_sources = [s for s in wanted if not isinstance(s, (NotPerRun, NotCounted))]
         self._not_per_run = [s.why for s in wanted if isinstance(s, NotPerRun)]  # said by each run on their storage
         self._not_counted = {s.counter: s.why for s in wanted if isinstance(s, NotCounted)}  # said where read
         self.engine, self.engine_source = engine, engine_source

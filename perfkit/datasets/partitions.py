@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from perfkit.compat import zip_strict
 from perfkit.errors import PerfkitError
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's (and pyarrow's, Spark's) folder value for a null key
@@ -166,7 +167,7 @@ def add_partitions_ddl(qualified: str, location: str, partitioning: Partitioning
     """ALTER TABLE ... ADD PARTITION (...) LOCATION '...' for every partition found, `batch` partitions a statement,
     for Hive, the Spark Thrift Server and Spark SQL. Each partition's location is its folder, as listed."""
     types = [typ for _, typ in partitioning.columns]
-    clauses = [f"PARTITION ({', '.join(f'`{k}`={literal(v, t)}' for k, v, t in zip(partitioning.keys, p.values, types, strict=True))}) "
+    clauses = [f"PARTITION ({', '.join(f'`{k}`={literal(v, t)}' for k, v, t in zip_strict(partitioning.keys, p.values, types))}) "
                f"LOCATION '{quoted(location.rstrip('/') + '/' + p.path)}'" for p in partitioning.partitions]
     return [f"ALTER TABLE {qualified} ADD IF NOT EXISTS " + " ".join(clauses[i:i + batch])
             for i in range(0, len(clauses), batch)]

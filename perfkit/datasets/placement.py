@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfkit import storage
+from perfkit.compat import zip_strict
 from perfkit.config import Profile
 from perfkit.datasets.digest import FileDigest, recorded_digests
 from perfkit.datasets.taxi import TaxiDataset
@@ -140,7 +141,7 @@ def content_mismatches(targets: dict[str, _Target], local: list[Path],
 
     with ThreadPoolExecutor(CHECK_THREADS) as pool:
         matches = list(pool.map(same, pairs))
-    return [pair for pair, ok in zip(pairs, matches, strict=True) if not ok]
+    return [pair for pair, ok in zip_strict(pairs, matches) if not ok]
 
 
 def verify_same_files(expected: dict[str, int], found_by_storage: dict[str, dict[str, int]]) -> None:

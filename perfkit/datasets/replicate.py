@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from perfkit import storage
+from perfkit.compat import zip_strict
 from perfkit.config import Profile
 from perfkit.datasets.digest import UPLOAD_CONFIG, StreamDigest, hdfs_checksum_params
 from perfkit.datasets.locations import Location
@@ -60,7 +61,7 @@ def copy_hdfs_to_s3(profile: Profile, folders: list[tuple[Location, Location, di
             for name, size in sorted(files.items())]
     with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="copy") as pool:
         copies = list(pool.map(lambda job: _copy_one(hdfs, s3, *job[1:]), jobs))
-    return [[c for (index, *_), c in zip(jobs, copies, strict=True) if index == i] for i in range(len(folders))]
+    return [[c for (index, *_), c in zip_strict(jobs, copies) if index == i] for i in range(len(folders))]
 
 
 def _copy_one(hdfs, s3, src: Location, dst: Location, name: str, size: int) -> CopiedFile:

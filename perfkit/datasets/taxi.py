@@ -15,6 +15,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from perfkit import atomic
+from perfkit.compat import zip_strict
 from perfkit.errors import PerfkitError
 from perfkit.validate import whole
 
@@ -232,6 +233,7 @@ def generate(rng: np.random.Generator, first_id: int, n: int) -> pa.Table:
 def _day_noise(day: np.ndarray, salt: int) -> np.ndarray:
     """A repeatable value in [-1, 1) per (day, salt): same day, same weather, in every file."""
     keys = np.unique(day)
-    values = np.array([int.from_bytes(hashlib.blake2b(f"{k}:{salt}".encode(), digest_size=4).digest()) for k in keys])
-    lookup = dict(zip(keys, values / 2**31 - 1.0, strict=True))
+    digests = [hashlib.blake2b(f"{k}:{salt}".encode(), digest_size=4).digest() for k in keys]
+    values = np.array([int.from_bytes(d, "big") for d in digests])
+    lookup = dict(zip_strict(keys, values / 2**31 - 1.0))
     return np.array([lookup[d] for d in day])

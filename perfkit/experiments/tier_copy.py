@@ -27,6 +27,7 @@ import pandas as pd
 from perfkit import provenance, storage
 from perfkit.locks import network_in_use
 from perfkit.tiers.alluxio_client import AlluxioClient
+from perfkit.compat import file_digest
 from perfkit.config import Profile
 from boto3.s3.transfer import TransferConfig
 
@@ -187,7 +188,7 @@ class TierCopy(Experiment):
                                f"extra {sorted(extra)}")
         for name, path in found.items():
             with open(path, "rb") as f:
-                got = hashlib.file_digest(f, "md5").hexdigest()
+                got = file_digest(f, "md5").hexdigest()
             if got != self.expected[name]:
                 raise PerfkitError(f"{name} copied with MD5 {got}, but {self.expected[name]} was written to S3")
         return sum(p.stat().st_size for p in found.values())

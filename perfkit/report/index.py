@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from perfkit import atomic
+from perfkit.compat import zip_strict
 from perfkit.findings import FINDINGS_MIME
 from perfkit.paths import reports_dir
 from perfkit.report.parameters import literal_default
@@ -34,7 +35,7 @@ def write_index(root: Path | None = None) -> Path:
     for name, runs in sorted(groups.items(), key=lambda g: max(r["when"] for r in g[1]), reverse=True):
         runs.sort(key=lambda r: r["when"], reverse=True)
         rows = []
-        for run, previous in zip(runs, runs[1:] + [None], strict=True):
+        for run, previous in zip_strict(runs, runs[1:] + [None]):
             before = (f'<a href="{html.escape(previous["href"])}">{html.escape(previous["when"])}</a>'
                       if previous else "first run")
             rows.append(f'<tr><td><a href="{html.escape(run["href"])}">{html.escape(run["when"])}</a></td>'

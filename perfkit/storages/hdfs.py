@@ -11,6 +11,7 @@ import requests
 from hdfs.util import HdfsError
 
 from perfkit import storage as clients
+from perfkit.compat import zip_strict
 from perfkit.datasets.digest import hdfs_checksum_matches
 from perfkit.errors import PerfkitError
 from perfkit.storages.base import HIDDEN, Location, Storage, visible
@@ -93,7 +94,7 @@ class Hdfs(Storage):
         names = sorted(files)
         with ThreadPoolExecutor(BLOCK_THREADS) as pool:
             found = list(pool.map(lambda name: self.block_problem(f"{loc.path}/{name}", files[name]), names))
-        return {name: why for name, why in zip(names, found, strict=True) if why}
+        return {name: why for name, why in zip_strict(names, found) if why}
 
     def block_problem(self, path: str, size: int) -> str | None:
         """What the NameNode knows is wrong with the file's blocks (WebHDFS GET_BLOCK_LOCATIONS: a block whose

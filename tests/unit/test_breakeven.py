@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from perfkit import stats
 from perfkit.breakeven import COLUMNS, BreakEven, break_even, break_even_table, plot_break_even
 from perfkit.errors import PerfkitError
 from perfkit.results import ResultSet
@@ -34,7 +35,7 @@ def test_spread_ci_is_the_percentile_bootstrap_of_the_difference_of_means():
     be = break_even(41.2, S3, HDFS, confidence=0.9, seed=3)
     expected = sps.bootstrap((np.array(S3), np.array(HDFS)), lambda x, y, axis: x.mean(axis) - y.mean(axis),
                              paired=False, vectorized=True, confidence_level=0.9, n_resamples=2000,
-                             method="percentile", rng=np.random.default_rng(3)).confidence_interval
+                             method="percentile", **{stats.BOOTSTRAP_RNG: np.random.default_rng(3)}).confidence_interval
     assert be.penalty_ci == pytest.approx((expected.low, expected.high))
     low, high = be.penalty_ci
     assert 0 < low < be.penalty_s < high and be.penalty_s == pytest.approx(1.1)

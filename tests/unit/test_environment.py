@@ -1,6 +1,11 @@
 """environment.yml (conda users) and pyproject.toml (pip users) declare the same dependencies."""
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest brings tomli where tomllib is missing
+    import tomli as tomllib
 
 import yaml
 

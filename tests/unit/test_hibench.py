@@ -2,6 +2,7 @@
 every visit's URL a page of rankings, and the suite's write workloads described."""
 import pytest
 
+from perfkit import interrupts
 from perfkit.datasets import hibench
 from perfkit.errors import PerfkitError
 from perfkit.suites import open_suite
@@ -11,12 +12,14 @@ from perfkit.suites import open_suite
 def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
 
+    sigint = interrupts.sigint_handler()  # pyspark installs its own: put back after, as SparkEngine.close does
     session = (SparkSession.builder.master("local[1]").appName("perfkit-unit-hibench")
                .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse"))).getOrCreate())
     yield session
     session.stop()  # later tests start their own sessions, with their own settings
+    interrupts.restore_sigint(sigint)  # pyspark 3.5's, left behind, raises AttributeError instead of Ctrl-C
 
 
 def test_scales_are_hibenchs_and_a_bad_one_names_the_choices():

@@ -1,4 +1,6 @@
 """HDFS health asks each DataNode itself: the NameNode still counts a killed one as live for minutes."""
+from __future__ import annotations
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -1,4 +1,6 @@
 """The st1 model against the figures of the EBS user guide."""
+from __future__ import annotations
+
 import math
 
 import pytest

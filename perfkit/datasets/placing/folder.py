@@ -9,6 +9,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from perfkit.compat import zip_strict
 from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.locations import Location
@@ -82,9 +83,9 @@ class DatasetFolder:
 
         with ThreadPoolExecutor(FOOTER_THREADS) as pool:
             counts = list(pool.map(rows, files))
-        return {t: sum(n for (table, *_), n in zip(files, counts, strict=True) if table == t) for t in tables}
+        return {t: sum(n for (table, *_), n in zip_strict(files, counts) if table == t) for t in tables}
 
     def copy_in(self, source: "DatasetFolder", tables) -> dict[str, list[CopiedFile]]:
         """Byte copies of the source's tables into this folder, each proven identical; the files per table."""
         folders = [(source.table(t), self.table(t), source.files(t)) for t in tables]
-        return dict(zip(tables, copy_hdfs_to_s3(self.profile, folders), strict=True))
+        return dict(zip_strict(tables, copy_hdfs_to_s3(self.profile, folders)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
+from perfkit.compat import zip_strict
 from perfkit.datasets.placing.folder import FOOTER_THREADS
 from perfkit.datasets.placing.plan import Plan
 from perfkit.datasets.replicate import SOURCE, CopiedFile
@@ -39,7 +40,7 @@ def verify(plan: Plan, generated: dict[str, dict], copied: dict[str, list[Copied
     pairs = [(where, t) for where in storages for t in gen.tables]
     with ThreadPoolExecutor(FOOTER_THREADS) as pool:  # one listing and one footer per table and storage
         found = pool.map(lambda p: plan.folders[p[0]].inspect(p[1], plan.file_format), pairs)
-        inspected = dict(zip(pairs, found, strict=True))
+        inspected = dict(zip_strict(pairs, found))
     return sums, {where: {t: inspected[where, t] for t in gen.tables} for where in storages}
 
 
