@@ -74,22 +74,33 @@ class Session:
         with open(self.log_file, "a") as log:
             log.write(line + "\n")
 
+    def _python(self) -> tuple[str, dict[str, str]]:
+        """The session's Python and its environment. By default the cluster's: Spark 3.5.6's, where the lab puts this
+        checkout's perfkit on the path as a bootstrap action would have installed it. A session that names its own
+        (spark.pyspark.python, as Livy and Spark read it: the driver's and the executors') gets nothing added: it
+        imports what is installed in it."""
+        own = self.conf.get("spark.pyspark.python")
+        if not own:
+            return os.environ["PERFKIT_LIVY_PYTHON"], dict(os.environ)
+        return own, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
     def _run(self) -> None:
         if self.kind != "pyspark":
             self.state = "error"
             self._say(f"the lab's Livy stand-in runs pyspark sessions only, not {self.kind}")
             return
         settings = json.dumps({"conf": self.conf, "name": self.name or f"livy-session-{self.id}"})
-        python = os.environ["PERFKIT_LIVY_PYTHON"]  # Spark 3.5.6's Python (perfkit.lab.cluster_spark)
+        python, environment = self._python()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as stderr:
             self.process = subprocess.Popen([python, "-m", "perfkit.lab.livy_repl", settings], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=stderr, text=True, bufsize=1)
+                                            stdout=subprocess.PIPE, stderr=stderr, text=True, bufsize=1,
+                                            env=environment)
         ready = self.process.stdout.readline()
         if not ready:
-            self.state = "dead"
             self._say(f"the session's Spark driver exited ({self.process.wait()}) before it was ready: "
                       + _tail(self.log_file))
+            self.state = "dead"  # after the log says why: a client that sees "dead" reads the log next
             return
         started = json.loads(ready)
         self.app_id, self.ui = started["appId"], started.get("sparkUiUrl")

@@ -1,5 +1,7 @@
 """The Livy stand-in's REST API, as sparkmagic uses Livy's: sessions and their states, statements, cancel, delete.
 Its sessions run here without Spark (PERFKIT_LIVY_NO_SPARK, as Livy's own LIVY_TEST); the lab test runs them on YARN."""
+from __future__ import annotations
+
 import json
 import os
 import sys
@@ -69,6 +71,21 @@ def test_a_session_starts_runs_statements_in_order_and_is_deleted(livy):
     assert call(url)[0] == 404 and LivyApi.sessions == {}
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def _answer(livy: str, body: dict, code: str) -> str:
+    _, session = call(f"{livy}/sessions", "POST", body)
+    url = f"{livy}/sessions/{session['id']}"
+    until(url, "state", {"idle"})
+    _, statement = call(f"{url}/statements", "POST", {"code": code})
+    return until(f"{url}/statements/{statement['id']}", "state", {"available"})["output"]["data"]["text/plain"]
+
+
+def test_a_session_that_names_its_python_runs_on_it_with_nothing_added_to_its_path(livy):
+    code = "import os, sys\n(sys.executable, os.environ.get('PYTHONPATH'))"
+    assert _answer(livy, {"kind": "pyspark"}, code) == repr((sys.executable, str(ROOT)))  # the cluster's, perfkit on it
+    own = {"kind": "pyspark", "conf": {"spark.pyspark.python": sys.executable}}
+    assert _answer(livy, own, code) == repr((sys.executable, None))  # what is installed in it, no more
 
 
 def test_a_failed_statement_is_available_with_livys_error_output(livy):
