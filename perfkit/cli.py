@@ -410,12 +410,17 @@ def emr():
 def emr_run(notebook, editor_id, cluster_id, output, parameters, relative_path, service_role, timeout_s, region,
             show_code):
     """Execute NOTEBOOK on EMR, wait, and store it under reports/<name>/ (Ctrl-C stops the execution)."""
-    from perfkit.emr import run_notebook
+    from perfkit.emr import EmrRunInterrupted, run_notebook
     from perfkit.report import parse_parameters
 
-    run = run_notebook(notebook, editor_id, cluster_id, parse_parameters(list(parameters)), output=output,
-                       relative_path=relative_path, service_role=service_role, timeout_s=timeout_s, region=region,
-                       show_code=show_code)
+    try:
+        run = run_notebook(notebook, editor_id, cluster_id, parse_parameters(list(parameters)), output=output,
+                           relative_path=relative_path, service_role=service_role, timeout_s=timeout_s,
+                           region=region, show_code=show_code)
+    except EmrRunInterrupted as interrupted:
+        click.echo(f"perfkit: {interrupted.run.error}; the report keeps what EMR wrote: {interrupted.run.html}",
+                   err=True)
+        sys.exit(130)
     click.echo(f"report: {run.html}")
     if not run.ok:
         raise PerfkitError(f"EMR execution {run.execution_id} {run.outcome}: {run.error} (the report keeps what EMR "

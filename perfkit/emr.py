@@ -53,6 +53,14 @@ class EmrRun:
         return self.outcome == "ok"
 
 
+class EmrRunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while waiting: the execution was stopped and recorded; `run` says where its report is."""
+
+    def __init__(self, run: EmrRun):
+        super().__init__(run.error)
+        self.run = run
+
+
 def aws_client(service: str, region: str | None = None, session=None):
     """A client on the standard credential chain and region chain, with botocore's standard retries (backoff on
     throttling and transient errors)."""
@@ -103,9 +111,10 @@ def run_notebook(notebook: Path | str, editor_id: str, cluster_id: str, paramete
         execution, timed_out = _wait(emr, execution_id, started + timeout_s, progress, sleep, clock)
     except KeyboardInterrupt:
         _stop(emr, execution_id)
-        _record(out_dir, emr, s3, execution_id, None, "interrupted",
-                f"interrupted (Ctrl-C); execution {execution_id} stopped", parameters, show_code, clock() - started)
-        raise
+        interrupted = _record(out_dir, emr, s3, execution_id, None, "interrupted",
+                              f"interrupted (Ctrl-C); execution {execution_id} stopped", parameters, show_code,
+                              clock() - started)
+        raise EmrRunInterrupted(interrupted) from None
     if timed_out:
         _stop(emr, execution_id)
         outcome, error = "timed out", (f"no end after {timeout_s:g} s (status {execution['Status']}); "

@@ -203,10 +203,11 @@ def test_ctrl_c_stops_the_execution_and_records_it_interrupted(study, emr, s3):
     _expect_describe(emr, "RUNNING", "RUNNING")
     emr.stub.add_response("stop_notebook_execution", {}, {"NotebookExecutionId": EXECUTION})
     _expect_describe(emr, "STOP_PENDING")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as caught:
         _run(study, emr, s3, FakeTime(interrupt_after=1))
     stored = list((study.parent.parent / "reports" / "study").glob("*.ipynb"))
     assert len(stored) == 1
+    assert caught.value.run.notebook == stored[0] and caught.value.run.outcome == "interrupted"
     info = nbformat.read(stored[0], as_version=4).metadata.perfkit
     assert info.status == "interrupted" and info.error == f"interrupted (Ctrl-C); execution {EXECUTION} stopped"
     assert "INTERRUPTED" in (study.parent.parent / "reports" / "index.html").read_text()
