@@ -8,6 +8,8 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 
+# where EMR keeps its Spark; a kernel started by EMR Studio (Jupyter Enterprise Gateway) may not have SPARK_HOME set
+EMR_SPARK_HOME = Path("/usr/lib/spark")
 FIX = ("Fix: on a cluster, set SPARK_HOME to its Spark (EMR: /usr/lib/spark); elsewhere `pip install 'perfkit[spark]'` "
        "(any pyspark 3.5 or 4.x)")
 
@@ -29,6 +31,8 @@ def import_pyspark():
         import pyspark
     except ImportError:
         home = os.environ.get("SPARK_HOME")
+        if not home and (EMR_SPARK_HOME / "python" / "pyspark").is_dir():
+            home = os.environ["SPARK_HOME"] = str(EMR_SPARK_HOME)  # pyspark's launcher finds spark-submit by it
         if not home:
             raise PerfkitError(f"the Spark engine needs pyspark, which this Python ({sys.executable}) does not have, "
                                f"and SPARK_HOME is not set. {FIX}") from None

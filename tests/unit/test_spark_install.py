@@ -56,6 +56,16 @@ def test_the_clusters_pyspark_is_found_through_spark_home(tmp_path):
     assert Path(found_home) == home
 
 
+def test_without_spark_home_emrs_spark_is_found_where_emr_keeps_it(tmp_path):
+    home = a_spark_home(tmp_path)
+    run = without_site_packages("import perfkit.engines.spark_install as s, pathlib, os\n"
+                                f"s.EMR_SPARK_HOME = pathlib.Path({str(home)!r})\n"
+                                "p = s.import_pyspark(); print(p.__version__, p.__file__, os.environ['SPARK_HOME'])")
+    assert run.returncode == 0, run.stderr
+    version, module, spark_home = run.stdout.split()
+    assert (version, Path(module), Path(spark_home)) == ("3.5.6", home / "python" / "pyspark" / "__init__.py", home)
+
+
 def test_no_pyspark_and_no_spark_home_is_one_clear_error():
     run = without_site_packages("from perfkit.engines.spark_install import import_pyspark\n"
                                 "try:\n import_pyspark()\nexcept Exception as e: print(type(e).__name__, e)")
