@@ -427,6 +427,14 @@ def emr_run(notebook, editor_id, cluster_id, output, parameters, relative_path, 
                            "wrote)")
 
 
+@emr.command("bootstrap")
+def emr_bootstrap():
+    """Print the script that installs perfkit on an EMR node (a bootstrap action; a step for the notebook kernel)."""
+    from importlib import resources
+
+    click.echo(resources.files("perfkit").joinpath("emr_bootstrap.sh").read_text(), nl=False)
+
+
 @emr.command("list")
 @click.option("--editor-id", default=None, help="Only this workspace's executions.")
 @click.option("--cluster", "cluster_id", default=None, help="Only those on this cluster.")
