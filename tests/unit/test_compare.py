@@ -4,6 +4,7 @@ import re
 from itertools import combinations
 
 import nbformat
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -405,6 +406,10 @@ def test_findings_count_the_verdicts_name_the_largest_change_and_what_could_not_
         "0.909–1.100× with Mann-Whitney p < 0.05).",
         # q2: 0.6 / 1.2; exact p = 2 of 252 orderings (all B below all A, at both tails) = 0.0079; q1's 4/3 is smaller
         "Largest change: trino q2 on hdfs 0.50× (1.2 s → 0.6 s, p = 0.008, 5 and 5 runs).",
+        # 5 runs a side reach p < 0.05 in 8 of 252 orderings (U = 0, 1, 2 at each tail), 2 runs never: 2 × 8/252 on
+        # average, and both 5-run cases flagged by chance (8/252)² = 0.1%
+        "With nothing changed, noise alone would flag 0.063 of these 3 cases on average, and 2 or more with a chance "
+        "of 0.1%: more than noise alone gives.",
         "1 configuration setting differs between A and B: parameters.runs.",
     ]
     assert found.undecided == [  # 2 runs a side cannot reach p < 0.05: the smallest p is 2 / C(4, 2) = 0.33
@@ -414,6 +419,27 @@ def test_findings_count_the_verdicts_name_the_largest_change_and_what_could_not_
     assert found.conditions == ("A: 1 run (20260101T000000Z-aaaaaa); B: 1 run (20260102T000000Z-bbbbbb); "
                                 "hdfs_vs_s3_queries; 2–5 measured runs a case in A, 2–5 in B, warm-up never compared; "
                                 "profile lab")
+
+
+def test_two_runs_of_the_same_code_read_as_noise(results):
+    """24 cases, 4 runs a side, every run drawn from one distribution (15% spread): nothing changed. This seed flags 2
+    (the issue's "2 slower of 24" on identical code); at 2 of 70 orderings a case, 24 cases flag 0.69 on average and
+    2 or more 15% of the time: 1 - (68/70)^24 - 24 (2/70) (68/70)^23."""
+    rng = np.random.default_rng(21)
+    a, b = {}, {}
+    for q in range(24):
+        a[("trino", "hdfs", f"q{q}")] = list(np.exp(rng.normal(0, 0.15, 4)))
+        b[("trino", "hdfs", f"q{q}")] = list(np.exp(rng.normal(0, 0.15, 4)))
+    _run(results, "20260101T000000Z-aaaaaa", a, config={**CONFIG, "parameters": {"runs": 4}})
+    _run(results, "20260102T000000Z-bbbbbb", b, config={**CONFIG, "parameters": {"runs": 4}})
+    table = compare_runs("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb")
+    assert (table["verdict"].isin(["slower", "faster"])).sum() == 2
+    rate = 2 / 70
+    two_or_more = 1 - (1 - rate) ** 24 - 24 * rate * (1 - rate) ** 23
+    assert round(two_or_more, 2) == 0.15
+    assert compare.findings(table).sentences[2] == (
+        "With nothing changed, noise alone would flag 0.69 of these 24 cases on average, and 2 or more with a chance "
+        "of 15%: no more than noise alone gives: measure both again before calling them changes.")
 
 
 def test_one_run_so_far_is_the_finding():
