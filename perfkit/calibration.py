@@ -48,10 +48,24 @@ class Calibration:
         return (f"measured {self.small_get_ms:.1f} ms per small GET{direct}, {self.one_connection_mb_s:.0f} MB/s on "
                 f"one connection, {self.parallel_mb_s:.0f} MB/s on {self.connections}")
 
+    @property
+    def not_emulated(self) -> bool:
+        """An emulated network was asked, and the path shows none of it: a small GET under half its round trip (the
+        S3 clients went straight to the server)."""
+        if not self.emulated:
+            return False
+        rtt_ms = NetworkProfile(**self.network).rtt_ms
+        return bool(rtt_ms) and self.small_get_ms < rtt_ms / 2
+
     def headline(self) -> str:
         """One sentence a report title and recap carry: where S3 sat and what the path measured."""
         if self.network is None:
             where = "S3 as this cluster reaches it (no emulated network)"
+        elif self.not_emulated:
+            asked = NetworkProfile(**self.network)
+            return (f"S3 not emulated: the network was set to {asked.describe()}, but a small GET took "
+                    f"{self.small_get_ms:.1f} ms, under half that round trip, so S3's clients did not go through it: "
+                    f"{self.measured()}")
         elif self.emulated:
             where = f"S3 behind an emulated network ({NetworkProfile(**self.network).describe()})"
         else:

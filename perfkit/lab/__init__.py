@@ -34,7 +34,7 @@ from perfkit.lab.yarn import Yarn
 from perfkit.lab.settings import (HOST, LabPorts, checked_home, direct_s3_endpoint, lab_credentials, lab_s3_endpoint,
                                   set_lab_s3_endpoint)
 from perfkit.locks import network_change
-from perfkit.network import NetworkProfile
+from perfkit.network import PROFILES, NetworkProfile
 
 # the services whose configuration names the S3 endpoint (written at their start)
 S3_CLIENTS = ("yarn", "hive-metastore", "hiveserver2", "spark-thrift", "trino", "alluxio")
@@ -174,7 +174,16 @@ class Lab:
 
     def send_s3_to(self, endpoint: str | None) -> list[str]:
         """Point every S3 client of the lab (the engines' servers, Alluxio, `hadoop` and DistCp) at `endpoint`
-        (None: the lab's S3 server itself); restart the running ones so they follow. Returns what restarted."""
+        (None: the lab's S3 server itself); restart the running ones so they follow. Returns what restarted.
+
+        Anywhere but the emulator's proxy, an emulated network set before no longer lies on their path: the network
+        becomes `local`, and this says so (a report must not claim a distance its clients did not cross)."""
+        before = current_network(self.home)
+        if before.emulated and endpoint != self.service(S3Network.name).endpoint:
+            save_network(PROFILES["local"], self.home)
+            print(f"lab: S3 network now local, was {before.describe()}: its S3 clients go to "
+                  f"{endpoint or 'the lab S3 server'}, not through the emulator (`perfkit lab network {before.name}` "
+                  "puts them behind it again)", flush=True)
         set_lab_s3_endpoint(endpoint, self.home)
         self.services[0].write_config()  # HDFS's core-site.xml, read by `hadoop fs` and DistCp at each start
         running = [s for s in start_order(self.services)

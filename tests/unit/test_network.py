@@ -8,6 +8,8 @@ from perfkit import locks
 from perfkit.calibration import Calibration
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
+from perfkit.findings import where
+from perfkit.lab.settings import LabPorts, direct_s3_endpoint
 from perfkit.lab.s3_network import TotalBandwidth, current_network, save_network, toxics
 from perfkit.network import PROFILES, network_profile
 
@@ -61,6 +63,24 @@ def test_the_lab_keeps_its_network_in_its_home(tmp_path):
         current_network(tmp_path)
 
 
+def test_sending_s3_clients_past_the_emulator_sets_the_network_local_and_says_so(tmp_path, monkeypatch, capsys):
+    from perfkit.lab import Lab
+    from perfkit.lab.settings import lab_credentials, lab_s3_endpoint
+
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
+    lab_credentials(create=True, home=tmp_path)  # HDFS's core-site.xml, rewritten for `hadoop fs`, names the keys
+    lab = Lab()  # down: nothing to restart
+    save_network(PROFILES["ec2-s3"], tmp_path)
+    assert lab.send_s3_to(lab.service("s3-network").endpoint) == []  # through the emulator: it stays
+    assert current_network(tmp_path) == PROFILES["ec2-s3"] and capsys.readouterr().out == ""
+    lab.send_s3_to(None)  # `lab up --s3-endpoint direct`
+    assert current_network(tmp_path).name == "local"
+    assert lab_s3_endpoint(LabPorts.from_env(), tmp_path) == direct_s3_endpoint(LabPorts.from_env())
+    assert capsys.readouterr().out == (
+        "lab: S3 network now local, was ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection: its S3 clients go "
+        "to the lab S3 server, not through the emulator (`perfkit lab network ec2-s3` puts them behind it again)\n")
+
+
 def test_total_bandwidth_needs_root(tmp_path, monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(PerfkitError, match="needs root and `tc`"):
@@ -95,6 +115,19 @@ def test_calibration_says_what_the_emulation_could_not_carry():
                                     "took 7.0 ms more than direct, not 20")
     total = _calibration(network=network_profile({"total_mb_s": 100}).as_dict(), parallel_mb_s=60.0)
     assert total.shortfalls() == ["4 connections achieved 60 MB/s in all of the 100 asked"]
+
+
+def test_a_network_the_clients_did_not_go_through_is_called_not_emulated():
+    # lab up --s3-endpoint direct with ec2-s3 set: 2.2 ms a small GET, direct too (the issue's own figures)
+    bypassed = _calibration(small_get_ms=2.2, small_get_direct_ms=2.1, one_connection_mb_s=606.0)
+    assert bypassed.not_emulated
+    assert bypassed.headline() == (
+        "S3 not emulated: the network was set to ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection, but a small "
+        "GET took 2.2 ms, under half that round trip, so S3's clients did not go through it: measured 2.2 ms per small "
+        "GET (2.1 ms direct), 606 MB/s on one connection, 210 MB/s on 4")
+    assert "emulated network (ec2-s3" not in where(load_profile("lab"), bypassed)
+    assert not _calibration(small_get_ms=12.0).not_emulated  # slower than asked, and still through the emulator
+    assert not _calibration(network=PROFILES["local"].as_dict(), small_get_ms=1.0).not_emulated
 
 
 def test_network_on_a_cluster_profile_is_refused_with_the_reason():
