@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -30,20 +29,40 @@ def requirements() -> list[str]:
     return [f"pyspark=={versions.CLUSTER_SPARK}", *sorted(base)]
 
 
+def base_python() -> Path:
+    """EMR 7's Python (3.9) to make the environment from: PERFKIT_CLUSTER_PYTHON, else python3.9 on the PATH or under
+    pyenv's versions."""
+    if os.environ.get("PERFKIT_CLUSTER_PYTHON"):
+        return Path(os.environ["PERFKIT_CLUSTER_PYTHON"])
+    name = f"python{versions.CLUSTER_PYTHON}"
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = [shutil.which(name), *sorted(pyenv.glob(f"{versions.CLUSTER_PYTHON}.*/bin/{name}"), reverse=True)]
+    for candidate in filter(None, found):
+        # pyenv's shim is on the PATH even where it has no 3.9 to run
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return Path(candidate)
+    raise PerfkitError(f"the cluster shape runs EMR 7's Python {versions.CLUSTER_PYTHON}, and this machine has no "
+                       f"{name}: install it (pyenv install {versions.CLUSTER_PYTHON}), or set PERFKIT_CLUSTER_PYTHON "
+                       "to a Python 3.9 or newer to run instead")
+
+
 def environment() -> Path:
-    """The venv (made once per set of requirements; a half-made one from a crash is made again)."""
+    """The venv (made once per Python and set of requirements; a half-made one from a crash is made again)."""
+    base = base_python()
+    version = subprocess.run([str(base), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
+                             text=True, check=True).stdout.strip()
     # the venv's own pip first: an old one predates normalised extras (PEP 685), and pyhive[hive_pure_sasl] came
     # without thrift
     installs = [["--upgrade", "pip"], requirements()]
-    digest = hashlib.sha256(repr(installs).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(repr([version, installs]).encode()).hexdigest()[:8]
     home = tool_cache() / f"spark-{versions.CLUSTER_SPARK}-env-{digest}"
     if (home / ".complete").exists():
         return home
     shutil.rmtree(home, ignore_errors=True)
-    print(f"lab: making Spark {versions.CLUSTER_SPARK}'s Python environment in {home} (once; pip builds pyspark's "
-          "wheel: a minute or two) ...", flush=True)
+    print(f"lab: making Spark {versions.CLUSTER_SPARK}'s Python {version} environment in {home} (once; pip builds "
+          "pyspark's wheel: a minute or two) ...", flush=True)
     pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
-    for step in [[sys.executable, "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
+    for step in [[str(base), "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
         run = subprocess.run(step, capture_output=True, text=True)
         if run.returncode != 0:
             raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment ({' '.join(step[:6])} "
@@ -71,13 +90,18 @@ def perfkit_command(*args: str) -> tuple[list[str], dict[str, str]]:
 def kernel_folder(home: Path) -> Path:
     """A Jupyter data folder (JUPYTER_PATH) under the lab home with the kernel of Spark 3.5.6's Python: the notebooks
     of profile lab-cluster run their Spark driver there. Written at each use: it names this checkout's perfkit."""
-    spec = home / "jupyter" / "kernels" / KERNEL
+    write_kernel(home / "jupyter", KERNEL, f"perfkit (Spark {versions.CLUSTER_SPARK}, EMR 7.13's)")
+    return home / "jupyter"
+
+
+def write_kernel(jupyter_folder: Path, name: str, display_name: str) -> None:
+    """A kernelspec `name` under `jupyter_folder`: ipykernel on Spark 3.5.6's Python, with this checkout's perfkit."""
+    spec = jupyter_folder / "kernels" / name
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": f"perfkit (Spark {versions.CLUSTER_SPARK}, EMR 7.13's)", "language": "python",
+        "display_name": display_name, "language": "python",
         "env": {"PYTHONPATH": str(source_root())}}, indent=1))
-    return home / "jupyter"
 
 
 def _spark_jars() -> set[str]:

@@ -82,7 +82,8 @@ class Session:
         own = self.conf.get("spark.pyspark.python")
         if not own:
             return os.environ["PERFKIT_LIVY_PYTHON"], dict(os.environ)
-        return own, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # as Livy does: the executors take it from PYSPARK_PYTHON (pyspark's SparkContext reads only that)
+        return own, {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYSPARK_PYTHON": own}
 
     def _run(self) -> None:
         if self.kind != "pyspark":
@@ -93,9 +94,11 @@ class Session:
         python, environment = self._python()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as stderr:
+            # in a folder of the lab's, not the server's: `-m` puts the working folder first on the path, and a
+            # checkout there would shadow what the session's Python has installed
             self.process = subprocess.Popen([python, "-m", "perfkit.lab.livy_repl", settings], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=stderr, text=True, bufsize=1,
-                                            env=environment)
+                                            env=environment, cwd=self.log_file.parent)
         ready = self.process.stdout.readline()
         if not ready:
             self._say(f"the session's Spark driver exited ({self.process.wait()}) before it was ready: "

@@ -7,6 +7,7 @@ lab may be moved or brought up after the profile was resolved.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
@@ -231,8 +232,10 @@ class LabClusterProvider(LabProvider):
     def spark_environment(self) -> dict[str, str]:
         from perfkit.lab.yarn import Yarn
 
-        # where a newly started Spark JVM finds YARN and the lab's HDFS (Yarn.write_config; spark_conf repeats both)
-        return {**super().spark_environment(),
+        # where a newly started Spark JVM finds YARN and the lab's HDFS (Yarn.write_config; spark_conf repeats both),
+        # and the executors' Python: the driver's, on every node of this machine (as EMR's spark-env.sh names one;
+        # without it they run whatever `python3` is first on the NodeManagers' PATH, and pyspark refuses a mismatch)
+        return {**super().spark_environment(), "PYSPARK_PYTHON": sys.executable,
                 "HADOOP_CONF_DIR": str(Yarn(lab_home(), LabPorts.from_env()).client_conf_dir)}
 
     def notebook_kernel(self) -> tuple[str, dict[str, str]]:

@@ -20,6 +20,7 @@ TOXIPROXY = "v2.12.0"  # must be pinned: the module proxy's @latest resolves to 
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 # the cluster shape's Spark: EMR 7.13's (April 2026), from its pyspark wheel, with what that Spark needs on top
 CLUSTER_SPARK = "3.5.6"
+CLUSTER_PYTHON = "3.9"  # EMR 7's default Python: the cluster shape's driver, executors and notebook kernels run it
 CLUSTER_HADOOP = "3.3.4"  # the Hadoop client pyspark 3.5.6 bundles: its hadoop-aws
 CLUSTER_AWS_SDK = "1.12.262"  # the SDK v1 hadoop-aws 3.3.4 was built against
 CLUSTER_JACKSON = "2.15.2"  # Spark 3.5.6's jackson-core: the SDK's CBOR module at the same version

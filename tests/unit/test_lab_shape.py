@@ -195,7 +195,9 @@ def test_profile_lab_cluster_runs_spark_on_the_labs_yarn_and_refuses_a_lab_witho
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
     profile = load_profile("lab-cluster")
     assert (profile.name, profile.spark_master, profile.provider.name) == ("lab-cluster", "yarn", "lab-cluster")
-    assert profile.provider.spark_environment()["HADOOP_CONF_DIR"] == str(tmp_path / "yarn" / "conf")
+    environment = profile.provider.spark_environment()
+    assert environment["HADOOP_CONF_DIR"] == str(tmp_path / "yarn" / "conf")
+    assert environment["PYSPARK_PYTHON"] == sys.executable  # the executors run the driver's Python
     with pytest.raises(PerfkitError, match=r"profile lab-cluster runs Spark on the lab's YARN, and the lab has the "
                                            r"one-process shape. Fix: `perfkit lab down`, then `perfkit lab up "
                                            r"--shape cluster`"):
