@@ -22,6 +22,23 @@ def test_the_environment_holds_emrs_pyspark_and_perfkits_requirements_not_the_la
     assert any(r.startswith("pandas") for r in wanted) and not any(r.startswith("pytest") for r in wanted)
 
 
+def test_the_environment_is_made_from_emr_7s_python_found_where_it_is_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_CLUSTER_PYTHON", "/opt/python3.9/bin/python3.9")
+    assert cluster_spark.base_python() == Path("/opt/python3.9/bin/python3.9")
+    monkeypatch.delenv("PERFKIT_CLUSTER_PYTHON")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no python3.9 on the PATH
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    with pytest.raises(PerfkitError, match=r"the cluster shape runs EMR 7's Python 3\.9, and this machine has no "
+                                           r"python3\.9: install it \(pyenv install 3\.9\), or set "
+                                           r"PERFKIT_CLUSTER_PYTHON to a Python 3\.9 or newer"):
+        cluster_spark.base_python()
+    found = tmp_path / "pyenv" / "versions" / "3.9.18" / "bin" / "python3.9"
+    found.parent.mkdir(parents=True)
+    found.write_text("#!/bin/sh\nexit 0\n")
+    found.chmod(0o755)
+    assert cluster_spark.base_python() == found  # pyenv's, though pyenv's shim is not on the PATH
+
+
 @pytest.fixture
 def jars(tmp_path, monkeypatch):
     """Each jar folder of the lab, with a jar or two, and no fetch."""
