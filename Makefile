@@ -40,7 +40,6 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,lab]'
-	$(BIN)/python -m perfkit.kernel  # the notebooks' kernel name (EMR's pysparkkernel) on this Python: no kernel dialog
 	touch $@
 
 ## the main job: bring the lab up and render every notebook into reports/; every step timed, the times printed last

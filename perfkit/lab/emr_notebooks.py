@@ -1,6 +1,8 @@
 """The lab's stand-in for EMR notebook executions (perfkit.lab.emr_notebooks_server), cluster shape only: `perfkit emr
 run` reaches it through boto3's endpoint settings (AWS_ENDPOINT_URL_EMR, AWS_ENDPOINT_URL_S3) with the lab's keys, and
-it executes the workspace's notebook with papermill on sparkmagic's pysparkkernel, through the lab's Livy."""
+it executes the workspace's notebook with papermill on the kernel the notebook declares, as EMR Studio offers them:
+`python3`, the master node's Python (Spark 3.5.6's, which starts its SparkSession on the lab's YARN itself), or
+sparkmagic's `pysparkkernel`, whose cells run in a session of the lab's Livy."""
 from __future__ import annotations
 
 import json
@@ -8,7 +10,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from perfkit.lab import sparkmagic_kernel
+from perfkit.lab import cluster_spark, sparkmagic_kernel, versions
 from perfkit.lab.emr_notebooks_server import LAB_CLUSTER, WORKSPACES
 from perfkit.lab.livy import Livy
 from perfkit.lab.process import Daemon
@@ -42,6 +44,8 @@ class EmrNotebooks(Service):
         if self.daemon.pid() is None:
             creds = lab_credentials(home=self.home)
             kernel = sparkmagic_kernel.install(self.home, Livy(self.home, self.ports).url)
+            cluster_spark.write_kernel(Path(kernel["JUPYTER_PATH"]), "python3",
+                                       f"Python 3 (the master node's, Spark {versions.CLUSTER_SPARK})")
             self.daemon.start(self.argv(), env={
                 **kernel, "PERFKIT_EMR_S3_ENDPOINT": lab_s3_endpoint(self.ports, self.home),
                 "AWS_ACCESS_KEY_ID": creds["access_key"], "AWS_SECRET_ACCESS_KEY": creds["secret_key"]})

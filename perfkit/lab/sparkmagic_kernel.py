@@ -1,9 +1,8 @@
 """EMR's PySpark kernel, for real: sparkmagic 0.23.0's `pysparkkernel`, in a Python environment of the lab's own (as
 EMR keeps it in /emr/notebook-env, apart from the cluster's Python), talking to the lab's Livy stand-in.
 
-Its kernelspec and its config.json live under the lab home, found through JUPYTER_PATH and SPARKMAGIC_CONF_DIR:
-the `pysparkkernel` that `make install` puts in .venv (perfkit.kernel, the local stand-in the reports run on) stays
-as it is. The config is papermill's, from sparkmagic's README: a failed Spark statement fails the cell
+Its kernelspec and its config.json live under the lab home, found through JUPYTER_PATH and SPARKMAGIC_CONF_DIR, so
+nothing outside the lab sees them. The config is papermill's, from sparkmagic's README: a failed Spark statement fails the cell
 (all_errors_are_fatal) and ends the session, and no Livy session outlives the kernel.
 
 Kerberos: sparkmagic imports requests_kerberos unconditionally, whose `pyspnego[kerberos]` needs gssapi, which ships

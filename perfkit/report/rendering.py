@@ -99,9 +99,8 @@ def _kernel(nb, notebook: Path, kernel: str | None) -> tuple[str, str]:
 
     A notebook made for EMR's PySpark kernel (sparkmagic's pysparkkernel: the cells run as Python in a Spark
     driver on the cluster) runs on this machine's own Python kernel when pysparkkernel is not installed here:
-    its cells are plain Python, and the profile parameter, not the kernel, says where the work runs. `make install`
-    installs perfkit's own stand-in under that name (perfkit.kernel: this machine's Python, for JupyterLab too);
-    where it is installed it is found here like any kernel."""
+    its cells are plain Python, and the profile parameter, not the kernel, says where the work runs. Where
+    pysparkkernel is installed it is found here like any kernel. (perfkit's own notebooks declare python3.)"""
     from jupyter_client.kernelspec import NATIVE_KERNEL_NAME, KernelSpecManager, NoSuchKernel
 
     specs = KernelSpecManager()
