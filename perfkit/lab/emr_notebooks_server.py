@@ -133,7 +133,7 @@ class Executions:
         execution.status = "STARTING"
         execution.process = subprocess.Popen(
             [sys.executable, "-m", "papermill", str(source), str(executed), "-f", str(parameters), "--no-progress-bar"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder, preexec_fn=_sigint_stops)
         execution.status = "RUNNING"
         log = execution.process.communicate()[0]
         (folder / "papermill.log").write_text(log)
@@ -166,6 +166,12 @@ class Executions:
     @staticmethod
     def _end(execution: Execution, status: str, reason: str) -> None:
         execution.status, execution.reason, execution.end = status, reason, time.time()
+
+
+def _sigint_stops() -> None:
+    """In papermill's process, before it starts: SIGINT (how stop() ends it) back to its default. A lab started from
+    a background job of a non-interactive shell (CI's) passes SIGINT down ignored, and Python keeps it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _failure(log: str) -> str:

@@ -369,7 +369,9 @@ def interrupted(cluster, tmp_path_factory):
         run = subprocess.Popen([sys.executable, "-m", "perfkit", "emr", "run", str(notebook), "--editor-id",
                                 "e-LABWORKSPACE", "--cluster", LAB_CLUSTER, "--relative-path", notebook.name],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder,
-                               env={**os.environ, "PERFKIT_REPORTS": str(folder / "reports")})
+                               env={**os.environ, "PERFKIT_REPORTS": str(folder / "reports")},
+                               # as from a terminal: a runner in the background may pass SIGINT down ignored
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             _wait_for(lambda: _busy_statements(livy) > 0, 300, "the sleeping statement to run in a Livy session")
             run.send_signal(signal.SIGINT)

@@ -1,4 +1,6 @@
 """Runs on a real kernel: one that dies mid-run, Ctrl-C, and what reaches the terminal."""
+import signal
+
 import nbformat
 import psutil
 import pytest
@@ -47,7 +49,16 @@ def test_a_kernel_that_dies_still_gives_a_report_marked_failed_and_nothing_on_th
     assert not _kernels()
 
 
-def test_ctrl_c_shuts_the_kernel_down_and_leaves_nothing(tmp_path, capfd):
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raising KeyboardInterrupt here, as in a terminal: a runner started in the background of a
+    non-interactive shell (CI's) passes SIGINT down ignored, and Python keeps it ignored."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_shuts_the_kernel_down_and_leaves_nothing(tmp_path, capfd, ctrl_c_raises):
     # the cell interrupts this process as a terminal's Ctrl-C would, then runs on
     code = "import os, signal, time\nos.kill(os.getppid(), signal.SIGINT)\ntime.sleep(30)"
     out_root = tmp_path / "reports"
