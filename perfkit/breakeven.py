@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit import stats, validate
+from perfkit.findings import plural
 
 N_RESAMPLES = 2000  # as stats.ratio_ci
 COLUMNS = ["engine", "query", "copy_s", "s3_mean_s", "hdfs_mean_s", "penalty_s", "penalty_low", "penalty_high",
@@ -39,7 +40,7 @@ class BreakEven:
         if self.runs is None:
             return f"copying never pays off: S3 is not slower (penalty {_s(self.penalty_s)} s, CI {_s(low)}–{_s(high)})"
         first, last = (_count(n) for n in self.runs_ci)
-        return (f"copying pays off after {self.runs} runs ({self.confidence * 100:g}% CI {first}–{last}): "
+        return (f"copying pays off after {plural(self.runs, 'run')} ({self.confidence * 100:g}% CI {first}–{last}): "
                 f"copy {self.copy_s:.1f} s, S3 penalty {_s(self.penalty_s)} s per run")
 
 

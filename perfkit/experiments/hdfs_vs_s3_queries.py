@@ -34,7 +34,7 @@ from perfkit.accounting.sources import server_sources
 from perfkit.accounting.table import io_frame, io_table
 from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
-from perfkit.findings import Findings, money, size
+from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
 from perfkit.health import HealthWatch, storage_probes
 from perfkit.locks import network_in_use
@@ -583,7 +583,9 @@ class QueryComparison(Experiment):
         pays = table["runs"].dropna()
         if pays.empty:
             return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
-        return (f"Copying to HDFS pays off after {int(pays.min())}–{int(pays.max())} runs of a query "
+        runs = (plural(int(pays.min()), "run") if pays.min() == pays.max()
+                else f"{int(pays.min())}–{int(pays.max())} runs")
+        return (f"Copying to HDFS pays off after {runs} of a query "
                 f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
 
     def _storage_cost_sentence(self) -> str:

@@ -224,8 +224,9 @@ def _break_even_sentences(table: pd.DataFrame) -> list[str]:
         if pays.empty:
             found.append(f"At {network}: copying to HDFS never pays off (no query slower on S3).")
             continue
-        runs = f"{int(pays.min())}" if pays.min() == pays.max() else f"{int(pays.min())}–{int(pays.max())}"
-        found.append(f"At {network}: copying to HDFS pays off after {runs} runs of a query on {len(pays)} of "
+        runs = (plural(int(pays.min()), "run") if pays.min() == pays.max()
+                else f"{int(pays.min())}–{int(pays.max())} runs")
+        found.append(f"At {network}: copying to HDFS pays off after {runs} of a query on {len(pays)} of "
                      f"{plural(len(rows), 'engine-query pair')}" + (", never on the others." if len(pays) < len(rows)
                                                                     else "."))
     return found

@@ -5,6 +5,8 @@ import html
 
 import pandas as pd
 
+from perfkit.report.frames import frame_html
+
 
 class Folded:
     """`title` over `content` (a frame, anything with an HTML form, or text), closed until opened."""
@@ -15,7 +17,7 @@ class Folded:
     def _repr_html_(self) -> str:
         content = self.content
         if isinstance(content, pd.DataFrame):
-            inner = content.to_html(max_rows=None, max_cols=None, notebook=True)
+            inner = frame_html(content)
         elif hasattr(content, "_repr_html_") and (found := content._repr_html_()):
             inner = found
         else:

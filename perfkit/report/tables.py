@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfkit.report.frames import figure
+
 
 def table_html(frame: pd.DataFrame) -> str:
     """`frame` as HTML without its row numbers, a missing value left blank: pandas writes "NaN", which reads as a
-    fault, where the lines under the table say why the count is not there."""
-    return frame.to_html(index=False, na_rep="")
+    fault, where the lines under the table say why the count is not there. No cell cut; numbers as figure() rounds
+    them."""
+    with pd.option_context("display.max_colwidth", None):
+        return frame.to_html(index=False, na_rep="", float_format=figure)
 
 
 def show_table(frame: pd.DataFrame) -> None:

@@ -1,6 +1,24 @@
 import json
+import re
 
 from perfkit.report import render
+
+
+QUOTE = r"(?:'|&#x27;|&#39;)"
+
+
+def _reads_well(page: str) -> None:
+    """None of what a reader tripped over (issue 43): a column of row numbers, a cell cut with "...", a sentence shown
+    as a quoted Python string, a raw float with six decimals, "after 1 runs"."""
+    numbered = re.search(r"<tr>\s*<th>\d+</th>", page)
+    assert not numbered, page[max(0, numbered.start() - 400):numbered.end()] if numbered else ""
+    assert "...</td>" not in page
+    quoted = re.findall(rf"<pre>{QUOTE}[A-Z][^<]*\.{QUOTE}</pre>", page)
+    assert not quoted, quoted
+    raw = [n for n in re.findall(r"<td>-?([\d,]*\.\d+)</td>", page) if len(n.replace(",", "").replace(".", "")
+                                                                            .lstrip("0")) > 4]
+    assert not raw, raw  # more than 4 significant digits: 1.444147, not 1.44 or 0.00632
+    assert not re.search(r"\b1 runs\b", page)
 
 
 def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypatch):
@@ -19,6 +37,8 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     said_under = page[page.index("Prices:"):]  # S3 at local: no emulator counts S3's bytes, and a line says so
     assert "the server's S3 MB read of" in said_under and "no network emulator between" in said_under
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
+    _reads_well(page)
+    assert "No run failed." in page
     for noise in ("NativeCodeLoader", "log4j", "incubator modules", "setLogLevel", "WARN"):
         assert noise not in page, noise  # JVM and Spark log lines stay out of a shared report
     assert "QueryComparison(" not in page  # code cells hidden from readers ...
@@ -44,6 +64,7 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
         lab.set_network(PROFILES["local"])  # the sweep leaves the lab behind its last setting
     assert report.ok, report.error
     page = report.html.read_text()
+    _reads_well(page)
     for shown in ("s_per_ms_rtt", "bound_by", "rtt 40 ms: 40 ms round trip", "bandwidth 20 MB/s: 0 ms round trip, 20 MB/s per connection",
                   "rtt 0 ms: 0 ms round trip",
                   "small_get_direct_ms", "data:image/png;base64"):
@@ -62,6 +83,7 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     report = render("notebooks/s3_to_hdfs_transfer.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
+    _reads_well(page)
     for heading in ("Duration", "Method", "MB/s", "data:image/png;base64"):
         assert heading in page
     for method in REGISTRY:
@@ -74,6 +96,7 @@ def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatc
     report = render("notebooks/st1_throughput_burst.ipynb", {"files": 2, "file_mb": 8}, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
+    _reads_well(page)
     for text in ("read time (s)", "write MiB/s", "cost per month (USD)", "measured (lab, TestDFSIO 2 × 8 MB)",
                  "modelled (400 × 4 GB)", "page cache dropped",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
@@ -86,6 +109,7 @@ def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_pa
     report = render("notebooks/nfs_vs_hdfs_reads.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
+    _reads_well(page)
     for text in ("random-files", "large-file", "libnfs (nfs)", "hdfs-cli (hdfs)", "webhdfs (hdfs)",
                  "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
                  "data:image/png;base64"):
@@ -99,6 +123,7 @@ def test_the_matrix_notebook_ranks_every_cell_of_both_suites(lab, tmp_path, monk
     report = render("notebooks/engine_storage_matrix.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
+    _reads_well(page)
     for heading in ("Ranking, best to worst", "geomean (s)", "x best", "Heat map", "Write workloads, apart",
                     "Every engine ran every query.", "trino/hdfs", "spark/s3"):
         assert heading in page, heading

@@ -501,7 +501,7 @@ def test_a_report_shows_the_io_table_with_blanks_left_blank_then_its_prices_and_
     table.attrs["basis"] = "S3 Standard, us-east-1"
     show_storage_io(table)
     row = dict(zip(re.findall(r"<th>(.*?)</th>", shown[0].data), re.findall(r"<td>(.*?)</td>", shown[0].data)))
-    assert row["engine"] == "trino" and row["HDFS MB (engine)"] == "2.0" and row["HDFS MB (server)"] == ""
+    assert row["engine"] == "trino" and row["HDFS MB (engine)"] == "2" and row["HDFS MB (server)"] == ""
     assert "NaN" not in shown[0].data
     assert capsys.readouterr().out == (f"Prices: S3 Standard, us-east-1\n- the server's count of 1 run (trino on hdfs): "
                                        f"{window}\n")
