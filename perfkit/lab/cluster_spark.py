@@ -6,6 +6,7 @@ two sets of jars on top of its own: S3A of the Hadoop it bundles (3.3.4, with th
 and the newest Hive metastore client Spark 3.5 supports (3.1.3: its built-in 2.3.9 fails against a Hive 4 metastore)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -46,11 +47,18 @@ def base_python() -> Path:
                        "to a Python 3.9 or newer to run instead")
 
 
-def environment() -> Path:
-    """The venv (made once per Python and set of requirements; a half-made one from a crash is made again)."""
+@functools.cache
+def _base_and_version() -> tuple[Path, str]:
+    """base_python() and its version, found once per process: environment() is asked for at every use of its Python."""
     base = base_python()
     version = subprocess.run([str(base), "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
                              text=True, check=True).stdout.strip()
+    return base, version
+
+
+def environment() -> Path:
+    """The venv (made once per Python and set of requirements; a half-made one from a crash is made again)."""
+    base, version = _base_and_version()
     # the venv's own pip first: an old one predates normalised extras (PEP 685), and pyhive[hive_pure_sasl] came
     # without thrift
     installs = [["--upgrade", "pip"], requirements()]

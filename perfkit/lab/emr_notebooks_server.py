@@ -5,7 +5,8 @@ bound to loopback. moto's EMR has no notebook executions, hence a server of perf
 - StartNotebookExecution: the workspace (EditorId) is the folder emr-studio/<EditorId>/ of the lab's bucket, as an
   EMR Studio keeps a workspace in S3; the notebook is RelativePath inside it; ExecutionEngine.Id must be the lab's
   cluster (LAB_CLUSTER). papermill executes it on the kernel it declares (python3: the master node's Python, on
-  the lab's YARN; or sparkmagic's pysparkkernel, against the lab's Livy stand-in), with NotebookParams written after the cell tagged `parameters`, and the executed notebook
+  the lab's YARN; or sparkmagic's pysparkkernel, against the lab's Livy stand-in), with NotebookParams written
+  after the cell tagged `parameters`, and the executed notebook
   (and its HTML, for OutputNotebookFormat=HTML) goes to <output>/executions/<id>/<name>.ipynb, where <output> is
   OutputNotebookS3Location or the workspace.
 - DescribeNotebookExecution, StopNotebookExecution, ListNotebookExecutions, with EMR's statuses (START_PENDING,

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from perfkit.report.frames import figure
+from perfkit.report.frames import frame_html
 
 
 def table_html(frame: pd.DataFrame) -> str:
     """`frame` as HTML without its row numbers, a missing value left blank: pandas writes "NaN", which reads as a
     fault, where the lines under the table say why the count is not there. No cell cut; numbers as figure() rounds
     them."""
-    with pd.option_context("display.max_colwidth", None):
-        return frame.to_html(index=False, na_rep="", float_format=figure)
+    return frame_html(frame, index=False, na_rep="", notebook=False)
 
 
 def show_table(frame: pd.DataFrame) -> None:
