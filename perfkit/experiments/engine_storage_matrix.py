@@ -250,11 +250,14 @@ def matrix_findings(matrices: list[EngineStorageMatrix]) -> Findings:
                     [u for p in parts for u in p.undecided])
 
 
-def matrices(profile, suites, scale=None, **options) -> list[EngineStorageMatrix]:
-    """One matrix per suite (a name, a folder, or a list of them); `scale` one value or {suite: scale}.
-    All are built, so every bad parameter is named, before any of them runs."""
+def matrices(profile, suites, scale=None, queries=None, **options) -> list[EngineStorageMatrix]:
+    """One matrix per suite (a name, a folder, or a list of them); `scale` and `queries` one value for every suite or
+    {suite: value} (a suite not named: its default scale, every query; one named but not run: ignored, as the notebook's
+    default scales name TPC-H and HiBench). All are built, so every bad parameter is named, before any of them runs."""
     suites = [suites] if isinstance(suites, str) else list(suites or [])
     if not suites:
         raise PerfkitError("suite: give a built-in suite (tpch, hibench, taxi), a folder of .sql files, or a list")
     scales = scale if isinstance(scale, dict) else {name: scale for name in suites}
-    return [EngineStorageMatrix(profile, suite=name, scale=scales.get(name), **options) for name in suites]
+    chosen = queries if isinstance(queries, dict) else {name: queries for name in suites}
+    return [EngineStorageMatrix(profile, suite=name, scale=scales.get(name), queries=chosen.get(name), **options)
+            for name in suites]

@@ -8,6 +8,7 @@ from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix, _rotated, matrices
 from perfkit.results import ResultSet
+from perfkit.suites import load_suite
 
 
 def _matrix(tmp_path, runs):
@@ -75,6 +76,18 @@ def test_a_baseline_cell_outside_the_matrix_and_an_empty_suite_list_are_refused(
         EngineStorageMatrix(load_profile("lab"), engines=["trino"], suite="taxi", baseline_cell="presto/hdfs")
     with pytest.raises(PerfkitError, match="suite: give a built-in suite"):
         matrices(load_profile("lab"), [])
+
+
+def test_scale_and_queries_are_given_per_suite_or_for_all():
+    profile = load_profile("lab")
+    tpch, hibench = matrices(profile, ["tpch", "hibench"], {"tpch": 0.01, "hibench": "tiny"},
+                             queries={"tpch": ["q6", "q1"]}, engines=["trino"])
+    assert [q.id for q in tpch.suite_queries] == ["q1", "q6"] and tpch.scale == 0.01
+    assert [q.id for q in hibench.suite_queries] == [q.id for q in load_suite("hibench")]  # not named: every query
+    [taxi] = matrices(profile, "taxi", queries=["q3"], engines=["trino"])
+    assert [q.id for q in taxi.suite_queries] == ["q3"]
+    [taxi] = matrices(profile, "taxi", {"tpch": 0.01}, queries={"tpch": ["q1"]}, engines=["trino"])  # not run: unused
+    assert len(taxi.suite_queries) == len(load_suite("taxi"))
 
 
 def test_every_round_starts_with_another_cell():
