@@ -156,50 +156,58 @@ def toxiproxy() -> Path:
                    name="toxiproxy-server")
 
 
-def go_tool(command: str, module: str, version: str, what: str, name: str = "") -> Path:
-    """A Go binary built once with `go install module@version` into the tool cache (as `name`, default `command`)."""
-    binary = tool_cache() / "go" / "bin" / f"{name or command}-{version}"
-    if binary.exists():
-        return binary
+def _go(what: str) -> str:
+    """The `go` command, on PATH or where Go's tarball installs it; `what` names what it is needed for."""
     go = shutil.which("go") or (str(GO_TARBALL_INSTALL) if GO_TARBALL_INSTALL.exists() else None)
     if not go:
         raise PerfkitError(f"lab: Go is needed once to build {what}. Fix: install Go 1.22+ (apt-get install golang)")
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    print(f"lab: building {command} {version} into {binary} (once) ...", flush=True)
-    with tempfile.TemporaryDirectory(dir=binary.parent) as gobin:
-        run = subprocess.run([go, "install", f"{module}@{version}"], capture_output=True, text=True,
-                             env={**os.environ, "GOBIN": gobin})
-        if run.returncode != 0:
-            raise PerfkitError(
-                f"lab: `go install {module}@{version}` failed:\n{run.stderr[-2000:]}\n"
-                "Fix: check that Go can reach its module proxy"
-            )
-        Path(gobin, command).rename(binary)
-    return binary
+    return go
+
+
+def _run_go(argv: list[str], what: str, **options) -> None:
+    """Run a Go command; its failure named as `what`, with Go's own words and the likely fix."""
+    run = subprocess.run(argv, capture_output=True, text=True, **options)
+    if run.returncode != 0:
+        raise PerfkitError(f"lab: {what} failed:\n{run.stderr[-2000:]}\nFix: check that Go can reach its module proxy")
+
+
+def go_tool(command: str, module: str, version: str, what: str, name: str = "") -> Path:
+    """A Go binary built once with `go install module@version` into the tool cache (as `name`, default `command`)."""
+    def install(go: str, work: Path) -> Path:
+        _run_go([go, "install", f"{module}@{version}"], f"`go install {module}@{version}`",
+                env={**os.environ, "GOBIN": str(work)})
+        return work / command
+
+    binary = tool_cache() / "go" / "bin" / f"{name or command}-{version}"
+    return _built_once(binary, what, f"{command} {version}", install)
 
 
 def go_main(name: str, module: str, version: str, packages: tuple[str, ...], what: str) -> Path:
     """A Go program's main (`module`'s cmd.Main) built once with only `packages` of it linked in, as `name`-`version`-
     lab in the tool cache: a module of our own that requires `module`@`version` and imports those packages."""
+    def build(go: str, work: Path) -> Path:
+        imports = "\n".join(f'\t_ "{module}/{package}"' for package in packages)
+        (work / "go.mod").write_text(f"module perfkit.lab/{name}\n\ngo 1.22\n\nrequire {module} {version}\n")
+        (work / "main.go").write_text(f'package main\n\nimport (\n\t"{module}/cmd"\n{imports}\n)\n\n'
+                                      "func main() {\n\tcmd.Main()\n}\n")
+        for step, args in (("mod tidy", []), ("build", ["-trimpath", "-o", str(work / name), "."])):
+            _run_go([go, *step.split(), *args], f"`go {step}` of {what} ({module}@{version})", cwd=work)
+        return work / name
+
     binary = tool_cache() / "go" / "bin" / f"{name}-{version}-lab"
+    return _built_once(binary, what, f"{name} {version} ({', '.join(packages)})", build)
+
+
+def _built_once(binary: Path, what: str, described: str, build) -> Path:
+    """`binary`, built by `build(go, work folder)` (which returns the file it built) unless it exists; a failed build
+    leaves nothing behind."""
     if binary.exists():
         return binary
-    go = shutil.which("go") or (str(GO_TARBALL_INSTALL) if GO_TARBALL_INSTALL.exists() else None)
-    if not go:
-        raise PerfkitError(f"lab: Go is needed once to build {what}. Fix: install Go 1.22+ (apt-get install golang)")
+    go = _go(what)
     binary.parent.mkdir(parents=True, exist_ok=True)
-    print(f"lab: building {name} {version} ({', '.join(packages)}) into {binary} (once) ...", flush=True)
-    imports = "\n".join(f'\t_ "{module}/{package}"' for package in packages)
+    print(f"lab: building {described} into {binary} (once) ...", flush=True)
     with tempfile.TemporaryDirectory(dir=binary.parent) as work:
-        Path(work, "go.mod").write_text(f"module perfkit.lab/{name}\n\ngo 1.22\n\nrequire {module} {version}\n")
-        Path(work, "main.go").write_text(f'package main\n\nimport (\n\t"{module}/cmd"\n{imports}\n)\n\n'
-                                         "func main() {\n\tcmd.Main()\n}\n")
-        for step, args in (("mod tidy", []), ("build", ["-trimpath", "-o", str(Path(work, name)), "."])):
-            run = subprocess.run([go, *step.split(), *args], capture_output=True, text=True, cwd=work)
-            if run.returncode != 0:
-                raise PerfkitError(f"lab: `go {step}` of {what} ({module}@{version}) failed:\n"
-                                   f"{run.stderr[-2000:]}\nFix: check that Go can reach its module proxy")
-        Path(work, name).rename(binary)
+        build(go, Path(work)).rename(binary)
     return binary
 
 
