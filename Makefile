@@ -16,7 +16,7 @@ OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*
 ## notebook reads only when asked (engines=[spark-thrift]; `perfkit lab up spark-thrift` starts it)
 REPORT_SERVICES := alluxio nfs hiveserver2 trino fuse-hdfs
 
-.PHONY: install system-deps test-deps report test unit lint lab-up lab-down lab-status bench clean
+.PHONY: install system-deps test-deps report test test-cluster unit lint lab-up lab-down lab-status bench clean
 
 install: system-deps $(VENV)/.installed
 
@@ -60,13 +60,24 @@ report:
 	echo "reports/index.html lists every report. The lab stays up, its S3 behind ec2-s3"; \
 	echo "(back to S3 on this machine: $(BIN)/perfkit lab network local; stop it: $(BIN)/perfkit lab down)"; exit $$status
 
-## the linter, unit tests, then integration tests on the lab (started and stopped by the tests)
-test: install test-deps lint
-	$(BIN)/python -m pytest
+## the lab's cluster shape (YARN, three DataNodes, Livy, EMR's notebook path): a lab of its own, `make test-cluster`
+CLUSTER_TESTS := tests/integration/test_zzz_cluster_shape_lab.py
+## pytest-xdist's workers: the tests that need no lab run side by side, one per core
+WORKERS ?= auto
 
-## the tests that need no lab (unit, and AWS APIs on moto): a couple of minutes
+## the linter, the tests that need no lab (in parallel), then the integration and browser tests on the one-process lab
+## (started once, shared, and stopped by the tests); CI runs `make test test-cluster`
+test: install test-deps lint
+	$(BIN)/python -m pytest -n $(WORKERS) tests/unit tests/aws
+	$(BIN)/python -m pytest tests/integration --ignore=$(CLUSTER_TESTS)
+
+## the cluster shape's tests, in a lab home and on ports of their own
+test-cluster: install
+	$(BIN)/python -m pytest $(CLUSTER_TESTS)
+
+## the tests that need no lab (unit, and AWS APIs on moto): about a minute
 unit: install lint
-	$(BIN)/python -m pytest tests/unit tests/aws
+	$(BIN)/python -m pytest -n $(WORKERS) tests/unit tests/aws
 
 lint: install
 	$(BIN)/ruff check perfkit tests bench

@@ -3,8 +3,8 @@ through Spark 3.5.6 (EMR 7.13's) on YARN and Hive on YARN, on HDFS and on S3; th
 local mode; the executors' S3 requests equal the S3 server's, and their bytes of a full scan the table's; the
 DataNodes say how local the reads were; `lab down` leaves no process.
 
-It runs after the one-process lab is down (lab_lifecycle, and its name sorts after test_zz_lab_down.py): both shapes
-use the lab's default ports. Its lab lives in a home of its own."""
+Its lab lives in a home of its own, on ports of its own (PORT_SHIFT above the lab's defaults): `make test-cluster` runs
+it beside a one-process lab that is up, or after `make test` stopped it."""
 from __future__ import annotations
 
 import ast
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import fields
 from pathlib import Path
 
 import nbformat
@@ -31,13 +32,14 @@ from perfkit.findings import where
 from perfkit.results import read_result_file, records_frame
 from perfkit.lab import Lab, cluster_spark
 from perfkit.lab.process import port_owner
-from perfkit.lab.settings import HOST
+from perfkit.lab.settings import HOST, LabPorts
 from perfkit.lab.shape import CLUSTER, shape_named
 
 pytestmark = pytest.mark.lab_lifecycle
 # and what they need: HDFS, S3 and its network's proxy, YARN, the metastore, Livy
 SERVICES = ["hiveserver2", "emr-notebooks"]
 NODES = {"127.0.0.2", "127.0.0.3", "127.0.0.4"}
+PORT_SHIFT = 100  # every port of the shape's lab: the default + 100, clear of the one-process lab's (9000-39999)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,8 @@ def cluster(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PERFKIT_LAB_HOME", str(home))
         env.setenv("PERFKIT_RESULTS", str(tmp_path_factory.mktemp("cluster-results")))
+        for port in fields(LabPorts):  # read by every perfkit process started from here, the lab's daemons too
+            env.setenv(f"PERFKIT_LAB_PORT_{port.name.upper()}", str(port.default + PORT_SHIFT))
         lab = Lab()
         try:
             rows = lab.up(SERVICES, shape=shape_named(CLUSTER))
@@ -130,7 +134,9 @@ def test_the_records_say_where_the_runs_ran(runs):
     assert executors and set(executors.groups()) <= {"127.0.0.2", "127.0.0.3"}, spark["executors"]
     assert "cluster" not in local["config"].iloc[0]  # the one-process profile claims no cluster
     conditions = where(load_profile("lab-cluster"), None, config)
-    assert "YARN NodeManagers 127.0.0.2:8041, 127.0.0.3:8051" in conditions and spark["application"] in conditions
+    first = LabPorts.from_env().nodemanager  # NodeManager i on port + 10 * i (the module's ports: 8141, 8151)
+    assert f"YARN NodeManagers 127.0.0.2:{first}, 127.0.0.3:{first + 10}" in conditions, conditions
+    assert spark["application"] in conditions
 
 
 def test_the_executors_count_the_s3_requests_the_server_saw_on_every_run(runs):
