@@ -190,9 +190,13 @@ class Lab:
                    if s.name in S3_CLIENTS and any(pid for pid in s.pids().values())]
         for service in reversed(running):
             service.stop()
-        for service in running:
-            print(f"lab: restarting {service.name} against S3 at {endpoint or 'the lab S3 server'} ...", flush=True)
+
+        def restart(service: Service) -> bool:
+            say(f"lab: restarting {service.name} against S3 at {endpoint or 'the lab S3 server'} ...")
             service.start()
+            return True
+
+        start_together(running, restart)  # side by side, each once what it needs is back, as `up` starts them
         return [s.name for s in running]
 
     def service(self, name: str) -> Service:
