@@ -67,8 +67,7 @@ WORKERS ?= auto
 
 ## the linter, the tests that need no lab (in parallel), then the integration and browser tests on the one-process lab
 ## (started once, shared, and stopped by the tests); CI runs `make test test-cluster`
-test: install test-deps lint
-	$(BIN)/python -m pytest -n $(WORKERS) tests/unit tests/aws
+test: test-deps unit
 	$(BIN)/python -m pytest tests/integration --ignore=$(CLUSTER_TESTS)
 
 ## the cluster shape's tests, in a lab home and on ports of their own
