@@ -15,11 +15,11 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.paths import lock_dir
+from perfkit.paths import lock_dir, tool_cache
 
 
 def dataset_lock(name: str, file_format: str, where: list[str]) -> contextlib.AbstractContextManager:
@@ -95,3 +95,19 @@ def network_change() -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def fetched_once(target: Path, ready: Path, fetch: Callable[[], object]) -> Path:
+    """`target` in the tool cache, made by `fetch()` unless `ready` (its completion marker, or itself) exists.
+
+    Under a lock of its own in the tool cache (its .locks folder), not in lock_dir(): every lab that shares the cache
+    shares it (two clones starting their labs at once, the test suite's labs side by side), so the second waits and
+    finds it made, where it would have fetched it again and replaced the folder the first was starting a daemon from."""
+    if ready.exists():
+        return target
+    key = hashlib.sha256(str(target).encode()).hexdigest()[:12]
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", target.name)
+    with held(tool_cache() / ".locks" / f"{safe}-{key}.lock", str(target), doing="fetching", then="it is reused"):
+        if not ready.exists():
+            fetch()
+    return target

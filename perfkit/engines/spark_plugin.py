@@ -13,6 +13,7 @@ from pathlib import Path
 
 from perfkit.engines.spark_install import spark_home
 from perfkit.errors import PerfkitError
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 SOURCE = Path(__file__).with_name("java") / "IoStatsPlugin.java"
@@ -28,8 +29,10 @@ def plugin_jar(home: Path | None = None) -> Path:
     # the source and the Spark it is compiled against name the build
     digest = hashlib.sha256(SOURCE.read_bytes() + "\n".join(sorted(p.name for p in jars.glob("*.jar"))).encode())
     built = tool_cache() / "spark-plugin" / f"perfkit-io-{digest.hexdigest()[:12]}.jar"
-    if built.exists():
-        return built
+    return fetched_once(built, built, lambda: _build(built, jars))
+
+
+def _build(built: Path, jars: Path) -> None:
     javac = _javac()
     built.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=built.parent) as work:
@@ -44,7 +47,6 @@ def plugin_jar(home: Path | None = None) -> Path:
             for path in sorted(classes.rglob("*.class")):
                 out.write(path, path.relative_to(classes).as_posix())
         jar.rename(built)
-    return built
 
 
 def _javac() -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.lab.hive_jars import copy_dependencies
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 CLIENT = f"org.alluxio:alluxio-shaded-client:{versions.ALLUXIO}"
@@ -27,18 +28,20 @@ def alluxio_client_jar() -> Path:
     """alluxio-shaded-client (98 MB): what Spark, Hive and Hadoop's CLI put on their class path for alluxio://.
     Fetched alone with dependency:copy: as a dependency its parent pom (alluxio-shaded) is not published."""
     folder = tool_cache() / f"alluxio-{versions.ALLUXIO}" / "client"
-    if not (folder / ".complete").exists():
-        mvn = tools.maven(f"the Alluxio {versions.ALLUXIO} client")
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder.parent) as work:
-            staging = Path(work) / "out"
-            print(f"lab: fetching the Alluxio {versions.ALLUXIO} client into {folder} (once) ...", flush=True)
-            run = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={CLIENT}",
-                                  f"-DoutputDirectory={staging}"], capture_output=True, text=True, cwd=work)
-            if run.returncode != 0:
-                raise PerfkitError(f"lab: Maven could not fetch {CLIENT}:\n{(run.stdout + run.stderr)[-2000:]}\n"
-                                   "Fix: check that Maven can reach its repository, then run `perfkit lab up` again")
-            (staging / ".complete").touch()
-            shutil.rmtree(folder, ignore_errors=True)
-            staging.rename(folder)
-    return next(folder.glob("alluxio-shaded-client-*.jar"))
+    return next(fetched_once(folder, folder / ".complete", lambda: _fetch_client(folder)).glob("alluxio-shaded-client-*.jar"))
+
+
+def _fetch_client(folder: Path) -> None:
+    mvn = tools.maven(f"the Alluxio {versions.ALLUXIO} client")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent) as work:
+        staging = Path(work) / "out"
+        print(f"lab: fetching the Alluxio {versions.ALLUXIO} client into {folder} (once) ...", flush=True)
+        run = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={CLIENT}",
+                              f"-DoutputDirectory={staging}"], capture_output=True, text=True, cwd=work)
+        if run.returncode != 0:
+            raise PerfkitError(f"lab: Maven could not fetch {CLIENT}:\n{(run.stdout + run.stderr)[-2000:]}\n"
+                               "Fix: check that Maven can reach its repository, then run `perfkit lab up` again")
+        (staging / ".complete").touch()
+        shutil.rmtree(folder, ignore_errors=True)
+        staging.rename(folder)

@@ -18,6 +18,7 @@ from pathlib import Path
 import perfkit
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 _HERE = Path(__file__).parent
@@ -64,20 +65,20 @@ def environment() -> Path:
     installs = [["--upgrade", "pip"], requirements()]
     digest = hashlib.sha256(repr([version, installs]).encode()).hexdigest()[:8]
     home = tool_cache() / f"spark-{versions.CLUSTER_SPARK}-env-{digest}"
-    if (home / ".complete").exists():
-        return home
-    shutil.rmtree(home, ignore_errors=True)
-    print(f"lab: making Spark {versions.CLUSTER_SPARK}'s Python {version} environment in {home} (once; pip builds "
-          "pyspark's wheel: a minute or two) ...", flush=True)
-    pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
-    for step in [[str(base), "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
-        run = subprocess.run(step, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment ({' '.join(step[:6])} "
-                               f"...):\n{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package "
-                               "index, then run `perfkit lab up --shape cluster` again")
-    (home / ".complete").touch()
-    return home
+    def make() -> None:
+        shutil.rmtree(home, ignore_errors=True)  # a half-made one from a crash
+        print(f"lab: making Spark {versions.CLUSTER_SPARK}'s Python {version} environment in {home} (once; pip builds "
+              "pyspark's wheel: a minute or two) ...", flush=True)
+        pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
+        for step in [[str(base), "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
+            run = subprocess.run(step, capture_output=True, text=True)
+            if run.returncode != 0:
+                raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment ({' '.join(step[:6])} "
+                                   f"...):\n{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package "
+                                   "index, then run `perfkit lab up --shape cluster` again")
+        (home / ".complete").touch()
+
+    return fetched_once(home, home / ".complete", make)
 
 
 def python() -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 _HERE = Path(__file__).parent
@@ -27,8 +28,10 @@ def copy_dependencies(template: str, target: Path, what: str, finish=None, value
     """`mvn dependency:copy-dependencies` of a pom template (its @NAME@ fields filled from `values`) into `target`,
     once: a staging folder is filled, optionally reshaped by `finish(staging, work)`, marked `.complete`, then
     renamed into place."""
-    if (target / ".complete").exists():
-        return target
+    return fetched_once(target, target / ".complete", lambda: _copy_dependencies(template, target, what, finish, values))
+
+
+def _copy_dependencies(template: str, target: Path, what: str, finish, values: dict[str, str] | None) -> None:
     mvn = tools.maven(what)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
@@ -50,7 +53,6 @@ def copy_dependencies(template: str, target: Path, what: str, finish=None, value
         (staging / ".complete").touch()
         shutil.rmtree(target, ignore_errors=True)  # a half-made copy from a crashed fetch
         staging.rename(target)
-    return target
 
 
 def _unpack_metastore(staging: Path, work: Path) -> Path:

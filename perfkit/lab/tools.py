@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import versions
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 _POM = Path(__file__).with_name("hadoop-pom.xml")
@@ -67,8 +68,10 @@ def artifact(jar: str) -> str:
 def maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | None = None, keep=lambda jar: True) -> Path:
     """The runtime dependencies of the pom `template` (its @NAME@ fields filled in from `values`, by default the lab's
     Hadoop and AWS SDK), copied into `lib` once by Maven."""
-    if (lib / ".complete").exists():
-        return lib
+    return fetched_once(lib, lib / ".complete", lambda: _fetch_maven_lib(lib, template, what, values, keep))
+
+
+def _fetch_maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | None, keep) -> None:
     mvn = maven(f"the {what}")
     lib.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=lib.parent) as work:
@@ -95,14 +98,15 @@ def maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | Non
         (staging / ".complete").touch()
         shutil.rmtree(lib, ignore_errors=True)
         staging.rename(lib)
-    return lib
 
 
 def node_address_library() -> Path:
     """node_address.c built once into a shared library (LD_PRELOAD): a cluster-shape process on its node's address."""
     built = tool_cache() / "native" / f"node_address-{_source_digest(_NODE_ADDRESS)}.so"
-    if built.exists():
-        return built
+    return fetched_once(built, built, lambda: _build_node_address(built))
+
+
+def _build_node_address(built: Path) -> None:
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise PerfkitError("lab: the cluster shape needs a C compiler once, to build the shim that puts each node on its own loopback address. "
@@ -116,7 +120,6 @@ def node_address_library() -> Path:
             raise PerfkitError(f"lab: building {_NODE_ADDRESS.name} failed:\n{run.stderr[-1500:]}\n"
                                "Fix: install a working C compiler (apt-get install gcc)")
         out.rename(built)
-    return built
 
 
 def _source_digest(path: Path) -> str:
@@ -201,14 +204,14 @@ def go_main(name: str, module: str, version: str, packages: tuple[str, ...], wha
 def _built_once(binary: Path, what: str, described: str, build) -> Path:
     """`binary`, built by `build(go, work folder)` (which returns the file it built) unless it exists; a failed build
     leaves nothing behind."""
-    if binary.exists():
-        return binary
-    go = _go(what)
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    print(f"lab: building {described} into {binary} (once) ...", flush=True)
-    with tempfile.TemporaryDirectory(dir=binary.parent) as work:
-        build(go, Path(work)).rename(binary)
-    return binary
+    def make() -> None:
+        go = _go(what)
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        print(f"lab: building {described} into {binary} (once) ...", flush=True)
+        with tempfile.TemporaryDirectory(dir=binary.parent) as work:
+            build(go, Path(work)).rename(binary)
+
+    return fetched_once(binary, binary, make)
 
 
 def spark_home() -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
+from perfkit.locks import fetched_once
 from perfkit.paths import tool_cache
 
 KEEP = ("NOTICE", "bin/", "lib/", "plugin/hive/", "plugin/tpch/", "plugin/jmx/")  # bin: the launcher
@@ -24,8 +25,10 @@ KEEP = ("NOTICE", "bin/", "lib/", "plugin/hive/", "plugin/tpch/", "plugin/jmx/")
 def trino_home() -> Path:
     """The installed server (bin/, lib/, plugin/{hive,tpch,jmx}), fetched and extracted once per version."""
     home = tool_cache() / f"trino-server-{versions.TRINO}"
-    if (home / ".complete").exists():
-        return home
+    return fetched_once(home, home / ".complete", lambda: _fetch(home))
+
+
+def _fetch(home: Path) -> None:
     mvn = tools.maven("Trino")
     home.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=home.parent, prefix=".trino-fetch-") as work:
@@ -48,7 +51,6 @@ def trino_home() -> Path:
         shutil.rmtree(home, ignore_errors=True)
         staging.rename(home)
         print(f"lab: Trino {versions.TRINO} ready in {time.monotonic() - began:.0f} s", flush=True)
-    return home
 
 
 def extract(tarball: Path, dest: Path) -> None:

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from perfkit import locks
 
 
@@ -85,3 +87,45 @@ def test_two_runs_placing_one_generated_dataset_generate_it_once(monkeypatch):
     assert gens["first"].written == ["hdfs://x/a", "hdfs://x/b"] and gens["second"].written == []
     assert results["first"][1].reused == [] and results["second"][1].reused == ["hdfs", "s3"]
     assert results["second"][0].details["rows"] == results["first"][0].details["rows"] == {"a": 1, "b": 2}
+
+
+def test_two_lab_starts_at_once_fetch_a_tool_once_and_both_find_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_CACHE", str(tmp_path / "cache"))
+    target = tmp_path / "cache" / "tool-1.0"
+    fetches, results, inside = [], [], threading.Event()
+
+    def fetch():
+        fetches.append(threading.get_ident())
+        inside.set()
+        time.sleep(0.3)  # the second start reaches the lock meanwhile
+        target.mkdir(parents=True)
+        (target / ".complete").touch()
+
+    def start():
+        results.append(locks.fetched_once(target, target / ".complete", fetch))
+
+    first = threading.Thread(target=start)
+    first.start()
+    inside.wait(5)
+    second = threading.Thread(target=start)
+    second.start()
+    first.join(5)
+    second.join(5)
+    assert len(fetches) == 1 and results == [target, target]
+
+
+def test_a_failed_fetch_leaves_nothing_ready_and_the_next_start_fetches_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_CACHE", str(tmp_path / "cache"))
+    target = tmp_path / "cache" / "tool-1.0"
+    calls = []
+
+    def broken():
+        calls.append("broken")
+        raise RuntimeError("registry refused")
+
+    with pytest.raises(RuntimeError, match="registry refused"):
+        locks.fetched_once(target, target, broken)
+    assert not target.exists()
+    assert locks.fetched_once(target, target, lambda: (calls.append("fixed"), target.write_text("x"))) == target
+    assert calls == ["broken", "fixed"] and target.read_text() == "x"
+    assert locks.fetched_once(target, target, lambda: calls.append("again")) == target and calls[-1] == "fixed"
