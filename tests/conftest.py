@@ -42,3 +42,17 @@ def json_server():
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def own_state_folders(tmp_path_factory, monkeypatch):
+    """Dataset locks, records kept after a failed save, and the lab's home in folders of the test session's: not the
+    user's ~/.local/state/perfkit nor the machine's temporary folder (a lab there, with its S3 endpoint setting,
+    would change what these tests see, and a perfkit run measuring on this machine meanwhile would count as another
+    run in the accounting window). Autouse in the tests that need no lab."""
+    from perfkit import keep
+
+    base = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(base / "lab-home"))
+    monkeypatch.setenv("PERFKIT_LOCK_DIR", str(base / "locks"))
+    monkeypatch.setattr(keep, "fallback_folders", lambda: [base / "kept-home", base / "kept-tmp"])

@@ -5,6 +5,11 @@ import boto3
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _own_state_folders(own_state_folders):
+    """Every AWS test in folders of its session's (tests/conftest.py)."""
+
+
 @pytest.fixture(scope="session")
 def moto_url():
     from moto.server import ThreadedMotoServer
