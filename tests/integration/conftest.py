@@ -1,16 +1,37 @@
+import os
 import re
+from dataclasses import fields
 
 import pytest
 
 from perfkit.config import load_profile
 from perfkit.lab import Lab
-from perfkit.lab.settings import lab_home
+from perfkit.lab.settings import LabPorts, lab_home
 from perfkit.network import PROFILES
 
 # a failed lab test shows the causes its daemons logged meanwhile: CI keeps no lab log, and a HiveServer2 answer
 # says only "return code 2 from MapRedTask" when a local job ran out of heap
 LOG_CAUSE = re.compile(r"^(Caused by: \S+|\S*(Error|Exception): )")
 CAUSES_SHOWN = 12
+# `make test` runs these tests on two labs side by side (pytest-xdist, one lab per worker): worker gwN beyond the
+# first gets a lab of its own, its ports each the default + N * WORKER_PORT_SHIFT (clear of the cluster module's +100)
+WORKER_PORT_SHIFT = 200
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, worker gwN (N >= 1) runs on a lab of its own: its home, ports, locks and logs, set in this
+    process's environment before any lab or profile is made, so every perfkit process it starts inherits them.
+    gw0 (and a run without workers) keeps the default lab, which may already be up."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") else 0
+    if not index:
+        return
+    ports = LabPorts.from_env()
+    state = lab_home().parent / worker  # not under the default home, nor its name a prefix of it
+    os.environ.update({"PERFKIT_LAB_HOME": str(state / "lab"), "PERFKIT_LOCK_DIR": str(state / "locks"),
+                       "PERFKIT_LOG_DIR": str(state / "logs")})
+    for port in fields(LabPorts):
+        os.environ[f"PERFKIT_LAB_PORT_{port.name.upper()}"] = str(getattr(ports, port.name) + index * WORKER_PORT_SHIFT)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,3 +1,4 @@
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -11,6 +12,8 @@ MARKERS = ("org.apache.hadoop.hdfs.server", "HiveThriftServer2", "versitygw", "r
 
 
 def _lab_processes(home: Path) -> list[str]:
+    """The lab daemons that name a path under `home` (a lab beside it in /x/lab-2 is not this lab)."""
+    under_home = re.compile(re.escape(str(home)) + r"(/|\s|$)")
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -19,7 +22,7 @@ def _lab_processes(home: Path) -> list[str]:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if any(m in cmdline for m in MARKERS) and str(home) in cmdline:
+        if any(m in cmdline for m in MARKERS) and under_home.search(cmdline):
             found.append(f"{proc.name}: {cmdline[:120]}")
     return found
 
