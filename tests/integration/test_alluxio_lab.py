@@ -42,7 +42,9 @@ def test_the_taxi_suite_gives_s3s_results_through_every_tier_and_nothing_leaves_
 def test_alluxio_down_is_named_and_lab_up_brings_it_back(profile, lab, alluxio):
     probe = Alluxio(profile).probe(lambda: None)
     assert probe() is None
+    dumps = set((lab.home / "logs").glob("alluxio-*-exit-*"))
     alluxio.stop()
+    assert set((lab.home / "logs").glob("alluxio-*-exit-*")) == dumps  # no metrics dump nor jstack left per stop
     try:
         rows = {r.service: r for r in lab.status(["alluxio"])}
         assert not rows["alluxio-master"].running and not rows["alluxio-worker"].running
