@@ -206,7 +206,7 @@ class AlluxioServer(Service):
             self.master.start(self.argv(self.master), env=self.env(), cwd=self.root)
         self.master.wait_until(lambda: self.master_info() is not None, 240,
                                "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
-        # the worker and the proxy need only the master: both start now, beside the mount (18.5 -> 12 s a start)
+        # the worker and the proxy need only the master: both start now, beside the mount
         for daemon in (self.worker, self.proxy):
             if daemon.pid() is None:
                 daemon.start(self.argv(daemon), env=self.env(), cwd=self.root)

