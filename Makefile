@@ -6,7 +6,6 @@ BIN := $(VENV)/bin
 ## report's first line): ec2-s3 (same-region S3 from EC2) for the HDFS vs S3, cache-tier and transfer reports,
 ## onprem-10gbe for the engine x storage matrix (the on-premises study's); s3_distance sets its own distances;
 ## the NFS and st1 reports do not touch S3. compare_runs compares the latest runs the others made: it renders last.
-## The network is set before the lab starts, so no S3 client restarts to follow it.
 EC2_S3 := notebooks/hdfs_vs_s3_queries.ipynb notebooks/cache_tier.ipynb notebooks/s3_to_hdfs_transfer.ipynb
 ONPREM := notebooks/engine_storage_matrix.ipynb
 LAST := notebooks/s3_distance.ipynb notebooks/compare_runs.ipynb

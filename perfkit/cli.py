@@ -67,7 +67,7 @@ def _print_status(rows) -> None:
                    "lab's S3 server; `direct` sends them to the server again. Restarts the running ones.")
 @click.option("--network", "network_name", metavar="PROFILE",
               help="Put S3 behind this emulated network (local, ec2-s3, onprem-10gbe) before the S3 clients start, "
-                   "as `perfkit lab network PROFILE` would, without restarting them afterwards.")
+                   "as `perfkit lab network PROFILE` would.")
 @click.option("--shape", "shape_name", metavar="one-process|cluster",
               help="The lab's shape, kept until changed: one-process (the default: Spark local, MapReduce local, one "
                    "DataNode) or cluster (YARN with 2 NodeManagers, 3 DataNodes with 2 replicas, each node on its "

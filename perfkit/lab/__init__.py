@@ -31,7 +31,7 @@ from perfkit.lab.shape import LabShape, current_shape, save_shape
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
 from perfkit.lab.yarn import Yarn
-from perfkit.lab.settings import (HOST, LabPorts, checked_home, direct_s3_endpoint, lab_credentials, lab_s3_endpoint,
+from perfkit.lab.settings import (HOST, LabPorts, checked_home, default_s3_endpoint, lab_credentials, lab_s3_endpoint,
                                   set_lab_s3_endpoint)
 from perfkit.locks import network_change
 from perfkit.network import PROFILES, NetworkProfile
@@ -110,8 +110,8 @@ class Lab:
             if name not in wanted:
                 wanted.add(name)
                 todo += by_name[name].needs
-        if S3Server.name in wanted and lab_s3_endpoint(self.ports, self.home) != direct_s3_endpoint(self.ports):
-            wanted.add(S3Network.name)  # S3's clients are sent through the network's proxy: it must run with it
+        if S3Server.name in wanted and current_network(self.home).emulated:
+            wanted.add(S3Network.name)  # the server sits behind the network's proxy: its clients reach it through it
         return [service for service in ordered if service.name in wanted]
 
     def up(self, names: list[str] | None = None, network: NetworkProfile | None = None,
@@ -174,16 +174,28 @@ class Lab:
 
     def send_s3_to(self, endpoint: str | None) -> list[str]:
         """Point every S3 client of the lab (the engines' servers, Alluxio, `hadoop` and DistCp) at `endpoint`
-        (None: the lab's S3 server itself); restart the running ones so they follow. Returns what restarted.
+        (None: the lab's own s3 port, without the emulator); restart the running ones when that changes where they
+        send requests. Returns what restarted.
 
-        Anywhere but the emulator's proxy, an emulated network set before no longer lies on their path: the network
-        becomes `local`, and this says so (a report must not claim a distance its clients did not cross)."""
-        before = current_network(self.home)
-        if before.emulated and endpoint != self.service(S3Network.name).endpoint:
+        Anywhere but the lab's s3 port, or `direct`, an emulated network set before no longer lies on their path: the
+        network becomes `local`, and this says so (a report must not claim a distance its clients did not cross)."""
+        own = default_s3_endpoint(self.ports)
+        if endpoint is not None and endpoint.rstrip("/") == own:
+            endpoint = None  # the lab's own port: through the emulator when one is set, as before
+        elif (before := current_network(self.home)).emulated:
             save_network(PROFILES["local"], self.home)
+            if self.s3_side_running():
+                self._place_s3()
             print(f"lab: S3 network now local, was {before.describe()}: its S3 clients go to "
                   f"{endpoint or 'the lab S3 server'}, not through the emulator (`perfkit lab network {before.name}` "
                   "puts them behind it again)", flush=True)
+        return self._point_clients_at(endpoint)
+
+    def _point_clients_at(self, endpoint: str | None) -> list[str]:
+        """Record where the lab's S3 clients send requests (None: the lab's s3 port) and restart the running ones
+        if that changed (they read it at start). Returns what restarted."""
+        if (endpoint or default_s3_endpoint(self.ports)) == lab_s3_endpoint(self.ports, self.home):
+            return []
         set_lab_s3_endpoint(endpoint, self.home)
         self.services[0].write_config()  # HDFS's core-site.xml, read by `hadoop fs` and DistCp at each start
         running = [s for s in start_order(self.services)
@@ -204,31 +216,39 @@ class Lab:
 
     def set_network(self, network: NetworkProfile, start: bool = True) -> list[str]:
         """Put S3 behind `network` for every S3 client of the lab (refused while a run measures). Changing the toxics
-        is instant; going from `local` to an emulated network or back restarts the S3 clients that run (they read
-        the endpoint at start). Returns what restarted. With `start` False and neither the proxy nor any S3 client
-        running (the lab is down), the choice is only recorded: the proxy applies it when it starts."""
+        is instant; going from `local` to an emulated network or back moves the S3 server between its two ports
+        (perfkit.lab.s3), and no client. Clients sent elsewhere by `lab up --s3-endpoint URL` come back to the lab's
+        s3 port (a restart of the running ones). Returns what restarted. With `start` False and neither the S3 server,
+        the proxy nor any S3 client running (the lab is down), the choice is only recorded: the server and the proxy
+        take it up when they start."""
         with network_change():
             save_network(network, self.home)
-            proxy = self.service(S3Network.name)
-            wanted = proxy.endpoint if network.emulated else None
             if not start and not self.s3_side_running():
-                set_lab_s3_endpoint(wanted, self.home)  # where the S3 clients will send requests when they start
+                set_lab_s3_endpoint(None, self.home)  # where the S3 clients will send requests when they start
                 if self.running([self.services[0].name]):  # `hadoop fs` and DistCp read HDFS's core-site.xml
                     self.services[0].write_config()
                 return []
-            self.up([S3Network.name])  # the S3 server and the proxy, which applies the saved profile
-            now = lab_s3_endpoint(self.ports, self.home)
-            if now == (wanted or direct_s3_endpoint(self.ports)):
-                return []
-            return self.send_s3_to(wanted)
+            self._place_s3()
+            return self._point_clients_at(None)  # restarts only clients a `--s3-endpoint URL` had sent elsewhere
+
+    def _place_s3(self) -> None:
+        """The S3 server on the port the saved network wants and the proxy's listener on or off to match, both
+        started if they are not running. A server on the other port is moved: the proxy's listener is turned off
+        first, when the server is to take the s3 port back."""
+        server, proxy = self.service(S3Server.name), self.service(S3Network.name)
+        if server.serving_port() not in (None, server.port):
+            proxy.close()
+            server.stop()
+        self.up([S3Network.name])  # the S3 server (on its port) and the proxy, which applies the saved profile
 
     def running(self, names: list[str]) -> bool:
         """Whether a daemon of any of these services runs."""
         return any(pid for s in self.services if s.name in names for pid in s.pids().values())
 
     def s3_side_running(self) -> bool:
-        """Whether the S3 network's proxy or any S3 client of the lab runs: what a network change reaches now."""
-        return self.running([S3Network.name, *S3_CLIENTS])
+        """Whether the S3 server, the network's proxy or any S3 client of the lab runs: what a network change
+        reaches now."""
+        return self.running([S3Server.name, S3Network.name, *S3_CLIENTS])
 
     def network(self) -> NetworkProfile:
         return current_network(self.home)
@@ -274,7 +294,8 @@ class Lab:
             if daemon.pid() is not None:
                 continue
             for field, port in daemon.ports.items():
-                if port_in_use(HOST, port):
+                # the lab's own daemons may hold it: the network's proxy on the s3 port, its server behind it
+                if port_in_use(HOST, port) and (port_owner(HOST, port) or (None,))[0] not in self.pids():
                     raise PerfkitError(self._port_taken(service, daemon, field, port))
 
     def _port_taken(self, service: Service, daemon, field: str, port: int) -> str:

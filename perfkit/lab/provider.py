@@ -14,9 +14,10 @@ from perfkit.errors import PerfkitError
 from perfkit.lab import tools, versions
 from perfkit.config import Profile
 from perfkit.lab.hdfs import METRICS_PERIOD_MS
-from perfkit.lab.s3 import s3_access_log
+from perfkit.lab.s3 import S3Server, s3_access_log
+from perfkit.lab.s3_network import current_network
 from perfkit.lab.yarn import NODE_MEMORY_MB, NODE_VCORES
-from perfkit.lab.settings import (BUCKET, HOST, LabPorts, direct_s3_endpoint, java_tmpdir, lab_credentials, lab_home,
+from perfkit.lab.settings import (BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_home,
                                   lab_s3_endpoint)
 from perfkit.providers import Provider
 
@@ -156,8 +157,6 @@ class LabProvider(Provider):
                 "it; `--s3-endpoint direct` goes back), or remove s3_endpoint from the profile")
 
     def network(self):
-        from perfkit.lab.s3_network import current_network
-
         return current_network(lab_home())
 
     def use_network(self, network) -> list[str]:
@@ -166,9 +165,8 @@ class LabProvider(Provider):
         return Lab().set_network(network)
 
     def direct_s3_endpoint(self, profile) -> str | None:
-        ports = LabPorts.from_env()
-        direct = direct_s3_endpoint(ports)
-        return direct if (profile.s3_endpoint or "").rstrip("/") != direct else None
+        server = S3Server(lab_home(), LabPorts.from_env())  # behind an emulated network's proxy: a port of its own
+        return server.endpoint if (profile.s3_endpoint or "").rstrip("/") != server.endpoint else None
 
     def nfs_export(self) -> Path:
         return lab_home() / "nfs"  # the folder the lab's NFS server exports
@@ -190,7 +188,7 @@ class LabProvider(Provider):
 
     def s3_wire_bytes(self):
         from perfkit.lab import Lab
-        from perfkit.lab.s3_network import S3Network, current_network
+        from perfkit.lab.s3_network import S3Network
 
         if not current_network(lab_home()).emulated:  # S3 on this machine, no proxy between: its server's log
             return None  # gives no bytes for a GET (versitygw logs the size of bodies it buffers only)

@@ -1,9 +1,11 @@
 """The lab's S3 at a distance: Toxiproxy between every S3 client and the S3 server, with the network profile's
 round trip and bandwidths as its toxics. HDFS stays local, as with data locality on a cluster.
 
-The proxy always runs with the lab (it is light); S3's clients go through it only while a profile emulates a network
-(`local` sends them straight to the server, as before). The profile is kept in the lab home, so a restarted proxy
-gets its toxics back; the toxics live only in the proxy's memory: `lab down` leaves no rule anywhere.
+The proxy always runs with the lab (it is light). S3's clients always use the lab's `s3` port: while a profile emulates
+a network the proxy listens there and the S3 server sits behind it on `s3_behind_proxy`; with `local` the proxy's
+listener is off and the server takes the port itself (perfkit.lab.s3), so the clients reach it straight, as before.
+The profile is kept in the lab home, so a restarted proxy gets its toxics back; the toxics live only in the proxy's
+memory: `lab down` leaves no rule anywhere.
 """
 from __future__ import annotations
 
@@ -109,23 +111,25 @@ class S3Network(Service):
 
     def __init__(self, home: Path, ports: LabPorts):
         super().__init__(home, ports)
-        self.daemons = [Daemon("toxiproxy", home, "toxiproxy-server",
-                               ports={"toxiproxy": ports.toxiproxy, "s3_proxy": ports.s3_proxy})]
+        # its proxy's listener takes the s3 port only while a network is emulated: S3Server lists that port
+        self.daemons = [Daemon("toxiproxy", home, "toxiproxy-server", ports={"toxiproxy": ports.toxiproxy})]
         self.config = home / "toxiproxy.json"
-        self.total = TotalBandwidth(home, ports.s3_proxy)
+        self.total = TotalBandwidth(home, ports.s3)
         self._metrics = KeptAliveHttp()  # read around every run on S3 (perfkit.accounting): a round trip, kept
 
     @property
     def endpoint(self) -> str:
-        """Where S3's clients send requests to go through the emulated network."""
-        return f"http://{HOST}:{self.ports.s3_proxy}"
+        """Where S3's clients send requests to go through the emulated network (the s3 port)."""
+        return f"http://{HOST}:{self.ports.s3}"
 
     @property
     def api(self) -> str:
         return f"http://{HOST}:{self.ports.toxiproxy}"
 
     def addresses(self) -> dict[str, str]:
-        return {"toxiproxy": f"{self.endpoint} -> S3 at {HOST}:{self.ports.s3} (API {self.api})"}
+        if not current_network(self.home).emulated:
+            return {"toxiproxy": f"API {self.api} (listens on {self.endpoint} while a network is emulated)"}
+        return {"toxiproxy": f"{self.endpoint} -> S3 at {HOST}:{self.ports.s3_behind_proxy} (API {self.api})"}
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         # -proxy-metrics: byte totals per proxy and direction at /metrics (every S3 client's traffic is counted)
@@ -134,8 +138,10 @@ class S3Network(Service):
 
     def start(self) -> None:
         if self.daemon.pid() is None:
-            atomic.write_text(self.config, json.dumps([{"name": PROXY, "listen": f"{HOST}:{self.ports.s3_proxy}",
-                                                        "upstream": f"{HOST}:{self.ports.s3}", "enabled": True}]))
+            # the listener off at first: apply() opens it once the S3 server has left the s3 port
+            atomic.write_text(self.config, json.dumps([{"name": PROXY, "listen": f"{HOST}:{self.ports.s3}",
+                                                        "upstream": f"{HOST}:{self.ports.s3_behind_proxy}",
+                                                        "enabled": False}]))
             self.daemon.start(self.argv(), env={"LOG_LEVEL": "warn"})  # not a line per API call and connection
         # the proxy answering is enough here: health() also wants the toxics, which apply() puts in next
         self.daemon.wait_until(self._answers, 20, "read the log; is another program on the Toxiproxy ports?")
@@ -143,18 +149,26 @@ class S3Network(Service):
 
     def _answers(self) -> bool:
         try:
-            return bool(self._request("GET", f"/proxies/{PROXY}").get("enabled"))
+            return self._request("GET", f"/proxies/{PROXY}").get("name") == PROXY
         except PerfkitError:
             return False
 
     def apply(self, network: NetworkProfile) -> None:
-        """Replace the proxy's toxics by the profile's (existing connections follow at once)."""
+        """Replace the proxy's toxics by the profile's (existing connections follow at once), and listen on the s3
+        port while the profile emulates a network (the S3 server is then behind it: S3Server.port)."""
         proxy = self._request("GET", f"/proxies/{PROXY}")
         for toxic in proxy.get("toxics") or []:
             self._request("DELETE", f"/proxies/{PROXY}/toxics/{toxic['name']}")
         for toxic in toxics(network):
             self._request("POST", f"/proxies/{PROXY}/toxics", toxic)
+        if bool(proxy.get("enabled")) != network.emulated:
+            self._request("POST", f"/proxies/{PROXY}", {"enabled": network.emulated})
         self.total.set(network.total_mb_s)
+
+    def close(self) -> None:
+        """Turn the proxy's listener off (its connections end): the s3 port is free for the S3 server itself."""
+        if self.daemon.pid() is not None:
+            self._request("POST", f"/proxies/{PROXY}", {"enabled": False})
 
     def stop(self) -> list[str]:
         self.total.clear()
@@ -178,12 +192,15 @@ class S3Network(Service):
             proxy = self._request("GET", f"/proxies/{PROXY}")
         except PerfkitError as err:
             return False, str(err)[:120]
-        if not proxy.get("enabled"):
-            return False, f"proxy {PROXY} is disabled"
         network = current_network(self.home)
+        if bool(proxy.get("enabled")) != network.emulated:
+            return False, (f"network {network.name} set, but the proxy's listener is "
+                           f"{'on' if proxy.get('enabled') else 'off'}: `perfkit lab network {network.name}` sets it")
         have = sorted(t["name"] for t in proxy.get("toxics") or [])
         if have != sorted(t["name"] for t in toxics(network)):
             return False, f"network {network.name} set, but the proxy has toxics {have or 'none'}"
+        if not network.emulated:
+            return True, "network local: listener off, S3's clients reach the server itself"
         return True, f"network {network.describe()}"
 
     def _request(self, method: str, path: str, body: dict | None = None) -> dict:

@@ -56,7 +56,7 @@ class LabPorts:
     datanode: int = 9866
     datanode_http: int = 9864
     datanode_ipc: int = 9867
-    s3: int = 7070
+    s3: int = 7070  # where every S3 client of the lab sends requests: the S3 server, or the network's proxy before it
     metastore: int = 9083  # the Hive metastore (thrift) that Spark, Hive and Trino share
     hiveserver2: int = 10000  # real Hive's HiveServer2
     hiveserver2_http: int = 10002  # its web UI, for its JMX servlet (the S3A statistics of its JVM)
@@ -68,7 +68,7 @@ class LabPorts:
     alluxio_worker: int = 29999
     alluxio_worker_web: int = 30000
     alluxio_proxy: int = 39999  # Alluxio's S3 API
-    s3_proxy: int = 7071  # Toxiproxy's listener in front of the S3 server: S3 behind an emulated network
+    s3_behind_proxy: int = 7071  # the S3 server's own port while an emulated network's proxy takes the s3 port
     toxiproxy: int = 8474  # Toxiproxy's HTTP API (its default port)
     # YARN, in the cluster shape only (perfkit.lab.shape): YARN's default ports
     yarn_resourcemanager: int = 8032  # where clients (Spark, Hive's MapReduce) submit applications
@@ -139,19 +139,20 @@ def java_tmpdir(home: Path | None = None) -> str:
 S3_ENDPOINT_FILE = "s3-endpoint"  # in the lab home: where the lab's S3 clients send requests, when not direct
 
 
-def direct_s3_endpoint(ports: LabPorts) -> str:
+def default_s3_endpoint(ports: LabPorts) -> str:
+    """The s3 port: the lab's S3 server itself, or the emulated network's proxy in front of it (perfkit.lab.s3)."""
     return f"http://{HOST}:{ports.s3}"
 
 
 def lab_s3_endpoint(ports: LabPorts, home: Path | None = None) -> str:
-    """Where every S3 client of the lab (each engine, tool and tier) sends its requests: the lab's S3 server, or
-    the endpoint `perfkit lab up --s3-endpoint URL` put in front of it (a proxy)."""
+    """Where every S3 client of the lab (each engine, tool and tier) sends its requests: the lab's s3 port, or
+    the endpoint `perfkit lab up --s3-endpoint URL` put in front of it (a proxy of the user's)."""
     path = checked_home(home) / S3_ENDPOINT_FILE
-    return path.read_text(encoding="utf-8").strip() if path.is_file() else direct_s3_endpoint(ports)
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else default_s3_endpoint(ports)
 
 
 def set_lab_s3_endpoint(url: str | None, home: Path | None = None) -> None:
-    """Record where the lab's S3 clients send requests (None: straight to the lab's S3 server)."""
+    """Record where the lab's S3 clients send requests (None: the lab's own s3 port)."""
     from perfkit import atomic
 
     path = checked_home(home) / S3_ENDPOINT_FILE

@@ -9,7 +9,7 @@ from perfkit.calibration import Calibration
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.findings import where
-from perfkit.lab.settings import LabPorts, direct_s3_endpoint
+from perfkit.lab.settings import LabPorts, default_s3_endpoint
 from perfkit.lab.s3_network import TotalBandwidth, current_network, save_network, toxics
 from perfkit.network import PROFILES, network_profile
 
@@ -71,11 +71,11 @@ def test_sending_s3_clients_past_the_emulator_sets_the_network_local_and_says_so
     lab_credentials(create=True, home=tmp_path)  # HDFS's core-site.xml, rewritten for `hadoop fs`, names the keys
     lab = Lab()  # down: nothing to restart
     save_network(PROFILES["ec2-s3"], tmp_path)
-    assert lab.send_s3_to(lab.service("s3-network").endpoint) == []  # through the emulator: it stays
+    assert lab.send_s3_to(lab.service("s3-network").endpoint) == []  # the lab's s3 port, through the emulator: it stays
     assert current_network(tmp_path) == PROFILES["ec2-s3"] and capsys.readouterr().out == ""
     lab.send_s3_to(None)  # `lab up --s3-endpoint direct`
     assert current_network(tmp_path).name == "local"
-    assert lab_s3_endpoint(LabPorts.from_env(), tmp_path) == direct_s3_endpoint(LabPorts.from_env())
+    assert lab_s3_endpoint(LabPorts.from_env(), tmp_path) == default_s3_endpoint(LabPorts.from_env())
     assert capsys.readouterr().out == (
         "lab: S3 network now local, was ec2-s3: 20 ms round trip ± 4 ms, 85 MB/s per connection: its S3 clients go "
         "to the lab S3 server, not through the emulator (`perfkit lab network ec2-s3` puts them behind it again)\n")

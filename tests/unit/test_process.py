@@ -1,10 +1,11 @@
 import socket
+import sys
 
 import pytest
 
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import Lab
-from perfkit.lab.process import Daemon, start_failure
+from perfkit.lab.process import Daemon, port_in_use, start_failure
 from perfkit.lab.settings import LabPorts
 
 
@@ -37,6 +38,24 @@ def test_a_busy_port_names_the_service_port_and_fix(tmp_path):
         lab = Lab(home=tmp_path, ports=LabPorts(s3=port))
         with pytest.raises(PerfkitError, match=rf"s3 cannot start: port {port} \(s3\) .* PERFKIT_LAB_PORT_S3"):
             lab._check_ports(lab.services[1])
+
+
+def test_a_port_held_by_a_daemon_of_the_lab_itself_does_not_block_a_start(tmp_path):
+    free = []
+    for _ in range(2):  # the s3 port, held by the toy proxy, and the one the server moves to
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            free.append(probe.getsockname()[1])
+    port = free[0]
+    lab = Lab(home=tmp_path, ports=LabPorts(s3=port, s3_behind_proxy=free[1]))
+    proxy = lab.service("s3-network").daemon  # behind an emulated network its proxy holds the s3 port
+    listen = f"import socket, time; s = socket.socket(); s.bind(('127.0.0.1', {port})); s.listen(); time.sleep(60)"
+    proxy.start([sys.executable, "-c", listen, "toxiproxy-server"])  # the proxy's marker on its command line
+    try:
+        proxy.wait_until(lambda: port_in_use("127.0.0.1", port), 10, "")
+        lab._check_ports(lab.service("s3"))  # the S3 server moves behind it: no refusal
+    finally:
+        proxy.stop()
 
 
 SPARK_BIND_FAILURE = """\
