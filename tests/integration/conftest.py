@@ -34,10 +34,22 @@ def pytest_configure(config):
         os.environ[f"PERFKIT_LAB_PORT_{port.name.upper()}"] = str(getattr(ports, port.name) + index * WORKER_PORT_SHIFT)
 
 
+# The longest modules go first: pytest-xdist hands a free worker the next module in this order (`make test` turns off
+# its own order, by number of tests, which put one-test modules of a minute or more, like test_sigterm_lab, last).
+# Seconds from CI's two-lab run of 593d757 (the lab start falls on whichever module a worker runs first).
+LONGEST_FIRST = {"test_suites_lab.py": 360, "test_notebook.py": 310, "test_io_accounting_lab.py": 185,
+                 "test_alluxio_lab.py": 145, "test_query_faults.py": 120, "test_sigterm_lab.py": 75,
+                 "test_queries.py": 60, "test_cache_tier_lab.py": 55}
+# test_zz_lab_down stops its worker's lab, after every other module of that worker; the cluster module's own lab after
+LAST = "test_zz"
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.lab)
+    position = {id(item): n for n, item in enumerate(items)}
+    items.sort(key=lambda item: (item.path.name.startswith(LAST), -LONGEST_FIRST.get(item.path.name, 0), position[id(item)]))
 
 
 def _log_sizes() -> dict:
