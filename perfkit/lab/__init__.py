@@ -294,9 +294,13 @@ class Lab:
             if daemon.pid() is not None:
                 continue
             for field, port in daemon.ports.items():
-                # the lab's own daemons may hold it: the network's proxy on the s3 port, its server behind it
-                if port_in_use(HOST, port) and (port_owner(HOST, port) or (None,))[0] not in self.pids():
+                if port_in_use(HOST, port) and not self._holds(port):
                     raise PerfkitError(self._port_taken(service, daemon, field, port))
+
+    def _holds(self, port: int) -> bool:
+        """Whether one of this lab's own daemons listens on `port` (the network's proxy on the s3 port)."""
+        owner = port_owner(HOST, port)
+        return owner is not None and owner[0] in self.pids()
 
     def _port_taken(self, service: Service, daemon, field: str, port: int) -> str:
         who = daemon.name if daemon.name == service.name else f"{daemon.name} ({service.name})"

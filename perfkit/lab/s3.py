@@ -53,8 +53,6 @@ class S3Server(Service):
     def start(self) -> None:
         creds = lab_credentials(create=True, home=self.home)
         (self.root / BUCKET).mkdir(parents=True, exist_ok=True)  # posix backend: a folder is a bucket
-        if self.serving_port() not in (None, self.port):
-            self.daemon.stop()  # placed for another network: the caller (Lab.set_network) freed this one's port
         if self.daemon.pid() is None:
             set_aside_if_large(s3_access_log(self.home))
             # keys through the environment, so they never show in `ps`

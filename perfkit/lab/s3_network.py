@@ -162,13 +162,16 @@ class S3Network(Service):
         for toxic in toxics(network):
             self._request("POST", f"/proxies/{PROXY}/toxics", toxic)
         if bool(proxy.get("enabled")) != network.emulated:
-            self._request("POST", f"/proxies/{PROXY}", {"enabled": network.emulated})
+            self._listen(network.emulated)
         self.total.set(network.total_mb_s)
 
     def close(self) -> None:
         """Turn the proxy's listener off (its connections end): the s3 port is free for the S3 server itself."""
         if self.daemon.pid() is not None:
-            self._request("POST", f"/proxies/{PROXY}", {"enabled": False})
+            self._listen(False)
+
+    def _listen(self, on: bool) -> None:
+        self._request("POST", f"/proxies/{PROXY}", {"enabled": on})
 
     def stop(self) -> list[str]:
         self.total.clear()
