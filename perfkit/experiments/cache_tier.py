@@ -12,6 +12,7 @@ read that did not hit the cache shows.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -25,6 +26,7 @@ from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.protocol import Step, drop_page_cache
 from perfkit.results import ResultSet
 from perfkit.tiers import BACKING, Counters, is_tier, tier
+from perfkit.tiers.base import SETTLE_POLL_S
 from perfkit.progress import progress_bar
 
 EXPERIMENT = "cache_tier"
@@ -88,7 +90,9 @@ class CacheTierComparison(QueryComparison):
             first = len(results.records)
             self.measure(results, engine, query, Step("measured", round_, where), tables)
             # the fill this read started belongs to this try's counters, and must not run into the next try
+            waited = time.monotonic()
             settled = cache.settle() if cache is not None else None
+            waited = time.monotonic() - waited
             after = self.counters(engine, where)
             used = after - before if after and before else None
             held = cache.cached_bytes() if cache is not None else None
@@ -98,8 +102,8 @@ class CacheTierComparison(QueryComparison):
                     record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
                 if held is not None:
                     record.params["tier_holds_bytes"] = held
-                if settled:
-                    record.params["settled"] = settled
+                if settled:  # the tier fills in the background: how long past the query it went on
+                    record.params.update({"settled": settled, "fill_wait_s": round(waited, 2)})
 
     def size_notes(self, tableset) -> dict[str, str]:
         """Tier -> why it cannot hold the data (only tiers that cannot)."""
@@ -126,7 +130,7 @@ class CacheTierComparison(QueryComparison):
         frame = self._results().to_frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         params = pd.DataFrame(list(frame["params"]), index=frame.index)
-        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled"):
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled", "fill_wait_s"):
             frame[column] = params[column] if column in params else None
         return frame
 
@@ -171,6 +175,7 @@ class CacheTierComparison(QueryComparison):
         if len(missed):
             sentences.append(f"{plural(len(missed), 'hot run')} still fetched from S3 "
                              f"({missed['MB from S3'].sum():.1f} MB in all): not all from the cache.")
+        sentences += self._cold_price_sentences()
         if self.runs < 3:
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")
@@ -180,6 +185,36 @@ class CacheTierComparison(QueryComparison):
         if len(failed := self.failures()):
             found.undecided.append(f"{plural(len(failed), 'failed run')} (listed under Failures)")
         return found
+
+    def _cold_price_sentences(self) -> list[str]:
+        """Per tier: what its cold tries fetched from S3 against what the same queries read when hot (all they read,
+        from the cache or not), and how long a background fill went on after the cold query ended."""
+        frame = self.tries_frame()
+        frame = frame[frame["storage"].map(is_tier)]
+        sentences = []
+        for (engine, where_), group in frame.groupby(["subject", "storage"], sort=False):
+            keyed = group.set_index(["case", "iteration", "try"])
+            cold, warm, hot = (_try_rows(keyed, try_) for try_ in TRIES)
+            pairs = cold.index.intersection(hot.index)
+            from_s3 = cold.loc[pairs, "s3_bytes"].astype(float)
+            hot_read = hot.loc[pairs, "cache_bytes"].astype(float) + hot.loc[pairs, "s3_bytes"].astype(float)
+            if not len(pairs) or from_s3.isna().any() or hot_read.isna().any():
+                continue  # no counters from this tier, or no cold and hot try of the same query and round
+            fetched, read = from_s3.sum(), hot_read.sum()
+            times = "try" if len(pairs) == 1 else "tries"
+            sentence = (f"The cold tier's price, {engine} through {where_}: its cold {times} fetched "
+                        f"{fetched / 1e6:.1f} MB from S3 for queries that read {read / 1e6:.1f} MB when hot")
+            if read > 0:
+                sentence += f" ({fetched / read:.1f}× the bytes read)"
+            waits = cold.loc[pairs, "fill_wait_s"].dropna().astype(float)
+            if len(waits):
+                sentence += (f", and it was seen full {_seconds_range(waits)} after the query (its background fill, "
+                             f"looked at every {SETTLE_POLL_S:g} s)")
+            elif len(warm_s3 := warm["s3_bytes"].dropna().astype(float)):  # its fill is the read itself
+                sentence += (f", and had nothing left to fill after the query: its warm {times} fetched "
+                             f"{warm_s3.sum() / 1e6:.1f} MB from S3")
+            sentences.append(sentence + ".")
+        return sentences
 
     def counters_table(self) -> pd.DataFrame:
         """Every tier run with the bytes its tier served from cache and fetched from S3; a hot run that fetched
@@ -214,6 +249,18 @@ def _hit_check(try_: str, s3_mb: float) -> str:
     if try_ == "hot" and s3_mb > 0:
         return f"hot read fetched {s3_mb} MB from S3: not all from the cache"
     return "ok"
+
+
+def _try_rows(keyed: pd.DataFrame, try_: str) -> pd.DataFrame:
+    """The rows of one try, indexed by (query, round)."""
+    if try_ in keyed.index.get_level_values("try"):
+        return keyed.xs(try_, level="try")
+    return keyed.iloc[0:0].droplevel("try")
+
+
+def _seconds_range(seconds) -> str:
+    low, high = f"{min(seconds):.1f}", f"{max(seconds):.1f}"
+    return f"{low} s" if low == high else f"{low}–{high} s"
 
 
 def _ratio_range(ratios) -> str:

@@ -1,5 +1,7 @@
 """Issue 11 on the lab: the taxi suite through Alluxio and Trino's file-system cache gives S3's results; the cold
 try after emptying reads from S3 and the hot try does not, by each tier's own counters."""
+import re
+
 from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.suites import DEFAULT_TABLE
 
@@ -31,3 +33,14 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     assert set(counters.loc[counters["tier"] == "alluxio", "MB the tier holds after"]) != {0.0}
     assert set(c.tries_table()["tier"]) == {"alluxio", "trino-cache"}
     assert c.notes().empty  # 1 GB of store holds the taxi data
+    # the cold tier's price, from the same counters: what each cold try fetched against what its hot try read
+    prices = [s for s in c.findings().sentences if s.startswith("The cold tier's price")]
+    assert len(prices) == 3, prices  # trino and spark through alluxio, trino through trino-cache
+    for (engine, where), tries in counters.groupby(["engine", "tier"]):
+        by_try = tries.set_index("try")
+        read_hot = by_try.loc["hot", "MB from cache"] + by_try.loc["hot", "MB from S3"]
+        said = next(s for s in prices if f", {engine} through {where}:" in s)
+        fetched, read = map(float, re.search(r"fetched ([\d.]+) MB from S3 for queries that read ([\d.]+) MB", said)
+                            .groups())
+        assert abs(fetched - by_try.loc["cold", "MB from S3"]) <= 0.06 and abs(read - read_hot) <= 0.07, said
+        assert ("seen full" if where == "alluxio" else "nothing left to fill") in said, said

@@ -145,3 +145,23 @@ def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_
     assert found.sentences[1] == "2 hot runs still fetched from S3 (18.0 MB in all): not all from the cache."
     assert found.undecided[0].startswith("2 rounds per query and tier: medians without a spread")
     assert found.conditions == "taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot; the embedded lab on this machine"
+
+
+def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the_fill_after_the_query(tmp_path):
+    c = _comparison(tmp_path, [
+        ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
+        ("alluxio", "cold", 5.0, 0, 87.7), ("alluxio", "warm", 1.0, 0.89, 0), ("alluxio", "hot", 0.8, 0.8, 0.09),
+        ("trino-cache", "cold", 0.7, 0, 0.9), ("trino-cache", "warm", 0.3, 0.9, 0), ("trino-cache", "hot", 0.3, 0.9, 0)])
+    c.storages = ["s3", "alluxio", "trino-cache"]
+    for record in c.results.records:  # Alluxio filled in the background: 2.6 s, then 1.0 s past the query
+        if record.storage == "alluxio" and record.params["try"] == "cold":
+            record.params["fill_wait_s"] = (2.6, 1.0)[record.iteration]
+    sentences = [s for s in c.findings().sentences if s.startswith("The cold tier's price")]
+    # two rounds: 2 x 87.7 MB fetched cold, 2 x (0.8 + 0.09) MB read hot; 175.4 / 1.78 = 98.5
+    assert sentences == [
+        "The cold tier's price, trino through alluxio: its cold tries fetched 175.4 MB from S3 for queries that read "
+        "1.8 MB when hot (98.5× the bytes read), and it was seen full 1.0–2.6 s after the query (its background fill, "
+        "looked at every 0.5 s).",
+        "The cold tier's price, trino through trino-cache: its cold tries fetched 1.8 MB from S3 for queries that read "
+        "1.8 MB when hot (1.0× the bytes read), and had nothing left to fill after the query: its warm tries fetched "
+        "0.0 MB from S3."]
