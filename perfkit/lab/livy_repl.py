@@ -50,19 +50,29 @@ class Repl:
     def __init__(self, namespace: dict | None = None):
         self.namespace = namespace if namespace is not None else {}
         self.magics = {"table": self._table, "json": self._json, "matplot": self._matplot}
-        self.running = False
+        self.running = False  # a statement is taken: a SIGINT from now on cancels it
+        self.in_code = False  # the statement's own code runs: a SIGINT stops it where it is
+        self.cancelled = False
 
     def interrupt(self, signum=None, frame=None) -> None:
-        """SIGINT (a cancel): stops the statement that runs; between statements there is nothing to stop."""
+        """SIGINT (a cancel): stops the statement that runs, or keeps the one just taken from starting; between
+        statements there is nothing to stop."""
         if self.running:
+            self.cancelled = True
+        if self.in_code:
             raise KeyboardInterrupt
+
+    def take(self) -> None:
+        """A statement is taken (the server interrupts only after the REPL said so: a SIGINT sent before it would
+        fall between statements and be lost)."""
+        self.running, self.cancelled = True, False
 
     def execute(self, code: str) -> dict:
         self.running = True
         try:
             return self._execute(code)
         finally:
-            self.running = False
+            self.running = self.cancelled = False
 
     def _execute(self, code: str) -> dict:
         try:
@@ -113,11 +123,16 @@ class Repl:
     def _run(self, module) -> dict:
         body = module.body
         try:
+            self.in_code = True
+            if self.cancelled:  # cancelled after it was taken, before its code began
+                raise KeyboardInterrupt
             for node in body[:-1]:
                 exec(compile(ast.Module([node], []), "<stdin>", "exec"), self.namespace)
             for node in body[-1:]:
                 exec(compile(ast.Interactive([node]), "<stdin>", "single"), self.namespace)
+            self.in_code = False
         except BaseException:  # noqa: BLE001 - the user's error (KeyboardInterrupt: a cancel) is the reply
+            self.in_code = False
             raise _Raised(sys.exc_info()) from None
         return {}
 
@@ -238,6 +253,9 @@ def main() -> None:
     try:
         for line in sys.stdin:
             if line.strip():
+                repl.take()
+                replies.write(json.dumps({"started": True}) + "\n")  # from now on a cancel reaches this statement
+                replies.flush()
                 replies.write(json.dumps(repl.execute(json.loads(line)["code"]), default=str) + "\n")
                 replies.flush()
     finally:

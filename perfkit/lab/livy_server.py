@@ -62,6 +62,7 @@ class Session:
         self.queue: list[Statement] = []
         self.lock = threading.Condition()
         self.process: subprocess.Popen | None = None
+        self.executing = False  # the REPL has taken the running statement (said so): a SIGINT reaches it
         threading.Thread(target=self._run, daemon=True).start()
 
     def json(self) -> dict:
@@ -120,8 +121,14 @@ class Session:
                 statement.state, statement.started, self.state = "running", _now_ms(), "busy"
             self.process.stdin.write(json.dumps({"code": statement.code}) + "\n")
             self.process.stdin.flush()
-            reply = self.process.stdout.readline()
+            started = self.process.stdout.readline()  # the REPL took it: a SIGINT now cancels this statement
             with self.lock:
+                self.executing = bool(started)
+                if started and statement.state == "cancelling":  # cancelled before the REPL took it
+                    self.process.send_signal(signal.SIGINT)
+            reply = self.process.stdout.readline() if started else ""
+            with self.lock:
+                self.executing = False
                 if not reply:
                     statement.state, self.state = "error", "dead"
                     statement.output = {"status": "error", "execution_count": statement.id, "ename": "SessionDied",
@@ -149,7 +156,8 @@ class Session:
                 statement.state = "cancelled"
             elif statement.state == "running" and self.process:
                 statement.state = "cancelling"
-                self.process.send_signal(signal.SIGINT)  # the REPL's statement stops with KeyboardInterrupt
+                if self.executing:  # else the REPL has not taken it yet: _run interrupts it when it has
+                    self.process.send_signal(signal.SIGINT)  # the REPL's statement stops with KeyboardInterrupt
 
     def stop(self) -> None:
         with self.lock:

@@ -79,3 +79,15 @@ def test_unknown_magics_and_missing_names_are_errors(repl):
                                                                   "unknown magic command 'display'")
     reply = repl.execute("%json nothing")
     assert (reply["status"], reply["ename"], reply["evalue"]) == ("error", "KeyError", "'nothing'")
+
+
+def test_a_cancel_after_the_statement_is_taken_stops_it_and_one_between_statements_is_dropped(repl):
+    """The server interrupts only once the REPL said it took a statement; the SIGINT may still come before the code
+    begins (a loaded machine), and must stop it rather than fall between statements."""
+    repl.take()
+    repl.interrupt()  # before the code began
+    reply = repl.execute("ran = True")
+    assert (reply["status"], reply["ename"]) == ("error", "KeyboardInterrupt") and "ran" not in repl.namespace
+    repl.interrupt()  # between statements: nothing to stop, and nothing kept for the next one
+    repl.take()
+    assert repl.execute("ran = True\nran") == {"status": "ok", "data": {"text/plain": "True"}}
