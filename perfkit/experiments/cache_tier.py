@@ -22,7 +22,7 @@ from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, plural
 from perfkit.experiments.engine_storage_matrix import _rotated
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, _range
 from perfkit.protocol import Step, drop_page_cache
 from perfkit.results import ResultSet
 from perfkit.tiers import BACKING, Counters, is_tier, tier
@@ -166,7 +166,7 @@ class CacheTierComparison(QueryComparison):
                 if len(ratios):
                     faster = int((ratios > SAME).sum())
                     slower = int((ratios < 1 / SAME).sum())
-                    parts.append(f"{try_} {_ratio_range(ratios)} S3's speed ({faster} faster, {slower} slower, "
+                    parts.append(f"{try_} {_range(ratios, '{:.2f}×')} S3's speed ({faster} faster, {slower} slower, "
                                  f"{len(ratios) - faster - slower} about the same of {plural(len(ratios), 'query')})")
             if parts:
                 sentences.append(f"{engine} through {where_}: " + "; ".join(parts) + ".")
@@ -208,7 +208,7 @@ class CacheTierComparison(QueryComparison):
                 sentence += f" ({fetched / read:.1f}× the bytes read)"
             waits = cold.loc[pairs, "fill_wait_s"].dropna().astype(float)
             if len(waits):
-                sentence += (f", and it was seen full {_seconds_range(waits)} after the query (its background fill, "
+                sentence += (f", and it was seen full {_range(waits, '{:.1f}')} s after the query (its background fill, "
                              f"looked at every {SETTLE_POLL_S:g} s)")
             elif len(warm_s3 := warm["s3_bytes"].dropna().astype(float)):  # its fill is the read itself
                 sentence += (f", and had nothing left to fill after the query: its warm {times} fetched "
@@ -258,11 +258,3 @@ def _try_rows(keyed: pd.DataFrame, try_: str) -> pd.DataFrame:
     return keyed.iloc[0:0].droplevel("try")
 
 
-def _seconds_range(seconds) -> str:
-    low, high = f"{min(seconds):.1f}", f"{max(seconds):.1f}"
-    return f"{low} s" if low == high else f"{low}–{high} s"
-
-
-def _ratio_range(ratios) -> str:
-    low, high = f"{min(ratios):.2f}×", f"{max(ratios):.2f}×"
-    return low if low == high else f"{low}–{high}"

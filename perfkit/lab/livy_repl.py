@@ -130,10 +130,10 @@ class Repl:
                 exec(compile(ast.Module([node], []), "<stdin>", "exec"), self.namespace)
             for node in body[-1:]:
                 exec(compile(ast.Interactive([node]), "<stdin>", "single"), self.namespace)
-            self.in_code = False
         except BaseException:  # noqa: BLE001 - the user's error (KeyboardInterrupt: a cancel) is the reply
-            self.in_code = False
             raise _Raised(sys.exc_info()) from None
+        finally:
+            self.in_code = False
         return {}
 
     def _magic(self, line: str) -> dict:
