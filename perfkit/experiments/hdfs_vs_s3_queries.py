@@ -397,14 +397,14 @@ class QueryComparison(Experiment):
                       iteration=step.iteration, params=params)
         accounting = self.run_accounting(engine, step.storage)
         before = {} if accounting else self.s3_requests(results, engine, step.storage)
-        started = now()
         with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
             if watch.problem:  # do not even start: the run would only wait in storage-client retries
-                results.add(**record, started_at=started, wall_s=None, ok=False, error=watch.problem)
+                results.add(**record, started_at=now(), wall_s=None, ok=False, error=watch.problem)
                 return
             if accounting:
                 accounting.before()
-            t0 = time.perf_counter()
+            # started_at + wall_s is the timed interval: the snapshot above is outside both
+            started, t0 = now(), time.perf_counter()
             try:
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
