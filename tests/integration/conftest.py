@@ -98,3 +98,28 @@ def lab():
 @pytest.fixture(scope="session")
 def profile(lab):
     return load_profile("lab")
+
+
+@pytest.fixture
+def s3_counts_agree(profile):
+    """A check of measured runs through engines that count their own S3 requests: on every run on S3 the server and
+    the engine counted the same GET, HEAD and LIST requests (the run attributable, only the server's bytes missing on
+    the lab's `local` network); the S3 server saw none of a run on HDFS, the NameNode did."""
+    from perfkit.accounting.table import EXACT
+
+    no_bytes = {"server.s3_bytes_read": profile.provider.s3_bytes_not_counted()}
+
+    def check(runs, engines: set[str]) -> None:
+        on_s3 = [r for r in runs if r.storage == "s3"]
+        assert {r.subject for r in on_s3} == engines
+        for r in on_s3:
+            assert r.io["attributable"] and r.io["missing"] == no_bytes, (r.subject, r.case, r.io)
+            server, engine = r.io["server"], r.io["engine"]
+            assert server["s3_get"] > 0, (r.subject, r.case, server)
+            # the whole record in the message (a str: pytest shortens a tuple's repr), retries and sources included
+            assert {n: server.get(n, 0) for n in EXACT} == {n: engine.get(n, 0) for n in EXACT}, \
+                f"{r.subject} {r.case} iteration {r.iteration}: {r.io}"
+        for r in (r for r in runs if r.storage == "hdfs"):
+            assert r.io["server"].get("s3_get", 0) == 0 and r.io["server"]["hdfs_read_ops"] > 0, (r.subject, r.case)
+
+    return check

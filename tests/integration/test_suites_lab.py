@@ -50,6 +50,14 @@ def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_
     assert (ranking["queries"] == 22).all()
 
 
+def test_tpch_runs_are_counted_alike_by_the_s3_server_and_the_engines(tpch, s3_counts_agree):
+    """Each of the 22 queries once per engine and storage, as the matrix ran them (test_io_accounting_lab: the taxi
+    suite's runs after a warm-up and after one another)."""
+    runs = [r for r in tpch.results.records if r.phase == "measured" and r.ok]
+    assert len(runs) == 22 * len(ENGINES) * 2
+    s3_counts_agree(runs, set(ENGINES))
+
+
 def test_hive_gives_the_generators_answer_to_every_tpch_query(tpch, reference):
     """Hive's dialect on all 22 queries, on the placed files in HDFS. Not timed on both storages as the others are:
     its query text does not depend on the storage, its S3 reads are tested on the taxi suite (test_engine_conformance,
