@@ -38,7 +38,7 @@ test-deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,lab]'
+	$(BIN)/python -m pip install -q -e '.[dev,lab,report,tools]'
 	touch $@
 
 ## the main job: bring the lab up and render every notebook into reports/; every step timed, the times printed last

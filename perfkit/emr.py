@@ -26,6 +26,7 @@ from typing import Callable
 
 from perfkit import report
 from perfkit.errors import PerfkitError
+from perfkit.extras import require
 from perfkit.paths import ensure_writable_dir, project_root
 
 DEFAULT_SERVICE_ROLE = "EMR_Notebooks_DefaultRole"
@@ -89,6 +90,8 @@ def run_notebook(notebook: Path | str, editor_id: str, cluster_id: str, paramete
     (the execution is stopped: a forgotten run would hold the cluster) and Ctrl-C (stopped too, then re-raised) are
     recorded with what output EMR wrote; only an execution that finished without any readable output raises."""
     notebook = Path(notebook)
+    for module in ("nbformat", "nbconvert"):  # the executed notebook, read and rendered here
+        require(module, "perfkit emr run")
     if not notebook.is_file():
         raise PerfkitError(f"notebook {notebook} does not exist: give the local copy of the workspace's notebook, "
                            "e.g. notebooks/hdfs_vs_s3_queries.ipynb")

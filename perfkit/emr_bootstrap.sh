@@ -9,6 +9,8 @@
 # Usage: perfkit-bootstrap.sh PACKAGE
 #   PACKAGE: perfkit's wheel, as an s3:// URL or a path (python -m pip wheel --no-deps -w dist .), or a pip requirement
 #   PERFKIT_PYTHON: the Python to install into (default: python3)
+#   PERFKIT_EXTRAS: perfkit's extras to add, e.g. "report,tools" for the notebook environment (default: none; on every
+#     node perfkit alone: no Jupyter, and no aws CLI v1 whose `aws` would shadow the node's own on its PATH)
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -33,6 +35,9 @@ esac
 # the Spark the cluster runs, as this Python sees it: pip must not bring one of its own (perfkit requires none)
 spark_of() { "$python" -c 'import pyspark; print(pyspark.__version__, pyspark.__file__)' 2>/dev/null || echo "none"; }
 before="$(spark_of)"
+if [ -n "${PERFKIT_EXTRAS:-}" ]; then
+  package="$package[$PERFKIT_EXTRAS]"
+fi
 $sudo "$python" -m pip install --quiet --disable-pip-version-check "$package"
 after="$(spark_of)"
 if [ "$before" != "$after" ]; then

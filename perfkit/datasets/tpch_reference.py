@@ -19,6 +19,7 @@ from pathlib import Path
 from perfkit.datasets.tpch import TABLES
 from perfkit.engines import result_hash
 from perfkit.errors import PerfkitError
+from perfkit.extras import require
 from perfkit.progress import progress_bar
 
 REFERENCE_MAX_SCALE = 1.0  # the driver generates and queries the data: keep it to what one machine does in minutes
@@ -70,8 +71,7 @@ def answers_over(folder: Path, queries, progress: bool = True) -> dict[str, Refe
 
     Decimal columns are read as DOUBLE, the type the engines under test see (the tpch connector's prices are
     doubles), so sums and averages agree within result_hash's float tolerance."""
-    import duckdb
-
+    duckdb = require("duckdb", "the independent TPC-H check")
     answers = {}
     with duckdb.connect() as con:
         for table in TABLES:
@@ -98,7 +98,7 @@ def _tpchgen_cli() -> str:
     found = shutil.which("tpchgen-cli")
     if not found:
         raise PerfkitError("tpchgen-cli is not installed: the independent TPC-H check needs it. "
-                           "Fix: pip install 'tpchgen-cli>=4' (make install does)")
+                           "Fix: pip install 'perfkit[tools]' (make install does)")
     return found
 
 

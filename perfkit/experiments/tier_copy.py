@@ -38,7 +38,9 @@ from perfkit.experiments.cache_tier import TRIES, _verdict
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.tiers import Alluxio
+from perfkit.extras import missing
 from perfkit.transfer import aws_env
+from perfkit.transfer.cli import aws_command
 from perfkit.progress import progress_bar
 
 EXPERIMENT = "tier_copy"
@@ -71,6 +73,8 @@ class TierCopy(Experiment):
         unknown = [r for r in self.readers if r not in READERS]
         if unknown or not self.readers:
             raise PerfkitError(f"readers={self.readers!r}: choose from {', '.join(map(repr, READERS))}")
+        if "aws s3 cp" in self.readers and (why := missing("awscli", "the reader 'aws s3 cp'")):
+            raise PerfkitError(f"tier_copy: {why}, or leave that reader out (readers=...)")
         self.tier = Alluxio(self.profile)
         reason = self.tier.unavailable()
         if reason:
@@ -106,16 +110,10 @@ class TierCopy(Experiment):
                               ExtraArgs={"Metadata": {"md5": self.expected[name]}})
 
     # the two readers ---------------------------------------------------------------------------------------------
-    def _aws(self, *args: str) -> list[str]:
-        import sys
-
-        endpoint = ["--endpoint-url", self.profile.s3_endpoint] if self.profile.s3_endpoint else []
-        return [sys.executable, "-m", "awscli", *args, *endpoint, "--only-show-errors"]
-
     def command(self, reader: str, local: Path) -> list[str]:
         s3_url = f"s3://{self.profile.s3_bucket}/{self.prefix}"
         if reader == "aws s3 cp":
-            return self._aws("s3", "cp", "--recursive", s3_url, str(local))
+            return aws_command(self.profile, "s3", "cp", "--recursive", s3_url, str(local))
         return AlluxioClient(self.profile).command("copyToLocal", self.tier.location(s3_url), str(local))
 
     def start_up(self, reader: str) -> float:

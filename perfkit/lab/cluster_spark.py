@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from importlib import metadata
@@ -25,10 +26,19 @@ _HERE = Path(__file__).parent
 KERNEL = f"perfkit-spark-{versions.CLUSTER_SPARK}"
 
 
+# the node's Python is also the primary node's notebook kernel (EMR's notebook environment): it renders and runs tools
+EXTRAS = ("report", "tools")
+
+
 def requirements() -> list[str]:
-    """perfkit's own requirements (no extra), with the cluster's pyspark."""
-    base = [r for r in metadata.requires("perfkit") or [] if "extra ==" not in r]
-    return [f"pyspark=={versions.CLUSTER_SPARK}", *sorted(base)]
+    """perfkit's own requirements with those of EXTRAS, and the cluster's pyspark."""
+    wanted = []
+    for requirement in metadata.requires("perfkit") or []:
+        name, _, marker = requirement.partition(";")
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if extra is None or extra.group(1) in EXTRAS:
+            wanted.append(name.strip())
+    return [f"pyspark=={versions.CLUSTER_SPARK}", *sorted(wanted)]
 
 
 def base_python() -> Path:

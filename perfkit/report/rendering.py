@@ -19,6 +19,7 @@ from pathlib import Path
 
 from perfkit import provenance
 from perfkit.errors import PerfkitError, root_cause
+from perfkit.extras import require
 from perfkit.paths import ensure_writable_dir, project_root
 from perfkit.progress import RENDERING
 from perfkit.report.notebook import JVM_NOISE, read_notebook, report_title, tidy
@@ -38,8 +39,9 @@ def render(notebook: Path | str, parameters: dict | None = None, out_root: Path 
     What can be checked is checked before the kernel starts: the file is a notebook, its kernel is installed, the
     parameters are known and the report folders are writable. An interrupted run (Ctrl-C) leaves nothing behind.
     The HTML shows the outputs alone unless show_code; the executed .ipynb always keeps the code."""
-    import nbformat
-    import papermill as pm
+    nbformat = require("nbformat", "perfkit report")
+    pm = require("papermill", "perfkit report")
+    require("nbconvert", "perfkit report")
     from traitlets.config import Config
 
     notebook = Path(notebook)

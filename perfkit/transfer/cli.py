@@ -7,15 +7,24 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from perfkit.extras import missing
 from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable, run_tool
 from perfkit.transfer import TransferMethod, aws_env
 from perfkit.transfer.manifest import Manifest
 
 
+def aws_command(profile, *args: str) -> list[str]:
+    """`aws ARGS` as perfkit runs it: the aws CLI of this Python (perfkit[tools]), at the profile's S3 endpoint."""
+    endpoint = ["--endpoint-url", profile.s3_endpoint] if profile.s3_endpoint else []
+    return [sys.executable, "-m", "awscli", *args, *endpoint, "--only-show-errors"]
+
+
 class AwsCliMixin:
     def aws(self, *args: str) -> list[str]:
-        endpoint = ["--endpoint-url", self.profile.s3_endpoint] if self.profile.s3_endpoint else []
-        return [sys.executable, "-m", "awscli", *args, *endpoint, "--only-show-errors"]
+        return aws_command(self.profile, *args)
+
+    def unavailable(self) -> str | None:
+        return missing("awscli", f"the {self.name} method (the aws CLI)")
 
     def download(self, manifest: Manifest, name: str, local: Path, env: dict | None = None) -> None:
         src = manifest.url("s3", name)
@@ -45,7 +54,7 @@ class GohdfsSequential(AwsCliMixin, TransferMethod):
     name = "gohdfs-sequential"
 
     def unavailable(self):
-        return gohdfs_unavailable(self.profile)
+        return super().unavailable() or gohdfs_unavailable(self.profile)
 
     def copy(self, manifest, dest, scratch):
         binary, env = gohdfs(self.profile)

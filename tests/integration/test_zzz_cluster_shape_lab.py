@@ -510,6 +510,10 @@ def test_the_bootstrap_script_installs_perfkit_where_livy_sessions_and_executors
     assert on_executors == [f"{driver_perfkit} {python}"]  # the executors on YARN run the same Python
     said = rf"perfkit 0\.1\.0 in {re.escape(str(python))} \(Python {version[0]}\.{version[1]}\.\d+\)"
     assert re.fullmatch(said, printed.strip()), printed
+    # perfkit alone on a node: no Jupyter, and no aws CLI v1 whose `aws` would shadow the node's own
+    found = subprocess.run([str(python), "-c", "import importlib.util as u; print([m for m in ('awscli', 'jupyterlab', "
+                            "'papermill', 'duckdb') if u.find_spec(m)])"], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]" and not (python.parent / "aws").exists()
 
 
 def test_lab_down_leaves_no_process_of_the_shape(cluster, runs, full_scan, emr_kernel, emr_runs,

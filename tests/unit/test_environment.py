@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_environment_yml_pip_list_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    lab = project["dependencies"] + project["optional-dependencies"]["lab"]
+    extras = project["optional-dependencies"]
+    lab = project["dependencies"] + extras["report"] + extras["tools"] + extras["lab"]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert sorted(r for r in pip if not r.startswith("-e")) == sorted(lab)
