@@ -121,7 +121,7 @@ class TierCopy(Experiment):
         boto3, which runs in this process."""
         if reader.startswith("boto3"):
             return 0.0
-        argv = self._aws("--version") if reader == "aws s3 cp" else AlluxioClient(self.profile).command(
+        argv = aws_command(self.profile, "--version") if reader == "aws s3 cp" else AlluxioClient(self.profile).command(
             "ls", self.tier.mount)
         t0 = time.perf_counter()
         subprocess.run(argv, capture_output=True, env=aws_env(self.profile), timeout=600)

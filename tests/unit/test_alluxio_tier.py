@@ -178,3 +178,17 @@ def test_settle_says_when_the_fill_outlasts_the_wait(lab, monkeypatch):
     monkeypatch.setattr(perfkit.tiers.alluxio_client, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
     monkeypatch.setattr(perfkit.tiers.alluxio, "SETTLE_POLL_S", 0.01)
     assert Alluxio(lab).settle(timeout_s=0.2) == "Alluxio's background caching still busy after 0.2 s: the next try races it"
+
+
+def test_the_aws_clis_start_up_is_timed_on_the_same_command_as_its_copies(lab, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    bench = _bench(lab, tmp_path, monkeypatch)
+    ran = []
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kwargs: ran.append(argv))
+    monkeypatch.setattr("perfkit.experiments.tier_copy.aws_env", lambda profile: {})  # no lab keys needed here
+    assert bench.start_up("aws s3 cp") >= 0
+    endpoint = ["--endpoint-url", lab.s3_endpoint] if lab.s3_endpoint else []
+    assert ran == [[sys.executable, "-m", "awscli", "--version", *endpoint, "--only-show-errors"]]
+    assert bench.command("aws s3 cp", tmp_path)[:5] == [sys.executable, "-m", "awscli", "s3", "cp"]
