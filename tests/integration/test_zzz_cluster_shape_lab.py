@@ -50,6 +50,8 @@ def cluster(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PERFKIT_LAB_HOME", str(home))
         env.setenv("PERFKIT_RESULTS", str(tmp_path_factory.mktemp("cluster-results")))
+        # its S3 network's lock too (s3_distance moves it): a run on a one-process lab beside it must not block that
+        env.setenv("PERFKIT_LOCK_DIR", str(tmp_path_factory.mktemp("cluster-locks")))
         for port in fields(LabPorts):  # read by every perfkit process started from here, the lab's daemons too
             env.setenv(f"PERFKIT_LAB_PORT_{port.name.upper()}", str(port.default + PORT_SHIFT))
         lab = Lab()
