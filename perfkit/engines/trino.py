@@ -17,6 +17,10 @@ TIME_LIMIT_EXCEEDED = "EXCEEDED_TIME_LIMIT"
 S3_STATS = f'jmx.current."{BEAN.lower()}"'
 STATS_COLUMNS = [attribute.lower() for attribute in ATTRIBUTES]
 STATS_QUOTED = [f'"{column}"' for column in STATS_COLUMNS]
+# a query's stats (the client protocol's StatementStats) that io_counters sums: bytes read from storage, the drivers'
+# time reading them (summed over drivers: more than the query's wall time when they read at once), CPU, and splits
+QUERY_STATS = {"physicalInputBytes": "input_bytes", "physicalInputTimeMillis": "input_read_ms",
+               "cpuTimeMillis": "cpu_ms", "totalSplits": "splits"}
 
 
 class QueryError(Exception):
@@ -37,7 +41,8 @@ class TrinoEngine(Engine):
         self.time_limit_s: float | None = None  # the query_max_run_time this session has now
         self.server_version = "?"
         self.nodes = 0  # active nodes: a one-node Trino's counters are all on its coordinator
-        self.input_bytes = 0  # what this session's queries read from storage (io_counters)
+        # what this session's queries did, by their stats (QUERY_STATS), summed: io_counters' own part
+        self.query_totals = dict.fromkeys(QUERY_STATS.values(), 0)
         self._stats_over_http: S3StatsOverHttp | None = None  # a one-node Trino's S3 counters (made when first read)
 
     def open(self) -> None:
@@ -91,8 +96,8 @@ class TrinoEngine(Engine):
         try:
             cursor.execute(sql)
             rows = [tuple(row) for row in cursor.fetchall()]
-            # the bytes each query read from storage, as Trino counts them (its query stats), summed per session
-            self.input_bytes += int((cursor.stats or {}).get("physicalInputBytes") or 0)
+            for stat, name in QUERY_STATS.items():  # each query's own, summed per session
+                self.query_totals[name] += int((cursor.stats or {}).get(stat) or 0)
         except BaseException:
             with contextlib.suppress(Exception):  # closing cancels the query: a failed cancel must not hide why
                 cursor.close()
@@ -143,10 +148,10 @@ class TrinoEngine(Engine):
 
     def io_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3 requests by type (each call and its retries: the requests S3 saw), throttled and retried, of the
-        profile's catalogs from JMX; and the bytes the queries read from storage (`input_bytes`: S3 or HDFS, the query
-        stats' physical input). Cluster-wide, summed over the nodes: one query at a time. A run on HDFS reads no S3
-        counters (`storage`)."""
-        found = {"input_bytes": self.input_bytes}
+        profile's catalogs from JMX; and what the queries did by their own stats (QUERY_STATS: the bytes they read from
+        storage, S3 or HDFS, and the time their drivers spent reading it). Cluster-wide, summed over the nodes: one
+        query at a time. A run on HDFS reads no S3 counters (`storage`)."""
+        found = dict(self.query_totals)
         stats = self._s3_stats(self._catalogs_reading(storage)) if storage != "hdfs" else None
         if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found

@@ -21,6 +21,7 @@ from perfkit import provenance
 from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, plural
+from perfkit.experiments.cache_tier_why import why_sentences, why_table
 from perfkit.experiments.engine_storage_matrix import _rotated
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, _range
 from perfkit.protocol import Step, drop_page_cache
@@ -100,6 +101,8 @@ class CacheTierComparison(QueryComparison):
                 record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
                 if used is not None:
                     record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
+                    if used.activity:
+                        record.params["tier_activity"] = used.activity
                 if held is not None:
                     record.params["tier_holds_bytes"] = held
                 if settled:  # the tier fills in the background: how long past the query it went on
@@ -130,7 +133,8 @@ class CacheTierComparison(QueryComparison):
         frame = self._results().to_frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         params = pd.DataFrame(list(frame["params"]), index=frame.index)
-        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled", "fill_wait_s"):
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled", "fill_wait_s",
+                       "tier_activity"):
             frame[column] = params[column] if column in params else None
         return frame
 
@@ -176,6 +180,7 @@ class CacheTierComparison(QueryComparison):
             sentences.append(f"{plural(len(missed), 'hot run')} still fetched from S3 "
                              f"({missed['MB from S3'].sum():.1f} MB in all): not all from the cache.")
         sentences += self._cold_price_sentences()
+        sentences += why_sentences(self.why_table())
         if self.runs < 3:
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")
@@ -215,6 +220,10 @@ class CacheTierComparison(QueryComparison):
                              f"{warm_s3.sum() / 1e6:.1f} MB from S3")
             sentences.append(sentence + ".")
         return sentences
+
+    def why_table(self) -> pd.DataFrame:
+        """What one hot query asked of S3 read directly and of each tier (perfkit.experiments.cache_tier_why)."""
+        return why_table(self.tries_frame())
 
     def counters_table(self) -> pd.DataFrame:
         """Every tier run with the bytes its tier served from cache and fetched from S3; a hot run that fetched

@@ -15,6 +15,10 @@ from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 
 MASTER_WEB_PORT = 19999  # Alluxio's default (alluxio.master.web.port)
+# the master's RPCs a client's read can make: a file's status (an open is one), a listing, whether a path exists, the
+# workers and a block's locations, and the cluster's configuration (which a new client context fetches first)
+READ_RPCS = ("GetStatus", "ListStatus", "CheckExistence", "GetWorkerInfoList", "GetBlockInfo", "getConfiguration",
+             "getConfigHash")
 
 
 class AlluxioClient:
@@ -80,11 +84,26 @@ class AlluxioClient:
                         totals[name] = totals.get(name, 0) + value
         return totals
 
-    def worker_counters(self) -> tuple[int, int]:
-        """(bytes the workers served from their cache, bytes they read from under-filesystems), over all workers."""
-        metrics = self.worker_metrics()
+    def worker_counters(self, metrics: dict[str, float] | None = None) -> tuple[int, int]:
+        """(bytes the workers served from their cache, bytes they read from under-filesystems), over all workers
+        (from `metrics` if given: worker_metrics())."""
+        metrics = metrics if metrics is not None else self.worker_metrics()
         from_ufs = sum(v for k, v in metrics.items() if k.startswith("Worker.BytesReadPerUfs."))
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
+
+    def master_rpcs(self) -> dict[str, int]:
+        """The master's count of each RPC in READ_RPCS since it started (its /metrics/json/: RpcUtils times every
+        RPC as Master.<name>, Master.<name>.User:<user> for an authenticated caller)."""
+        data = get_json(f"http://{self.master_web()}/metrics/json/")
+        if data is None:
+            raise PerfkitError(f"the Alluxio master's web server at {self.master_web()} gives no metrics. Fix: "
+                               + self.profile.provider.fix("alluxio", "check that it runs"))
+        counts = dict.fromkeys(READ_RPCS, 0)
+        for name, entry in (data.get("timers") or {}).items():
+            rpc = name.removeprefix("Master.").split(".User:")[0]
+            if name.startswith("Master.") and rpc in counts:
+                counts[rpc] += int(entry.get("count", 0))
+        return counts
 
     def caching_tasks(self, info: dict | None = None) -> int:
         """Cache requests the workers are still working on (running or queued): a read through Alluxio asks

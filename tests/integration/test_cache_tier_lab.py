@@ -44,3 +44,14 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
                             .groups())
         assert abs(fetched - by_try.loc["cold", "MB from S3"]) <= 0.06 and abs(read - read_hot) <= 0.07, said
         assert ("seen full" if where == "alluxio" else "nothing left to fill") in said, said
+    # why: what each hot query asked, by the S3 server's count, Alluxio's master and worker, and Trino's own stats
+    why = c.why_table().set_index(["engine", "storage"])
+    for engine in ("trino", "spark"):
+        s3, alluxio = why.loc[(engine, "s3")], why.loc[(engine, "alluxio")]
+        assert s3["S3 GETs"] > 0 and alluxio["S3 GETs"] == 0, (s3, alluxio)  # the hot read stayed in the tier
+        assert alluxio["tier metadata RPCs"] > 0 and "GetStatus" in alluxio["of which"], alluxio
+        assert alluxio["tier blocks read"] > 0, alluxio
+    trino = why.loc["trino"]
+    assert (trino["splits"] > 0).all() and (trino["reading (s)"] > 0).all(), trino  # Trino's query stats
+    said = [s for s in c.findings().sentences if s.startswith("What a hot query asked, trino")]
+    assert len(said) == 1 and "metadata RPCs to its master" in said[0] and "Trino's own stats" in said[0], said

@@ -31,7 +31,8 @@ def _serve(pages: dict[str, dict]):
 
 
 def _worker(cache: int, s3: int, active: int, queued: int) -> dict:
-    return {"counters": {"Worker.BytesReadCache": {"count": cache}, "Worker.BytesReadPerUfs.UFS:s3.bucket": {"count": s3}},
+    return {"counters": {"Worker.BytesReadCache": {"count": cache}, "Worker.BytesReadPerUfs.UFS:s3.bucket": {"count": s3},
+                         "Worker.BlocksAccessed": {"count": cache // 10}, "Worker.BytesReadRemote": {"count": cache}},
             "gauges": {"Worker.CacheManagerThreadActiveCount": {"value": active},
                        "Worker.CacheManagerThreadQueueWaitingTaskCount": {"value": queued},
                        "Worker.Healthy": {"value": True}}}
@@ -43,7 +44,13 @@ def cluster():
     workers = [_serve(page) for page in pages]
     info = {"version": "2.9.6", "capacity": {"used": 30, "total": 2000},
             "workers": [{"address": {"host": "127.0.0.1", "webPort": w.server_port, "rpcPort": 29999}} for w in workers]}
-    master = _serve({"/api/v1/master/info?QUERY_RAW_CONFIGURATION=false": info})
+    # the master's RPC timers, as Alluxio 2.9.6 names them: a client's (with its user, or not yet authenticated), a
+    # worker's heartbeat, and a call the master makes to the under-filesystem (not a client's)
+    timers = {"Master.GetStatus.User:root": {"count": 9}, "Master.getConfiguration": {"count": 1},
+              "Master.getConfiguration.User:root": {"count": 8}, "Master.GetWorkerInfoList.User:root": {"count": 8},
+              "Master.blockHeartbeat.User:root": {"count": 40}, "Master.ListStatus.UFS:s3:%2F%2Fb%2F": {"count": 3},
+              "Master.TotalRpcs": {"count": 99}}
+    master = _serve({"/api/v1/master/info?QUERY_RAW_CONFIGURATION=false": info, "/metrics/json/": {"timers": timers}})
     profile = replace(load_profile("emr", bucket="b"), alluxio_master="127.0.0.1:19998", alluxio_s3_mount="/b",
                       alluxio_master_web=f"127.0.0.1:{master.server_port}")
     yield profile, workers, pages
@@ -59,6 +66,10 @@ def test_counters_and_cache_requests_are_summed_over_every_worker_the_master_lis
     assert client.store() == (30, 2000)
     assert client.version() == "2.9.6"
     assert Alluxio(profile).counters().cache_bytes == 150
+    assert client.master_rpcs() == {"GetStatus": 9, "ListStatus": 0, "CheckExistence": 0, "GetWorkerInfoList": 8,
+                                    "GetBlockInfo": 0, "getConfiguration": 9, "getConfigHash": 0}
+    activity = Alluxio(profile).counters().activity
+    assert (activity["master GetStatus"], activity["worker blocks read"], activity["worker bytes sent"]) == (9, 15, 150)
 
 
 def test_a_worker_that_gives_no_metrics_is_named(cluster):

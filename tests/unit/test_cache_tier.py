@@ -1,5 +1,6 @@
 """Cache tiers as storages: which storages hold files, which engines read through a tier, and the cold/warm/hot
 tables and hit checks from hand-made records."""
+import pandas as pd
 import pytest
 
 from perfkit.config import emr_profile, load_profile
@@ -165,3 +166,32 @@ def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the
         "The cold tier's price, trino through trino-cache: its cold tries fetched 1.8 MB from S3 for queries that read "
         "1.8 MB when hot (1.0× the bytes read), and had nothing left to fill after the query: its warm tries fetched "
         "0.0 MB from S3."]
+
+
+def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_counters(tmp_path):
+    c = _comparison(tmp_path, [("s3", "hot", 0.4, 0, 0), ("alluxio", "hot", 0.5, 0.89, 0),
+                               ("trino-cache", "hot", 0.3, 0.9, 0)])
+    c.storages = ["s3", "alluxio", "trino-cache"]
+    for record in c.results.records:  # two rounds; the S3 server's count and the engine's bytes, as accounting keeps them
+        k = record.iteration  # round 2 asked for more: the medians are the rounds' means
+        read_ms = {"s3": (800, 900), "alluxio": (1000, 1400), "trino-cache": (300, 300)}[record.storage][k]
+        record.io = {"server": {"s3_get": (32, 34)[k], "s3_head": 0, "s3_list": 1} if record.storage == "s3" else
+                     {"s3_get": 0, "s3_head": 0, "s3_list": 0},
+                     "engine": {"input_bytes": 887_548, "input_read_ms": read_ms, "cpu_ms": 200, "splits": 8}}
+        if record.storage == "alluxio":
+            record.params["tier_activity"] = {"master GetStatus": 8, "master getConfiguration": (8, 10)[k],
+                                              "master ListStatus": 0, "worker blocks read": 16,
+                                              "worker bytes sent": 900_000}
+    table = c.why_table().set_index("storage")
+    assert list(table.index) == ["s3", "alluxio", "trino-cache"]  # S3 first, then the tiers
+    assert table.loc["s3", ["hot (s)", "MB read", "reading (s)", "CPU (s)", "splits", "S3 GETs", "S3 HEADs, LISTs"]
+                     ].tolist() == [0.8, 0.89, 0.85, 0.2, 8.0, 33.0, 1.0]
+    assert table.loc["alluxio", ["tier metadata RPCs", "of which", "tier blocks read"]].tolist() == [
+        17.0, "GetStatus 8, getConfiguration 9", 16.0]  # 8 + (8 + 10) / 2; ListStatus 0 is left out
+    assert pd.isna(table.loc["trino-cache", "tier metadata RPCs"])  # its counters are bytes only
+    assert [s for s in c.findings().sentences if s.startswith("What a hot query asked")] == [
+        "What a hot query asked, trino (medians per query): on S3 directly 33 GETs and 1 HEADs and LISTs to S3; "
+        "through alluxio 17 metadata RPCs to its master (GetStatus 8, getConfiguration 9) and 16 block reads "
+        "from its worker, none to S3. Trino's own stats, the same queries: its drivers spent 0.85 s reading and 0.20 s "
+        "of CPU on S3 directly, 1.20 s reading and 0.20 s of CPU through alluxio, 0.30 s reading and 0.20 s of CPU "
+        "through trino-cache."]

@@ -18,6 +18,9 @@ BEANS = {  # catalog -> S3FileSystemStats attributes as the resource lists them 
 }
 
 
+# a session that ran no query: its query stats, summed, are all 0
+NO_QUERY_READ = {"input_bytes": 0, "input_read_ms": 0, "cpu_ms": 0, "splits": 0}
+
 def exposition(names: list[str], beans: dict) -> str:
     """What airlift's OpenMetrics resource answers to name[]=JMX_...: for each name, the bean's attribute it names
     (the domain's and the attribute's dots written as underscores), as a gauge with the node's labels."""
@@ -80,10 +83,10 @@ def one_node_trino(port: int) -> TrinoEngine:
 def test_a_one_node_trino_is_counted_from_its_metrics_resource_in_one_request(coordinator):
     port, asked, _ = coordinator
     engine = one_node_trino(port)
-    engine.input_bytes = 99
+    engine.query_totals.update(input_bytes=99, input_read_ms=7)
     found = engine.io_counters()
     # GETs: each call and its retries, both catalogs: 7 + 1 + 5; PUTs from the cache catalog's PutObject
-    assert found == {"input_bytes": 99, "s3_get": 13, "s3_head": 2, "s3_list": 3, "s3_put": 4, "s3_delete": 0,
+    assert found == {"input_bytes": 99, "input_read_ms": 7, "cpu_ms": 0, "splits": 0, "s3_get": 13, "s3_head": 2, "s3_list": 3, "s3_put": 4, "s3_delete": 0,
                      "s3_throttled": 1, "s3_retried": 1}
     assert engine.s3_counters() == {"s3_throttled": 1, "s3_retried": 1}
     profile = engine.profile
@@ -116,20 +119,20 @@ def test_a_catalog_without_s3_counters_counts_nothing(coordinator):
     port, _, _ = coordinator
     engine = one_node_trino(port)
     engine.profile = dataclasses.replace(engine.profile, trino_catalog="hive_hdfs_only")
-    assert engine.io_counters("s3") == {"input_bytes": 0} and engine.s3_counters("s3") is None
+    assert engine.io_counters("s3") == NO_QUERY_READ and engine.s3_counters("s3") is None
 
 
 def test_a_resource_that_does_not_answer_counts_nothing(coordinator):
     port, _, _ = coordinator
     engine = one_node_trino(port + 1 or 1)
-    assert engine.io_counters() == {"input_bytes": 0} and engine.s3_counters() is None
+    assert engine.io_counters() == NO_QUERY_READ and engine.s3_counters() is None
 
 
 def test_a_run_reads_the_counters_of_the_catalog_it_reads_through(coordinator):
     port, asked, _ = coordinator
     engine = one_node_trino(port)
     profile = engine.profile
-    assert engine.io_counters("hdfs") == {"input_bytes": 0} and asked == []  # HDFS: no S3 counters read
+    assert engine.io_counters("hdfs") == NO_QUERY_READ and asked == []  # HDFS: no S3 counters read
     assert engine.io_counters("s3")["s3_get"] == 8  # the plain catalog: 7 calls + 1 retry
     assert engine.io_counters("trino-cache")["s3_get"] == 5 and engine.io_counters("trino-cache")["s3_put"] == 4
     assert catalogs_asked(asked) == [[profile.trino_catalog]] + [[profile.trino_cache_catalog]] * 2
