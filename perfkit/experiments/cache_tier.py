@@ -88,6 +88,7 @@ class CacheTierComparison(QueryComparison):
             tables = cache.current_tables(tables)  # Trino's cache: a fresh catalog took over
         for try_ in TRIES:
             before = self.counters(engine, where)
+            worked_before = cache.activity() if cache is not None else {}
             first = len(results.records)
             self.measure(results, engine, query, Step("measured", round_, where), tables)
             # the fill this read started belongs to this try's counters, and must not run into the next try
@@ -96,13 +97,15 @@ class CacheTierComparison(QueryComparison):
             waited = time.monotonic() - waited
             after = self.counters(engine, where)
             used = after - before if after and before else None
+            worked = cache.activity() if cache is not None else {}
+            worked = {name: n - worked_before[name] for name, n in worked.items() if name in worked_before}
             held = cache.cached_bytes() if cache is not None else None
             for record in results.records[first:]:
                 record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
                 if used is not None:
                     record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
-                    if used.activity:
-                        record.params["tier_activity"] = used.activity
+                    if worked:
+                        record.params["tier_activity"] = worked
                 if held is not None:
                     record.params["tier_holds_bytes"] = held
                 if settled:  # the tier fills in the background: how long past the query it went on

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 from importlib import metadata
@@ -32,12 +31,14 @@ EXTRAS = ("report", "tools")
 
 def requirements() -> list[str]:
     """perfkit's own requirements with those of EXTRAS, and the cluster's pyspark."""
+    from packaging.requirements import Requirement
+
     wanted = []
-    for requirement in metadata.requires("perfkit") or []:
-        name, _, marker = requirement.partition(";")
-        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
-        if extra is None or extra.group(1) in EXTRAS:
-            wanted.append(name.strip())
+    for text in metadata.requires("perfkit") or []:
+        requirement = Requirement(text)
+        marker, requirement.marker = requirement.marker, None
+        if marker is None or any(marker.evaluate({"extra": extra}) for extra in EXTRAS):
+            wanted.append(str(requirement))
     return [f"pyspark=={versions.CLUSTER_SPARK}", *sorted(wanted)]
 
 

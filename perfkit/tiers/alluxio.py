@@ -55,18 +55,22 @@ class Alluxio(Tier):
         return f"Alluxio freed {self.mount} (the bucket's mount)"
 
     def counters(self, engine=None) -> Counters | None:
-        """The workers' own counters, summed over the workers: bytes served from their cache, bytes read from S3;
-        and the work behind a read: the master's count of each metadata RPC a client's read makes, the blocks the
+        """The workers' own counters, summed over the workers: bytes served from their cache, bytes read from S3."""
+        from perfkit.tiers.alluxio_client import AlluxioClient
+
+        return Counters(*AlluxioClient(self.profile).worker_counters())
+
+    def activity(self) -> dict[str, int]:
+        """The work behind reads: the master's count of each metadata RPC a client's read makes, the blocks the
         workers opened and the bytes they sent to clients."""
         from perfkit.tiers.alluxio_client import AlluxioClient
 
         client = AlluxioClient(self.profile)
         metrics = client.worker_metrics()
-        activity = {f"master {rpc}": n for rpc, n in client.master_rpcs().items()}
-        activity.update({"worker blocks read": int(metrics.get("Worker.BlocksAccessed", 0)),
-                         "worker bytes sent": int(metrics.get("Worker.BytesReadRemote", 0)
-                                                  + metrics.get("Worker.BytesReadDomain", 0))})
-        return Counters(*client.worker_counters(metrics), activity)
+        return {**{f"master {rpc}": n for rpc, n in client.master_rpcs().items()},
+                "worker blocks read": int(metrics.get("Worker.BlocksAccessed", 0)),
+                "worker bytes sent": int(metrics.get("Worker.BytesReadRemote", 0)
+                                         + metrics.get("Worker.BytesReadDomain", 0))}
 
     def cached_bytes(self) -> int | None:
         from perfkit.tiers.alluxio_client import AlluxioClient

@@ -84,10 +84,9 @@ class AlluxioClient:
                         totals[name] = totals.get(name, 0) + value
         return totals
 
-    def worker_counters(self, metrics: dict[str, float] | None = None) -> tuple[int, int]:
-        """(bytes the workers served from their cache, bytes they read from under-filesystems), over all workers
-        (from `metrics` if given: worker_metrics())."""
-        metrics = metrics if metrics is not None else self.worker_metrics()
+    def worker_counters(self) -> tuple[int, int]:
+        """(bytes the workers served from their cache, bytes they read from under-filesystems), over all workers."""
+        metrics = self.worker_metrics()
         from_ufs = sum(v for k, v in metrics.items() if k.startswith("Worker.BytesReadPerUfs."))
         return int(metrics.get("Worker.BytesReadCache", 0)), int(from_ufs)
 

@@ -68,7 +68,7 @@ def test_counters_and_cache_requests_are_summed_over_every_worker_the_master_lis
     assert Alluxio(profile).counters().cache_bytes == 150
     assert client.master_rpcs() == {"GetStatus": 9, "ListStatus": 0, "CheckExistence": 0, "GetWorkerInfoList": 8,
                                     "GetBlockInfo": 0, "getConfiguration": 9, "getConfigHash": 0}
-    activity = Alluxio(profile).counters().activity
+    activity = Alluxio(profile).activity()
     assert (activity["master GetStatus"], activity["worker blocks read"], activity["worker bytes sent"]) == (9, 15, 150)
 
 
