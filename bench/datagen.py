@@ -110,7 +110,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="lab")
     parser.add_argument("--dataset", choices=["tpch", "hibench", "all"], default="all")
-    parser.add_argument("--scale", default=None, help="tpch: a scale factor (default 0.1); hibench: a size (default small)")
+    parser.add_argument("--scale", default=None,
+                        help="tpch: a scale factor (default 0.1); hibench: a size (default small)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--format", choices=["orc", "parquet"], default="orc")
     parser.add_argument("--method", choices=list(METHODS), default="copy", help="how perfkit places the copies")
@@ -119,7 +120,8 @@ def main() -> None:
     profile = replace(load_profile(args.profile), prefix=f"perfkit-bench/datagen-{uuid.uuid4().hex[:12]}")
     datasets = ["tpch", "hibench"] if args.dataset == "all" else [args.dataset]
     print(f"datagen: {', '.join(datasets)}, {args.format}, {args.rounds} round(s); plain = the generator to local "
-          f"disk; perfkit = place_generated ({args.method}) on {' + '.join(STORAGES)} with verify, under {profile.prefix}")
+          f"disk; perfkit = place_generated ({args.method}) on {' + '.join(STORAGES)} with verify, "
+          f"under {profile.prefix}")
     try:
         results = [bench(d, args.scale or DEFAULT_SCALE[d], args, profile) for d in datasets]
     finally:

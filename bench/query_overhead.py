@@ -147,7 +147,8 @@ def main() -> None:
         assert not failed, [r.error for r in failed]
 
     network = cmp.profile.provider.network()
-    print(f"query_overhead: {len(work)} queries per round ({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
+    print(f"query_overhead: {len(work)} queries per round "
+          f"({len(cmp.suite_queries)} queries x {len(cmp.storages)} storages), "
           f"{args.rounds} rounds, {args.rows} rows in {args.files} files, {engine.versions()[args.engine]}, S3 behind "
           f"{network.describe() if network else 'its real distance'}; {warmed}")
     for path, values in totals.items():
@@ -191,7 +192,8 @@ def main() -> None:
     # outside the engine's call (probes, snapshots, checks, the record), against the bare query's time
     query_s = statistics.median(per_run["bare"])
     for path, values in own.items():
-        print(f"  {path}'s own time per run (outside the engine's call): median {1000 * statistics.median(values):.1f} ms,"
+        print(f"  {path}'s own time per run (outside the engine's call): "
+              f"median {1000 * statistics.median(values):.1f} ms,"
               f" mean {1000 * statistics.mean(values):.1f} ms = {statistics.mean(values) / query_s:.1%} of the median "
               f"bare query ({1000 * query_s:.0f} ms)")
     # by storage: a run's snapshots cost about the same whatever the query, so the storage whose queries are short

@@ -159,7 +159,8 @@ def lab_status():
 @click.option("--seconds", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Keep sampling (every 0.2 s) this long, e.g. while a report runs; 0: one look.")
 def lab_sockets(seconds):
-    """Every TCP/UDP socket of the lab's processes and their peers; exit 1 if any talks to an address off this machine."""
+    """Every TCP/UDP socket of the lab's processes and their peers; exit 1 if any talks to an address off this
+    machine."""
     import time
 
     from perfkit.lab import Lab
@@ -193,7 +194,8 @@ def lab_sockets(seconds):
 @click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",
               help="A notebook parameter; repeat for more (values read as YAML: 3, [spark, hive]).")
 @click.option("--kernel", default=None, help="Jupyter kernel name (default: the notebook's own).")
-@click.option("--show-code", is_flag=True, help="Keep the code cells in the HTML (hidden by default; the .ipynb always has them).")
+@click.option("--show-code", is_flag=True,
+              help="Keep the code cells in the HTML (hidden by default; the .ipynb always has them).")
 def report_cmd(notebook, parameters, kernel, show_code):
     """Run NOTEBOOK with papermill into reports/<name>/<timestamp>.ipynb + .html and update reports/index.html."""
     import os
@@ -459,7 +461,8 @@ def emr_list(editor_id, cluster_id, status, days, limit, region):
         took = f"{(end - start).total_seconds():.0f} s" if start and end else "-"
         when = start.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if start else "-"
         click.echo(f"{e['NotebookExecutionId']}  {e.get('Status', '?'):<12} {when}  {took:>8}  "
-                   f"{e.get('ExecutionEngineId') or '-'}  {e.get('EditorId') or '-'}  {e.get('NotebookExecutionName') or ''}")
+                   f"{e.get('ExecutionEngineId') or '-'}  {e.get('EditorId') or '-'}  "
+                   f"{e.get('NotebookExecutionName') or ''}")
 
 
 @main.group()

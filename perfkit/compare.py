@@ -271,7 +271,8 @@ def only_in(table: pd.DataFrame, side: str) -> pd.DataFrame:
 # -- the default pair of the notebook ------------------------------------------------------------------------
 def latest_pair(experiment: str = DEFAULT_EXPERIMENT, folder: Path | str | None = None) -> tuple[str, str]:
     """(A, B) run ids of `experiment`: the latest two complete runs with the same parameters behind the same S3
-    network (the same report rendered twice: only the time differs), else the latest run and the latest earlier one sharing a case with it.
+    network (the same report rendered twice: only the time differs), else the latest run and the latest earlier one
+    sharing a case with it.
     A PerfkitError saying what is missing when there is no such pair (a fresh clone has one run after its first
     `make report`)."""
     root = Path(folder) if folder else results_dir()

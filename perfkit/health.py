@@ -112,7 +112,8 @@ def nfs_probe(profile: Profile) -> Probe:
         except subprocess.TimeoutExpired:
             return f"NFS at {profile.nfs_url} did not answer within {PROBE_TIMEOUT_S:g} s"
         except subprocess.CalledProcessError as err:
-            return f"NFS at {profile.nfs_url} failed ({root_cause(err.stderr.decode(errors='replace') or str(err), 120)})"
+            return (f"NFS at {profile.nfs_url} failed "
+                    f"({root_cause(err.stderr.decode(errors='replace') or str(err), 120)})")
         return None
 
     return probe

@@ -67,7 +67,8 @@ class Provider:
     def spark_conf(self, profile) -> dict[str, str]:
         """What perfkit's own Spark session needs beyond the profile's spark_conf to reach the storages."""
         if profile.metastore_uri:  # the metastore the other engines share; empty: the cluster's own configuration
-            return {"spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": profile.metastore_uri}
+            return {"spark.sql.catalogImplementation": "hive",
+                    "spark.hadoop.hive.metastore.uris": profile.metastore_uri}
         return {}
 
     def spark_environment(self) -> dict[str, str]:

@@ -68,7 +68,8 @@ def new_run_id() -> str:
 class ResultSet:
     """The records of one run. `save()` replaces the run's file atomically: never half-written."""
 
-    def __init__(self, experiment: str, config: dict | None = None, run_id: str | None = None, folder: Path | None = None):
+    def __init__(self, experiment: str, config: dict | None = None, run_id: str | None = None,
+                 folder: Path | None = None):
         self.experiment, self.config = experiment, dict(config or {})
         self.run_id = run_id or new_run_id()
         self.folder = Path(folder) if folder else results_dir()

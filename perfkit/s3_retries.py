@@ -16,7 +16,8 @@ from __future__ import annotations
 BUDGET_S = 60.0  # no time limit: one S3 operation retries for at most a minute
 INTERVAL_S = 0.5  # S3A's first wait, for throttled and other retries alike (its own default, as AWS advises)
 S3A_THROTTLE_LIMIT, S3A_RETRY_LIMIT = 20, 7  # S3A's defaults: a budget never raises them
-SDK_THROTTLED_BASE_S, SDK_MAX_BACKOFF_S = 0.5, 20.0  # AWS SDK v2 legacy mode: throttled retry r waits <= min(20, 0.5 x 2^r)
+# AWS SDK v2 legacy mode: throttled retry r waits <= min(20, 0.5 x 2^r)
+SDK_THROTTLED_BASE_S, SDK_MAX_BACKOFF_S = 0.5, 20.0
 
 
 def budget_s(query_timeout_s: float | None) -> float:

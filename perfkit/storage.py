@@ -148,7 +148,8 @@ def check_s3(profile: Profile) -> None:
             raise ServiceError(where, *impostor) from None
         if code in ("404", "NoSuchBucket"):
             raise ServiceError(where, "the bucket does not exist",
-                               "create it, or pass the name of an existing bucket (profile setting s3_bucket / bucket=)") from None
+                               "create it, or pass the name of an existing bucket "
+                               "(profile setting s3_bucket / bucket=)") from None
         if throttled := throttling(err):  # the server answers, and asks for fewer requests: not a matter of keys
             raise ServiceError(where, f"throttled ({throttled}): the S3 server asks for fewer requests",
                                "lower the request rate (fewer engines/threads at once) or wait, and check the "
@@ -217,4 +218,5 @@ def check_metastore(profile: Profile) -> None:
             pass
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise ServiceError(where, f"not reachable ({reason})", _fix(profile, "metastore_uri", "hive-metastore")) from None
+        raise ServiceError(where, f"not reachable ({reason})",
+                           _fix(profile, "metastore_uri", "hive-metastore")) from None

@@ -62,8 +62,8 @@ class RequestMetricsFilter:
         exists = self._exists()
         if self.named:
             if not exists:
-                raise PerfkitError(f"S3 bucket {self.bucket} has no metrics filter {self.named!r}. Fix: name one of the "
-                                   "bucket's filters (aws s3api list-bucket-metrics-configurations --bucket "
+                raise PerfkitError(f"S3 bucket {self.bucket} has no metrics filter {self.named!r}. Fix: name one "
+                                   "of the bucket's filters (aws s3api list-bucket-metrics-configurations --bucket "
                                    f"{self.bucket}), or set s3_request_metrics: true to let perfkit make one")
             return
         if exists:  # a Put would replace it, and perfkit would then delete what it did not create

@@ -1,8 +1,9 @@
 """HDFS's own count of what it served, from the JMX servlet of the NameNode and of every live DataNode.
 
 NameNodeActivity: GetBlockLocations (a file opened for reading), GetListingOps; DataNodeActivity-<host>-<port>:
-BytesRead, RemoteBytesRead (to a reader on another host), ReadBlockOpNumOps (a rate: its count), BytesWritten. The DataNodes are found through the NameNode
-(NameNodeInfo's LiveNodes, each with its HTTP address), so the same code reads a one-machine lab and a cluster.
+BytesRead, RemoteBytesRead (to a reader on another host), ReadBlockOpNumOps (a rate: its count), BytesWritten.
+The DataNodes are found through the NameNode (NameNodeInfo's LiveNodes, each with its HTTP address), so the same
+code reads a one-machine lab and a cluster.
 Each read is fresh: perfkit.accounting.metrics_period."""
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ class RunAccounting:
     """Snapshots around runs, one at a time. `server` are the storages' own counters (S3 log, HDFS JMX, ...);
     `engine` is a callable that returns the engine's own counters, or None when it keeps none."""
 
-    def __init__(self, server_sources: list, engine=None, engine_source: str = "", concurrent: ConcurrentRuns | None = None,
-                 storage: str | None = None, settle=None):
+    def __init__(self, server_sources: list, engine=None, engine_source: str = "",
+                 concurrent: ConcurrentRuns | None = None, storage: str | None = None, settle=None):
         # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
         # a snapshot costs round trips, and a run pays two
         wanted = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]

@@ -68,8 +68,8 @@ def s3_not_per_run(profile) -> str:
     """Why a run on S3 has no server-side count where no S3 server logs each request for perfkit (AWS): S3's own count
     is CloudWatch's request metrics, per minute."""
     if profile.s3_request_metrics or profile.s3_request_metrics_filter:
-        return ("not counted per run but over the experiment's window (its S3 window): S3 counts requests in CloudWatch "
-                "per minute")
+        return ("not counted per run but over the experiment's window (its S3 window): S3 counts requests in "
+                "CloudWatch per minute")
     return ("not counted: S3's own count is CloudWatch's request metrics, which this profile does not ask for; set "
             "s3_request_metrics: true in the profile (or name a filter: s3_request_metrics_filter) to count each "
             "experiment's window")

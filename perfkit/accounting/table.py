@@ -118,7 +118,8 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         for side, counts in (("server", server), ("engine", engine)):
             row[f"S3 requests ({side})"] = counters.requests(counts)
         for name in ("s3_get", "s3_head", "s3_list", "s3_put"):
-            row[f"{counters.LABELS[name]} ({'server' if server else 'engine'})"] = (server or engine).get(name, math.nan)
+            row[f"{counters.LABELS[name]} ({'server' if server else 'engine'})"] = (
+                (server or engine).get(name, math.nan))
         row["S3 MB (server)"] = server.get("s3_bytes_read", math.nan) / 1e6
         # an engine that counts the bytes its queries read from storage, whichever (Trino's physical input), read
         # the run's storage: on a tier, its cache's bytes count too, so there they are not S3's

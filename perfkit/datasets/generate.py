@@ -85,6 +85,7 @@ def _place(gen: Generator, file_format: str, plan: Plan, placement: Placement, p
     placement.verify_s = time.perf_counter() - t0
     return TableSet(gen.name, tables, VERIFIED_BY_COPY if plan.copying else VERIFIED, {
         **gen.describe(), "format": file_format, "rows": {t: sums[storages[0]][t][0] for t in gen.tables},
-        "placed": "generated on hdfs, copied to s3" if plan.copying else f"generated on {', '.join(plan.todo) or 'none'}",
+        "placed": ("generated on hdfs, copied to s3" if plan.copying
+                   else f"generated on {', '.join(plan.todo) or 'none'}"),
         "generated_s": {w: round(s, 2) for w, s in placement.generated_s.items()},
         "copied_s": {w: round(s, 2) for w, s in placement.copied_s.items()}, "reused": placement.reused})

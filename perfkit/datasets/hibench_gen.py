@@ -1,8 +1,8 @@
 """HiBench's uservisits and rankings written by Spark straight into a storage (on a cluster: Spark on YARN).
 
 Every row is a function of its id and the seed (perfkit.datasets.hibench), so each storage gets the same rows
-whatever the partitioning, the count is the scale's; the checksum is order-insensitive: the row count and the sum of every row's
-64-bit hash folded into a prime (no overflow at any HiBench scale).
+whatever the partitioning, the count is the scale's; the checksum is order-insensitive: the row count and the sum
+of every row's 64-bit hash folded into a prime (no overflow at any HiBench scale).
 """
 from __future__ import annotations
 

@@ -125,9 +125,9 @@ def _keys(label: str, location: str, folder: str) -> list[tuple[str, str]]:
 
 def _beside(label: str, folder: str, files: list[str], partitions: list[str]) -> PerfkitError:
     return PerfkitError(f"{label}: {folder} holds data files ({_few(files)}) beside partition folders "
-                        f"({_few(partitions)}): an engine reads either the files or the partitions, not both. Fix: move "
-                        "those files into a key=value partition folder (or out of the table's location), or give a "
-                        "folder of files only")
+                        f"({_few(partitions)}): an engine reads either the files or the partitions, not both. "
+                        "Fix: move those files into a key=value partition folder (or out of the table's location), "
+                        "or give a folder of files only")
 
 
 def _few(items) -> str:
@@ -167,7 +167,8 @@ def add_partitions_ddl(qualified: str, location: str, partitioning: Partitioning
     """ALTER TABLE ... ADD PARTITION (...) LOCATION '...' for every partition found, `batch` partitions a statement,
     for Hive, the Spark Thrift Server and Spark SQL. Each partition's location is its folder, as listed."""
     types = [typ for _, typ in partitioning.columns]
-    clauses = [f"PARTITION ({', '.join(f'`{k}`={literal(v, t)}' for k, v, t in zip_strict(partitioning.keys, p.values, types))}) "
+    clauses = ["PARTITION "
+               f"({', '.join(f'`{k}`={literal(v, t)}' for k, v, t in zip_strict(partitioning.keys, p.values, types))}) "
                f"LOCATION '{quoted(location.rstrip('/') + '/' + p.path)}'" for p in partitioning.partitions]
     return [f"ALTER TABLE {qualified} ADD IF NOT EXISTS " + " ".join(clauses[i:i + batch])
             for i in range(0, len(clauses), batch)]

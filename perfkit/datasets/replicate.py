@@ -52,7 +52,8 @@ class _DigestingReader:
         return data
 
 
-def copy_hdfs_to_s3(profile: Profile, folders: list[tuple[Location, Location, dict[str, int]]]) -> list[list[CopiedFile]]:
+def copy_hdfs_to_s3(profile: Profile,
+                    folders: list[tuple[Location, Location, dict[str, int]]]) -> list[list[CopiedFile]]:
     """Copy each (HDFS folder, S3 prefix, {name: bytes}) folder's files, verified; the copies of each folder."""
     if any((src.storage, dst.storage) != (SOURCE, TARGET) for src, dst, _ in folders):
         raise PerfkitError(f"perfkit copies generated files from {SOURCE} to {TARGET} only")

@@ -60,7 +60,8 @@ def generate(scale: float, folder: Path) -> None:
     done = subprocess.run([cli, "parquet", "--scale-factor", f"{scale:g}", f"--output-dir={folder}"],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        raise PerfkitError(f"tpchgen-cli failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-500:]}")
+        raise PerfkitError(f"tpchgen-cli failed (exit {done.returncode}): "
+                           f"{(done.stderr or done.stdout).strip()[-500:]}")
     missing = [t for t in TABLES if not (folder / f"{t}.parquet").is_file()]
     if missing:
         raise PerfkitError(f"tpchgen-cli wrote no {', '.join(missing)} in {folder}: is it tpchgen-cli 4 or later?")

@@ -38,8 +38,8 @@ def read_tables_file(path: str | Path) -> dict:
     try:
         spec = yaml.safe_load(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise PerfkitError(f"tables file {path} cannot be read ({shorten(' '.join(str(err).split()), 200)}): give a YAML "
-                           "file mapping each storage to a location, e.g. `hdfs: hdfs:///data/t` and "
+        raise PerfkitError(f"tables file {path} cannot be read ({shorten(' '.join(str(err).split()), 200)}): "
+                           "give a YAML file mapping each storage to a location, e.g. `hdfs: hdfs:///data/t` and "
                            "`s3: s3://bucket/t/`") from None
     return spec.get("tables", spec) if isinstance(spec, dict) else spec
 

@@ -269,7 +269,8 @@ class SparkEngine(Engine):
         try:
             poll_until(lambda: plugin.pending() == 0, timeout_s, interval_s=0.01, what="the executors' counters")
         except WaitTimeout:
-            return f"{plugin.pending()} ended Spark tasks' counters not received {timeout_s:g} s after the query returned"
+            return (f"{plugin.pending()} ended Spark tasks' counters not received {timeout_s:g} s after the query "
+                    "returned")
         except Exception:  # noqa: BLE001 - a py4j failure: the counters then say so when read
             return None
         return None

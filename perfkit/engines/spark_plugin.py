@@ -60,7 +60,8 @@ def _javac() -> str:
         if candidate.exists():
             return str(candidate)
     raise PerfkitError("perfkit's Spark plugin (the executors' I/O counters) needs a JDK's javac once, and none was "
-                       "found. Fix: install a JDK (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME to one")
+                       "found. Fix: install a JDK (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME "
+                       "to one")
 
 
 def loadable_in_this_jvm() -> bool:

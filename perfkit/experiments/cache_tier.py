@@ -188,7 +188,8 @@ class CacheTierComparison(QueryComparison):
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")
         conditions = (f"{data_size(self.rows, self.files, self.file_format, self.suite, self.scale)}; "
-                      f"{plural(self.runs, 'round')} of cold, warm and hot; {where(self.profile, self.measured_network)}")
+                      f"{plural(self.runs, 'round')} of cold, warm and hot; "
+                      f"{where(self.profile, self.measured_network)}")
         found = Findings(sentences, conditions, undecided)
         if len(failed := self.failures()):
             found.undecided.append(f"{plural(len(failed), 'failed run')} (listed under Failures)")
@@ -216,8 +217,8 @@ class CacheTierComparison(QueryComparison):
                 sentence += f" ({fetched / read:.1f}× the bytes read)"
             waits = cold.loc[pairs, "fill_wait_s"].dropna().astype(float)
             if len(waits):
-                sentence += (f", and it was seen full {_range(waits, '{:.1f}')} s after the query (its background fill, "
-                             f"looked at every {SETTLE_POLL_S:g} s)")
+                sentence += (f", and it was seen full {_range(waits, '{:.1f}')} s after the query (its background "
+                             f"fill, looked at every {SETTLE_POLL_S:g} s)")
             elif len(warm_s3 := warm["s3_bytes"].dropna().astype(float)):  # its fill is the read itself
                 sentence += (f", and had nothing left to fill after the query: its warm {times} fetched "
                              f"{warm_s3.sum() / 1e6:.1f} MB from S3")

@@ -42,7 +42,8 @@ def why_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (engine, case, where), group in hot.groupby(["subject", "case", "storage"], sort=True):
         activity = [a for a in group.get("tier_activity", pd.Series(dtype=object)) if isinstance(a, dict)]
-        rpcs = {name: _median(_rpcs(a).get(name) for a in activity) for name in (_rpcs(activity[0]) if activity else {})}
+        rpcs = {name: _median(_rpcs(a).get(name) for a in activity)
+                for name in (_rpcs(activity[0]) if activity else {})}
         rows.append({
             "engine": engine, "query": case, "storage": where, "_order": where != BACKING,
             "hot (s)": round(_median(group["wall_s"]), 3),

@@ -152,8 +152,9 @@ class QueryComparison(Experiment):
         for target, spec in self.suite_spec.targets.items():
             if "like" in spec and spec["like"] not in names:
                 raise PerfkitError(f"suite {self.suite}: write target {target!r} is like {spec['like']!r}, which the "
-                                   f"data has not (it has {', '.join(names)}; the bare {{table}} is {DEFAULT_TABLE!r}). Fix: "
-                                   "name one of those, or give its columns: {columns: [[NAME, TYPE], ...]}")
+                                   f"data has not (it has {', '.join(names)}; the bare {{table}} is "
+                                   f"{DEFAULT_TABLE!r}). Fix: name one of those, or give its columns: "
+                                   "{columns: [[NAME, TYPE], ...]}")
 
     def parameters(self) -> dict:
         return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
@@ -165,7 +166,8 @@ class QueryComparison(Experiment):
                 "accounting": self.accounting, "prices": self.prices}
 
     def preflight(self) -> None:
-        """Every storage and engine this run needs answers: one that does not is named, with its fix, before any work."""
+        """Every storage and engine this run needs answers: one that does not is named, with its fix, before any
+        work."""
         storage.check_hdfs(self.profile)
         storage.check_s3(self.profile)
         for name in self.engines:
@@ -285,7 +287,8 @@ class QueryComparison(Experiment):
         """One external table per (storage, table): storage -> {placeholder name: the engine's table}.
 
         Shared, read-only and made once: a table's name ends with a digest of what it is (engine, location, format,
-        columns, and a partitioned table's partition columns and partitions), so runs at once on the same files use the same table and no run drops a table another reads."""
+        columns, and a partitioned table's partition columns and partitions), so runs at once on the same files use
+        the same table and no run drops a table another reads."""
         tables: dict[str, dict[str, str] | None] = {}
         for where in self.storages:
             if is_tier(where):
@@ -415,7 +418,8 @@ class QueryComparison(Experiment):
                 if accounting:
                     accounting.abandon()
                 results.add(**record, started_at=started, wall_s=None, ok=False,
-                            error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
+                            error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: "
+                                  "not a sample")
                 raise
             wall = time.perf_counter() - t0
             if accounting:
@@ -568,7 +572,8 @@ class QueryComparison(Experiment):
             sentences.append(self._storage_cost_sentence())
         if len(failed := self.failures()):
             undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
-                             + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}" for r in failed.itertuples()})[:6]))
+                             + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}"
+                                                 for r in failed.itertuples()})[:6]))
         data = (f"your tables ({self.suite})" if self.tables else
                 data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
         conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; "
@@ -605,7 +610,8 @@ class QueryComparison(Experiment):
         found = hdfs_locality(self._frame())
         if not found:
             return []
-        parts = [f"{engine} {100 * local / sent:.0f}% of {sent / 1e6:.1f} MB" for engine, (local, sent) in found.items()]
+        parts = [f"{engine} {100 * local / sent:.0f}% of {sent / 1e6:.1f} MB"
+                 for engine, (local, sent) in found.items()]
         return ["HDFS locality (the DataNodes' count over the measured runs on HDFS): the share of the bytes they sent "
                 "that went to a reader on their own node: " + "; ".join(parts) + "."]
 
@@ -705,7 +711,8 @@ def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) ->
     first = sorted(placed.files)[0]
     by_storage = {where: Table(placed.locations[where], placed.file_format, columns, len(placed.files),
                                placed.total_bytes,
-                               f"{get_storage(where, profile).folder('datasets', placed.name, placed.file_format).path}/{first}")
+                               f"{get_storage(where, profile).folder('datasets', placed.name, placed.file_format).path}"
+                               f"/{first}")
                  for where in storages}
     return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
 
@@ -750,7 +757,8 @@ def reference_table(frame: pd.DataFrame, answers: dict, by: str) -> pd.DataFrame
         elif mine.empty:
             verdict = "no run returned a result"
         else:
-            differ = sorted({f"{r.subject}/{r.storage}" for r in mine.itertuples() if r.result_hash != answer.result_hash})
+            differ = sorted({f"{r.subject}/{r.storage}"
+                             for r in mine.itertuples() if r.result_hash != answer.result_hash})
             verdict = f"DIFFERS ({', '.join(differ)})" if differ else "agrees"
         rows.append({"query": query, "reference rows": answer.rows, "reference hash": answer.result_hash,
                      "runs compared": len(mine), "verdict": verdict})

@@ -90,7 +90,8 @@ class ReadComparison(Experiment):
             on_nfs, on_hdfs = nfs.folder("filesets", fileset.name), hdfs.folder("filesets", fileset.name)
             sizes = {fileset.file_name(i): s for i, s in enumerate(fileset.sizes())}
             found_nfs, found_hdfs = _data(nfs.list_files(on_nfs)), hdfs.list_files(on_hdfs) or {}
-            for i in progress_bar(range(fileset.files), desc=f"placing {fileset.name}", unit="file", disable=not progress):
+            for i in progress_bar(range(fileset.files), desc=f"placing {fileset.name}", unit="file",
+                                  disable=not progress):
                 name = fileset.file_name(i)
                 content = None
                 if found_nfs.get(name) != sizes[name]:
@@ -197,12 +198,14 @@ class ReadComparison(Experiment):
                              "comment": group["error"].iloc[0]})
                 continue
             a = aggregate(mine[["start", "end", "bytes", "ok"]])
-            comment = f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, last {a['last done s']:.2f} s"
+            comment = (f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, "
+                       f"last {a['last done s']:.2f} s")
             if a["ok"] < a["jobs"]:
-                comment += f"; {a['jobs'] - a['ok']} jobs FAILED: {shorten(mine.loc[~mine['ok'], 'error'].iloc[0], 200)}"
+                comment += (f"; {a['jobs'] - a['ok']} jobs FAILED: "
+                            f"{shorten(mine.loc[~mine['ok'], 'error'].iloc[0], 200)}")
             rows.append({"test": protocol, "MB/s": a["MB/s"], "data nodes": self.results.config["datanodes"],
-                         "replicas": self.replicas, "jobs": self.jobs, "access": f"{name} ({method_class(name).storage})",
-                         "comment": comment})
+                         "replicas": self.replicas, "jobs": self.jobs,
+                         "access": f"{name} ({method_class(name).storage})", "comment": comment})
         return pd.DataFrame(rows).round({"MB/s": 1})
 
     # -- findings -----------------------------------------------------------------------------

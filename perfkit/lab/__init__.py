@@ -70,8 +70,8 @@ class Lab:
         # YARN is listed in every shape, so that `down` and `status` always see it; only the cluster shape starts it
         before_yarn = [kind(self.home, self.ports) for kind in (S3Server, S3Network, AlluxioServer, NfsServer)]
         self.services: list[Service] = [hdfs, *before_yarn, Yarn(self.home, self.ports, shape), *(
-            kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer, HdfsFuseMount,
-                                                     Livy, EmrNotebooks))]
+            kind(self.home, self.ports) for kind in (HiveMetastore, HiveServer2, SparkThriftServer, TrinoServer,
+                                                     HdfsFuseMount, Livy, EmrNotebooks))]
 
     def shaped(self, services: list[Service]) -> list[Service]:
         """Those of `services` the lab's shape runs: YARN, Livy and the EMR stand-in only in the cluster shape."""
@@ -158,7 +158,8 @@ class Lab:
         cluster = [("YARN jars", tools.yarn_lib), ("node address shim", tools.node_address_library),
                    (f"Spark {versions.CLUSTER_SPARK}", cluster_spark.fetch)] if yarn else []
         chains = [
-            [("versitygw", tools.versitygw), ("toxiproxy", tools.toxiproxy), ("gohdfs", tools.gohdfs), ("rclone", tools.rclone)],
+            [("versitygw", tools.versitygw), ("toxiproxy", tools.toxiproxy), ("gohdfs", tools.gohdfs),
+             ("rclone", tools.rclone)],
             [("Hadoop jars", tools.hadoop_lib), *cluster, ("Hive metastore", hive_jars.metastore_home),
              ("Hive jars", hive_jars.hive_lib), ("Trino", trino_dist.trino_home), ("Alluxio", alluxio_dist.alluxio_lib),
              ("Alluxio client", alluxio_dist.alluxio_client_jar)],

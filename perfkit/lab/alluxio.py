@@ -72,7 +72,8 @@ def client_properties(ports: LabPorts) -> dict[str, object]:
 def hadoop_conf(ports: LabPorts) -> dict[str, str]:
     """alluxio:// for a Hadoop client (Spark, Hive, the metastore, Hadoop's CLI), with the shaded client jar on its
     class path (perfkit.lab.alluxio_dist.alluxio_client_jar)."""
-    return {"fs.alluxio.impl": "alluxio.hadoop.FileSystem", "fs.AbstractFileSystem.alluxio.impl": "alluxio.hadoop.AlluxioFileSystem",
+    return {"fs.alluxio.impl": "alluxio.hadoop.FileSystem",
+            "fs.AbstractFileSystem.alluxio.impl": "alluxio.hadoop.AlluxioFileSystem",
             **{k: str(v) for k, v in client_properties(ports).items()}}
 
 

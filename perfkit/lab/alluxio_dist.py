@@ -28,7 +28,8 @@ def alluxio_client_jar() -> Path:
     """alluxio-shaded-client (98 MB): what Spark, Hive and Hadoop's CLI put on their class path for alluxio://.
     Fetched alone with dependency:copy: as a dependency its parent pom (alluxio-shaded) is not published."""
     folder = tool_cache() / f"alluxio-{versions.ALLUXIO}" / "client"
-    return next(fetched_once(folder, folder / ".complete", lambda: _fetch_client(folder)).glob("alluxio-shaded-client-*.jar"))
+    return next(fetched_once(folder, folder / ".complete", lambda: _fetch_client(folder))
+                .glob("alluxio-shaded-client-*.jar"))
 
 
 def _fetch_client(folder: Path) -> None:

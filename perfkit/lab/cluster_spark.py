@@ -84,9 +84,10 @@ def environment() -> Path:
         for step in [[str(base), "-m", "venv", str(home)], *([*pip, *args] for args in installs)]:
             run = subprocess.run(step, capture_output=True, text=True)
             if run.returncode != 0:
-                raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment ({' '.join(step[:6])} "
-                                   f"...):\n{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package "
-                                   "index, then run `perfkit lab up --shape cluster` again")
+                raise PerfkitError(f"lab: could not make Spark {versions.CLUSTER_SPARK}'s environment "
+                                   f"({' '.join(step[:6])} ...):\n{(run.stdout + run.stderr)[-2000:]}\n"
+                                   "Fix: check that pip can reach its package index, then run "
+                                   "`perfkit lab up --shape cluster` again")
         (home / ".complete").touch()
 
     return fetched_once(home, home / ".complete", make)

@@ -49,7 +49,8 @@ class EmrNotebooks(Service):
             self.daemon.start(self.argv(), env={
                 **kernel, "PERFKIT_EMR_S3_ENDPOINT": lab_s3_endpoint(self.ports, self.home),
                 "AWS_ACCESS_KEY_ID": creds["access_key"], "AWS_SECRET_ACCESS_KEY": creds["secret_key"]})
-        self.wait_healthy(self.daemon, 30, "read the log; is another program on its port (PERFKIT_LAB_PORT_EMR_NOTEBOOKS)?")
+        self.wait_healthy(self.daemon, 30,
+                          "read the log; is another program on its port (PERFKIT_LAB_PORT_EMR_NOTEBOOKS)?")
 
     def health(self) -> tuple[bool, str]:
         request = urllib.request.Request(self.url, data=b"{}", method="POST", headers={

@@ -31,7 +31,8 @@ from pathlib import Path
 from perfkit.lab.json_http import JsonHandler
 
 LAB_CLUSTER = "j-PERFKITLAB"
-STAND_IN_TAG = {"Key": "perfkit:executed-by", "Value": "the lab's stand-in for EMR notebook executions"}  # emr.EXECUTED_BY_TAG
+STAND_IN_TAG = {"Key": "perfkit:executed-by",
+                "Value": "the lab's stand-in for EMR notebook executions"}  # emr.EXECUTED_BY_TAG
 WORKSPACES = "emr-studio"  # the bucket's folder of workspaces: emr-studio/<EditorId>/...
 ENDED = ("FINISHED", "FAILED", "STOPPED")
 
@@ -89,7 +90,8 @@ class Executions:
             notebook = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         except self.s3.exceptions.NoSuchKey:
             raise ApiError("InvalidRequestException",
-                           f"Notebook '{request['RelativePath']}' does not exist in editor {request['EditorId']}.") from None
+                           f"Notebook '{request['RelativePath']}' does not exist in editor "
+                           f"{request['EditorId']}.") from None
         with self.lock:
             execution = Execution(f"ex-PERFKIT{next(self.ids):021d}", request)
             self.all[execution.id] = execution

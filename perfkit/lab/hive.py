@@ -123,7 +123,8 @@ class HiveServer2(Service):
             (self.conf_dir / name).write_text(LOG4J2)
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
-        classpath = f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:{alluxio_dist.alluxio_client_jar()}"
+        classpath = (f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:"
+                     f"{alluxio_dist.alluxio_client_jar()}")
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
         return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j}",

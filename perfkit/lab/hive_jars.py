@@ -24,11 +24,13 @@ _HIVE_FOR_SPARK = re.compile(
 )
 
 
-def copy_dependencies(template: str, target: Path, what: str, finish=None, values: dict[str, str] | None = None) -> Path:
+def copy_dependencies(template: str, target: Path, what: str, finish=None,
+                      values: dict[str, str] | None = None) -> Path:
     """`mvn dependency:copy-dependencies` of a pom template (its @NAME@ fields filled from `values`) into `target`,
     once: a staging folder is filled, optionally reshaped by `finish(staging, work)`, marked `.complete`, then
     renamed into place."""
-    return fetched_once(target, target / ".complete", lambda: _copy_dependencies(template, target, what, finish, values))
+    return fetched_once(target, target / ".complete",
+                        lambda: _copy_dependencies(template, target, what, finish, values))
 
 
 def _copy_dependencies(template: str, target: Path, what: str, finish, values: dict[str, str] | None) -> None:

@@ -246,7 +246,8 @@ def main() -> None:
     else:
         namespace = spark_namespace(settings["conf"], settings["name"])
     sc = namespace["sc"]
-    replies.write(json.dumps({"ready": True, "appId": sc and sc.applicationId, "sparkUiUrl": sc and sc.uiWebUrl}) + "\n")
+    replies.write(json.dumps({"ready": True, "appId": sc and sc.applicationId,
+                              "sparkUiUrl": sc and sc.uiWebUrl}) + "\n")
     replies.flush()
     repl = Repl(namespace)
     signal.signal(signal.SIGINT, repl.interrupt)

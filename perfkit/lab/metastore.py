@@ -224,7 +224,8 @@ def get_all_databases(host: str, port: int, timeout_s: float) -> list[str]:
     return names
 
 
-def spark_metastore_conf(ports: LabPorts, client: str = versions.HIVE, jars: list[Path] | None = None) -> dict[str, str]:
+def spark_metastore_conf(ports: LabPorts, client: str = versions.HIVE,
+                         jars: list[Path] | None = None) -> dict[str, str]:
     """Spark settings for the shared metastore. Spark's built-in Hive 2.3 client fails against a Hive 4 metastore
     ("Invalid method name: 'get_table'"): Spark loads the Hive `client` version's jars instead (by default Hive
     4.0.1's, which Spark 4 supports; Spark 3.5 goes up to 3.1.3)."""

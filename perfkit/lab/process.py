@@ -154,7 +154,8 @@ class Daemon:
                 env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True,
             )
         # never a half-written pid file for a concurrent reader
-        atomic.write_text(self.pid_file, json.dumps({"pid": proc.pid, "argv": argv[:3], "started": start_ticks(proc.pid)}))
+        atomic.write_text(self.pid_file,
+                          json.dumps({"pid": proc.pid, "argv": argv[:3], "started": start_ticks(proc.pid)}))
         self._wait_for_exec(proc)
         return proc.pid
 

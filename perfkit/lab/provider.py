@@ -99,8 +99,8 @@ class LabProvider(Provider):
         return {"SPARK_LOCAL_IP": HOST}  # loopback only, and no warning about it
 
     def empty_trino_cache(self) -> str:
-        """A fresh catalog with an empty cache folder takes over from the one in use (see TrinoServer.fresh_cache_catalog:
-        Trino cannot empty a catalog's cache while it runs)."""
+        """A fresh catalog with an empty cache folder takes over from the one in use (see
+        TrinoServer.fresh_cache_catalog: Trino cannot empty a catalog's cache while it runs)."""
         from perfkit.lab.trino import TrinoServer
 
         server = TrinoServer(lab_home(), LabPorts.from_env())
@@ -196,8 +196,9 @@ class LabProvider(Provider):
         return lambda: {"s3_bytes_read": proxy.proxied_bytes()["downstream"]}
 
     def s3_bytes_not_counted(self) -> str:
-        return ("not counted: the lab's S3 server logs no bytes for a GET it streams, and S3 sits on this machine with no "
-                "network emulator between to count them on the wire (`perfkit lab network ec2-s3` puts one there)")
+        return ("not counted: the lab's S3 server logs no bytes for a GET it streams, and S3 sits on this machine "
+                "with no network emulator between to count them on the wire "
+                "(`perfkit lab network ec2-s3` puts one there)")
 
 
 class LabClusterProvider(LabProvider):
@@ -249,15 +250,17 @@ class LabClusterProvider(LabProvider):
         lab = Lab()
         if not lab.shape.yarn:
             raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, and the lab has the "
-                               f"{lab.shape.name} shape. Fix: `perfkit lab down`, then `perfkit lab up --shape cluster`")
+                               f"{lab.shape.name} shape. Fix: `perfkit lab down`, then "
+                               "`perfkit lab up --shape cluster`")
         healthy, detail = lab.service("yarn").health()
         if not healthy:
             raise PerfkitError(f"profile lab-cluster runs Spark on the lab's YARN, which is not up ({detail}). "
                                "Fix: `perfkit lab up --shape cluster`")
         if pyspark_version() != versions.CLUSTER_SPARK:
             raise PerfkitError(f"profile lab-cluster runs EMR 7.13's Spark {versions.CLUSTER_SPARK}, and this Python "
-                               f"has pyspark {pyspark_version()}. Fix: run perfkit with Spark {versions.CLUSTER_SPARK}'s "
-                               f"Python, PYTHONPATH={cluster_spark.source_root()} {cluster_spark.python()} -m perfkit ... "
+                               f"has pyspark {pyspark_version()}. Fix: run perfkit with Spark "
+                               f"{versions.CLUSTER_SPARK}'s Python, "
+                               f"PYTHONPATH={cluster_spark.source_root()} {cluster_spark.python()} -m perfkit ... "
                                "(`perfkit report -p profile=lab-cluster` does: its notebooks run on that Python)")
 
     def cluster(self) -> dict[str, str]:

@@ -214,7 +214,9 @@ class S3Network(Service):
             with urllib.request.urlopen(request, timeout=5) as response:
                 raw = response.read()
         except urllib.error.HTTPError as err:
-            raise PerfkitError(f"Toxiproxy {method} {path}: {err.code} {err.read().decode(errors='replace')[:200]}") from None
+            raise PerfkitError(f"Toxiproxy {method} {path}: {err.code} "
+                               f"{err.read().decode(errors='replace')[:200]}") from None
         except (urllib.error.URLError, OSError) as err:
-            raise PerfkitError(f"Toxiproxy at {self.api} is not answering ({err}). Fix: perfkit lab up s3-network") from None
+            raise PerfkitError(f"Toxiproxy at {self.api} is not answering ({err}). "
+                               "Fix: perfkit lab up s3-network") from None
         return json.loads(raw) if raw.strip() else {}

@@ -56,7 +56,8 @@ class SparkThriftServer(Service):
         if self.daemon.pid() is None:
             spark_home = tools.spark_home()
             env = {"SPARK_HOME": str(spark_home), "JAVA_HOME": str(tools.java_home()),
-                   "SPARK_LOG_DIR": str(self.home / "logs"), "SPARK_LOCAL_IP": HOST, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
+                   "SPARK_LOG_DIR": str(self.home / "logs"), "SPARK_LOCAL_IP": HOST,
+                   "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
             self.daemon.start(self.argv(), env=env, cwd=self.home / "spark-thrift")
         # a taken port gets its own fix from wait_until; what remains is mostly a slow or short-of-memory machine
         self.wait_healthy(self.daemon, 180, "read the log; the Thrift server (a Spark driver "

@@ -2,8 +2,8 @@
 EMR keeps it in /emr/notebook-env, apart from the cluster's Python), talking to the lab's Livy stand-in.
 
 Its kernelspec and its config.json live under the lab home, found through JUPYTER_PATH and SPARKMAGIC_CONF_DIR, so
-nothing outside the lab sees them. The config is papermill's, from sparkmagic's README: a failed Spark statement fails the cell
-(all_errors_are_fatal) and ends the session, and no Livy session outlives the kernel.
+nothing outside the lab sees them. The config is papermill's, from sparkmagic's README: a failed Spark statement
+fails the cell (all_errors_are_fatal) and ends the session, and no Livy session outlives the kernel.
 
 Kerberos: sparkmagic imports requests_kerberos unconditionally, whose `pyspnego[kerberos]` needs gssapi, which ships
 no Linux wheels (it would need Debian's libkrb5-dev and a C build). The lab's Livy has no Kerberos, so
@@ -27,9 +27,9 @@ KERNEL = "pysparkkernel"
 # requests-kerberos to pyspnego[kerberos] and gssapi), then what they need: sparkmagic's requirements.txt, less
 # requests_kerberos, and requests-kerberos's own less the kerberos extra
 INSTALLS = [["--upgrade", "pip"], ["--no-deps", f"sparkmagic=={SPARKMAGIC}", "requests-kerberos==0.15.0"],
-            [f"hdijupyterutils=={SPARKMAGIC}", f"autovizwidget=={SPARKMAGIC}", "ipython>=4.1.2", "pandas<3.0.0", "numpy",
-             "requests", "ipykernel>=6.29", "ipywidgets>5.0.0", "notebook>=4.2", "tornado>=4", "nest_asyncio>1.5.5",
-             "pyspnego", "cryptography>=1.3"]]
+            [f"hdijupyterutils=={SPARKMAGIC}", f"autovizwidget=={SPARKMAGIC}", "ipython>=4.1.2", "pandas<3.0.0",
+             "numpy", "requests", "ipykernel>=6.29", "ipywidgets>5.0.0", "notebook>=4.2", "tornado>=4",
+             "nest_asyncio>1.5.5", "pyspnego", "cryptography>=1.3"]]
 # papermill's settings (sparkmagic README, "Papermill"), and a session start that allows YARN's queue and Spark's JVM
 SETTINGS = {"all_errors_are_fatal": True, "shutdown_session_on_spark_statement_errors": True,
             "cleanup_all_sessions_on_exit": True, "livy_session_startup_timeout_seconds": 180}
@@ -47,7 +47,8 @@ def environment() -> Path:
             run = subprocess.run(step, capture_output=True, text=True)
             if run.returncode != 0:
                 raise PerfkitError(f"lab: could not make the EMR notebook environment ({' '.join(step[:6])} ...):\n"
-                                   f"{(run.stdout + run.stderr)[-2000:]}\nFix: check that pip can reach its package index")
+                                   f"{(run.stdout + run.stderr)[-2000:]}\n"
+                                   "Fix: check that pip can reach its package index")
         (home / ".complete").touch()
 
     return fetched_once(home, home / ".complete", make)

@@ -65,7 +65,8 @@ def artifact(jar: str) -> str:
     return _JAR_VERSION.sub("", jar)
 
 
-def maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | None = None, keep=lambda jar: True) -> Path:
+def maven_lib(lib: Path, template: Path, what: str, values: dict[str, str] | None = None,
+              keep=lambda jar: True) -> Path:
     """The runtime dependencies of the pom `template` (its @NAME@ fields filled in from `values`, by default the lab's
     Hadoop and AWS SDK), copied into `lib` once by Maven."""
     return fetched_once(lib, lib / ".complete", lambda: _fetch_maven_lib(lib, template, what, values, keep))
@@ -109,8 +110,8 @@ def node_address_library() -> Path:
 def _build_node_address(built: Path) -> None:
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        raise PerfkitError("lab: the cluster shape needs a C compiler once, to build the shim that puts each node on its own loopback address. "
-                           "Fix: apt-get install gcc")
+        raise PerfkitError("lab: the cluster shape needs a C compiler once, to build the shim that puts each node "
+                           "on its own loopback address. Fix: apt-get install gcc")
     built.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=built.parent) as work:
         out = Path(work) / built.name
@@ -150,7 +151,8 @@ RCLONE_PACKAGES = ("backend/local", "backend/hdfs", "cmd/serve", "cmd/serve/nfs"
 def rclone() -> Path:
     """rclone: the lab's NFS server (`serve nfs`) and its FUSE mount of HDFS (`mount`). Built with only those parts
     (rclone's own main compiles its 70 backends and every command: most of a fresh lab's build time)."""
-    return go_main("rclone", versions.RCLONE_MODULE, versions.RCLONE, RCLONE_PACKAGES, "rclone (NFS server, FUSE mount)")
+    return go_main("rclone", versions.RCLONE_MODULE, versions.RCLONE, RCLONE_PACKAGES,
+                   "rclone (NFS server, FUSE mount)")
 
 
 def toxiproxy() -> Path:
@@ -218,5 +220,6 @@ def spark_home() -> Path:
     try:
         import pyspark
     except ImportError as exc:
-        raise PerfkitError("lab: pyspark is not installed. Fix: pip install -e '.[dev,lab]' (or `make install`)") from exc
+        raise PerfkitError("lab: pyspark is not installed. "
+                           "Fix: pip install -e '.[dev,lab]' (or `make install`)") from exc
     return Path(pyspark.__file__).parent

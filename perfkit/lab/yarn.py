@@ -138,7 +138,8 @@ class Yarn(Service):
                      # a Hive query's ApplicationMaster and its tasks, or Spark's and its executors, at once
                      "yarn.scheduler.capacity.maximum-am-resource-percent": 0.5}
         folders = [(self.client_conf_dir, self.site(), None),
-                   *((self.root / f"nm{i}" / "conf", self.nodemanager_site(i), i) for i in range(len(self.nodemanagers)))]
+                   *((self.root / f"nm{i}" / "conf", self.nodemanager_site(i), i)
+                     for i in range(len(self.nodemanagers)))]
         for conf, yarn_site, node in folders:
             conf.mkdir(parents=True, exist_ok=True)
             write_private(conf / "yarn-site.xml", site_xml(yarn_site))  # a NodeManager's holds the lab's S3 keys

@@ -42,8 +42,8 @@ def check_window(start: datetime, end: datetime, period: int, now: datetime | No
     if start.tzinfo is None or end.tzinfo is None:
         raise PerfkitError("the window's start and end need a time zone: use UTC datetimes")
     if end > now + timedelta(minutes=5):
-        raise PerfkitError(f"the window ends in the future ({end.isoformat()}; now {now.isoformat(timespec='seconds')}): "
-                           "end it now or earlier")
+        raise PerfkitError(f"the window ends in the future ({end.isoformat()}; "
+                           f"now {now.isoformat(timespec='seconds')}): end it now or earlier")
     if start >= end:
         raise PerfkitError(f"the window starts ({start.isoformat()}) after it ends ({end.isoformat()}): swap them")
     if now - start > KEPT_FOR:
@@ -113,7 +113,8 @@ def metric_data(queries: list[dict], start: datetime, end: datetime, period: int
             raise PerfkitError("CloudWatch: no AWS credentials found. Fix: configure the standard AWS chain "
                                "(aws configure, environment variables or an instance profile)") from None
         except ClientError as err:
-            raise PerfkitError(f"CloudWatch refused GetMetricData: {err.response['Error'].get('Message', err)}") from None
+            raise PerfkitError("CloudWatch refused GetMetricData: "
+                               f"{err.response['Error'].get('Message', err)}") from None
     return found
 
 
@@ -153,7 +154,8 @@ def volumes_of_cluster(cluster_id: str, region: str = "us-east-1", emr=None, ec2
                            "Fix: check the cluster id and the region") from None
     if not instances:
         raise PerfkitError(f"EMR cluster {cluster_id} has no instances: is it running?")
-    return describe_volumes(filters=[{"Name": "attachment.instance-id", "Values": instances}], region=region, client=ec2)
+    return describe_volumes(filters=[{"Name": "attachment.instance-id", "Values": instances}], region=region,
+                            client=ec2)
 
 
 def volumes_by_tag(key: str, value: str, region: str = "us-east-1", client=None) -> pd.DataFrame:

@@ -18,9 +18,9 @@ from perfkit.report.rendering import render
 from perfkit.report.store import Report, report_dir, store_report
 
 __all__ = [
-    "REDACTED", "SECRET_VALUE", "Report", "check_notebook_parameters", "fold", "check_parameters", "notebook_parameters",
-    "parse_parameters", "read_notebook", "redact", "redact_notebook", "render", "report_dir", "store_report", "tidy",
-    "to_html", "write_index", "Sentence", "frame_or_sentence",
+    "REDACTED", "SECRET_VALUE", "Report", "check_notebook_parameters", "fold", "check_parameters",
+    "notebook_parameters", "parse_parameters", "read_notebook", "redact", "redact_notebook", "render", "report_dir",
+    "store_report", "tidy", "to_html", "write_index", "Sentence", "frame_or_sentence",
 ]
 
 show_frames_plainly()  # in a notebook (IPython) only: every frame a report shows, without row numbers or "..."

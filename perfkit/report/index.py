@@ -16,8 +16,8 @@ from perfkit.report.redaction import redact
 
 def write_index(root: Path | None = None) -> Path:
     """reports/index.html, a static page: one section per report (the most recently run first), its runs newest
-    first, each with its date, its first finding, status, where it ran (lab, a profile, or EMR and the cluster id), its key parameters
-    and a link to the run before it."""
+    first, each with its date, its first finding, status, where it ran (lab, a profile, or EMR and the cluster id),
+    its key parameters and a link to the run before it."""
     root = Path(root) if root else reports_dir()
     groups: dict[str, list[dict]] = {}
     for nb_path in root.glob("*/*.ipynb"):
@@ -43,8 +43,8 @@ def write_index(root: Path | None = None) -> Path:
                         f'<td>{html.escape(run["status"])}</td><td>{html.escape(run["where"])}</td>'
                         f'<td><code>{html.escape(run["shown"])}</code></td><td>{before}</td></tr>')
         sections.append(f'<h2 id="{html.escape(name)}">{html.escape(name)}</h2>\n'
-                        '<table><tr><th>rendered (UTC)</th><th>first finding</th><th>status</th><th>ran on</th><th>parameters</th>'
-                        '<th>previous run</th></tr>\n' + "\n".join(rows) + "\n</table>")
+                        '<table><tr><th>rendered (UTC)</th><th>first finding</th><th>status</th><th>ran on</th>'
+                        '<th>parameters</th><th>previous run</th></tr>\n' + "\n".join(rows) + "\n</table>")
     body = "\n".join(sections) or "<p>No report yet: render one with <code>perfkit report NOTEBOOK</code>.</p>"
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>perfkit reports</title>

@@ -1,7 +1,7 @@
 """Storages behind one interface (perfkit.storages.base.Storage), registered by name and imported lazily.
 
-Adding a storage is one class, one line in its REGISTRY (storages/registry.py; or `register(name, "module:Class")` from another package), and the
-conformance checks (perfkit.storages.conformance) passing for it.
+Adding a storage is one class, one line in its REGISTRY (storages/registry.py; or `register(name, "module:Class")`
+from another package), and the conformance checks (perfkit.storages.conformance) passing for it.
 """
 from __future__ import annotations
 

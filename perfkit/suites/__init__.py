@@ -105,7 +105,8 @@ def open_suite(name: str, only: list[str] | None = None) -> Suite:
         known = {q.id for q in queries}
         unknown = [q for q in only if q not in known]
         if unknown:
-            raise PerfkitError(f"unknown query {', '.join(unknown)} in suite {name!r}: choose from {', '.join(sorted(known))}")
+            raise PerfkitError(f"unknown query {', '.join(unknown)} in suite {name!r}: "
+                               f"choose from {', '.join(sorted(known))}")
         queries = [q for q in queries if q.id in only]
     spec = _manifest_spec(folder / "manifest.yml", name)
     targets = spec.get("targets") or {}

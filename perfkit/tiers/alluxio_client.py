@@ -1,8 +1,9 @@
 """Talk to an Alluxio cluster as a client: its shell (`alluxio fs ...`) and its byte counters.
 
 The shell comes from the profile's provider: the `alluxio` command on a cluster's PATH, or in the lab Alluxio's
-own FileSystemShell class run on the lab's Java with a client configuration (the master's address, no keys). The counters come the same way
-everywhere: the master's REST API lists the live workers, and each worker's web port serves its own metrics.
+own FileSystemShell class run on the lab's Java with a client configuration (the master's address, no keys). The
+counters come the same way everywhere: the master's REST API lists the live workers, and each worker's web port
+serves its own metrics.
 """
 from __future__ import annotations
 

@@ -49,5 +49,6 @@ class TrinoCache(Tier):
         if engine is None or engine.name != "trino":
             raise PerfkitError("trino-cache counters are read through a Trino engine")
         table = 'jmx.current."' + self.STATS.format(c=self.catalog) + '"'
-        row = engine.execute(f'SELECT sum("cachereads.alltime.total"), sum("externalreads.alltime.total") FROM {table}')[0]
+        row = engine.execute('SELECT sum("cachereads.alltime.total"), sum("externalreads.alltime.total") '
+                             f'FROM {table}')[0]
         return Counters(int(row[0] or 0), int(row[1] or 0))

@@ -23,7 +23,8 @@ class DistCp(TransferMethod):
         listing = scratch / "distcp-sources.txt"
         listing.write_text("".join(self.source_url(manifest, name) + "\n" for name, _ in manifest.files))
         # local MapReduce runs one map at a time unless told otherwise: let -m maps run together
-        local_maps = [f"-Dmapreduce.local.map.tasks.maximum={self.concurrency}"] if self.profile.provider.local_mapreduce else []
+        local_maps = ([f"-Dmapreduce.local.map.tasks.maximum={self.concurrency}"]
+                      if self.profile.provider.local_mapreduce else [])
         HadoopCli(self.profile).run("distcp", *local_maps, "-m", str(self.concurrency), "-strategy", strategy,
                "-f", listing.as_uri(), self.dest_url(dest))
         return {}

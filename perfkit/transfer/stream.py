@@ -32,7 +32,8 @@ class Stream(TransferMethod):
         with ThreadPoolExecutor(self.concurrency * prefetch, thread_name_prefix="get") as getters:
             def parts(key: str, size: int):
                 ranges = [(start, min(start + part, size) - 1) for start in range(0, size, part)]
-                fetch = lambda r: s3.get_object(Bucket=manifest.bucket, Key=key, Range=f"bytes={r[0]}-{r[1]}")["Body"].read()  # noqa: E731
+                fetch = lambda r: s3.get_object(  # noqa: E731
+                    Bucket=manifest.bucket, Key=key, Range=f"bytes={r[0]}-{r[1]}")["Body"].read()
                 ahead = deque(getters.submit(fetch, r) for r in ranges[:prefetch])
                 for r in ranges[prefetch:] + [None] * len(ahead):
                     data = ahead.popleft().result()

@@ -53,8 +53,10 @@ def test_queries_are_split_into_the_fewest_calls(aws, volumes, window_hours, per
 @pytest.mark.parametrize("start, end, period, message", [
     (NOW - timedelta(hours=1), NOW, 45, "must be a multiple of 60 seconds"),
     (NOW - timedelta(hours=1), NOW, 90, "must be a multiple of 60 seconds"),
-    (NOW - timedelta(days=20), NOW - timedelta(days=19), 60, "older than 15 days is kept only at periods that are multiples of 300 s"),
-    (NOW - timedelta(days=70), NOW - timedelta(days=69), 300, "older than 63 days is kept only at periods that are multiples of 3600 s"),
+    (NOW - timedelta(days=20), NOW - timedelta(days=19), 60,
+     "older than 15 days is kept only at periods that are multiples of 300 s"),
+    (NOW - timedelta(days=70), NOW - timedelta(days=69), 300,
+     "older than 63 days is kept only at periods that are multiples of 3600 s"),
     (NOW - timedelta(days=500), NOW - timedelta(days=499), 3600, "keeps metric data for 455 days"),
     (NOW, NOW + timedelta(hours=2), 60, "the window ends in the future"),
     (NOW - timedelta(hours=1), NOW - timedelta(hours=2), 60, "after it ends"),

@@ -67,7 +67,8 @@ def test_a_named_filter_that_does_not_exist_is_named_with_the_fix(aws):
     s3 = aws("s3")
     with Stubber(s3) as stub:
         _no_such_filter(stub)
-        with pytest.raises(PerfkitError, match=r"bucket b has no metrics filter 'typo'.*list-bucket-metrics-configurations"):
+        with pytest.raises(PerfkitError,
+                           match=r"bucket b has no metrics filter 'typo'.*list-bucket-metrics-configurations"):
             RequestMetricsFilter(s3, "b", PREFIX, named="typo").open()
 
 
@@ -320,7 +321,8 @@ def test_a_window_in_which_another_perfkit_process_measured_is_not_compared(aws,
             with open(tmp_path / "measuring" / "starts", "ab") as starts:  # another process starts a run
                 starts.write(b".")
             results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=0,
-                        started_at=(START + timedelta(minutes=1)).isoformat(), wall_s=20.0, io={"engine": {"s3_get": 9}})
+                        started_at=(START + timedelta(minutes=1)).isoformat(), wall_s=20.0,
+                        io={"engine": {"s3_get": 9}})
     stored = results.config["s3_request_metrics"]
     gets = next(row for row in stored["compared"] if row["counter"] == "s3_get")
     assert stored["attributable"] is False and OVERLAPPED in stored["notes"]

@@ -49,7 +49,8 @@ def pytest_collection_modifyitems(config, items):
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.lab)
     position = {id(item): n for n, item in enumerate(items)}
-    items.sort(key=lambda item: (item.path.name.startswith(LAST), -LONGEST_FIRST.get(item.path.name, 0), position[id(item)]))
+    items.sort(key=lambda item: (item.path.name.startswith(LAST), -LONGEST_FIRST.get(item.path.name, 0),
+                                 position[id(item)]))
 
 
 def _log_sizes() -> dict:

@@ -49,7 +49,8 @@ def answers(comparison):
             tables = comparison.register_tables(engine, comparison.tableset)
             for query in comparison.suite_queries:
                 for where in comparison.storages:
-                    found[name, where, query.id] = engine.execute(query.for_tables(tables[where], engine.name), timeout_s=300)
+                    found[name, where, query.id] = engine.execute(query.for_tables(tables[where], engine.name),
+                                                                  timeout_s=300)
     return found
 
 

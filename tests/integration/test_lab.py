@@ -22,7 +22,8 @@ def test_up_is_idempotent(lab):
 
 
 def test_a_missing_bucket_gives_one_clear_message(profile):
-    with pytest.raises(ServiceError, match="S3 bucket 'no-such-bucket' at http://127.0.0.1:.*the bucket does not exist"):
+    with pytest.raises(ServiceError,
+                       match="S3 bucket 'no-such-bucket' at http://127.0.0.1:.*the bucket does not exist"):
         storage.check_s3(replace(profile, s3_bucket="no-such-bucket"))
 
 

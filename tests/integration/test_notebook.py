@@ -68,7 +68,8 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
     assert report.ok, report.error
     page = report.html.read_text()
     _reads_well(page)
-    for shown in ("s_per_ms_rtt", "bound_by", "rtt 40 ms: 40 ms round trip", "bandwidth 20 MB/s: 0 ms round trip, 20 MB/s per connection",
+    for shown in ("s_per_ms_rtt", "bound_by", "rtt 40 ms: 40 ms round trip",
+                  "bandwidth 20 MB/s: 0 ms round trip, 20 MB/s per connection",
                   "rtt 0 ms: 0 ms round trip",
                   "small_get_direct_ms", "data:image/png;base64"):
         assert shown in page, shown

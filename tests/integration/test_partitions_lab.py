@@ -172,7 +172,8 @@ def _delete_one(profile, folder: Location, name: str) -> None:
 
 EDGE_FOLDERS = ["Region=eu/Day=01", "Region=o%27k/Day=02", "Region=a b%3Ac/Day=02",
                 "Region=__HIVE_DEFAULT_PARTITION__/Day=10"]
-EDGE_ANSWER = [("eu", 1, 2, 10), ("o'k", 2, 2, 12), ("a b:c", 2, 2, 14), (None, 10, 2, 16)]  # region, day, rows, sum(id)
+# region, day, rows, sum(id)
+EDGE_ANSWER = [("eu", 1, 2, 10), ("o'k", 2, 2, 12), ("a b:c", 2, 2, 14), (None, 10, 2, 16)]
 
 
 @pytest.fixture(scope="module")

@@ -100,4 +100,5 @@ def test_a_cold_run_drops_the_page_cache_before_each_measured_run(profile, tmp_p
     frame = cmp.run(progress=False).to_frame()
     notes = frame.set_index("phase")["params"]
     assert all(p == {} for p in notes["warmup"])
-    assert all(p["cache"] in ("page cache dropped",) or p["cache"].startswith("page cache kept") for p in notes["measured"])
+    assert all(p["cache"] in ("page cache dropped",) or p["cache"].startswith("page cache kept")
+               for p in notes["measured"])

@@ -51,7 +51,8 @@ def livy(tmp_path_factory):
     environment = {**os.environ, "PERFKIT_LIVY_PYTHON": sys.executable, "PERFKIT_LIVY_NO_SPARK": "1",
                    "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "perfkit.lab.livy_server", "--port", str(port), "--logs",
-                               str(home / "logs")], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               str(home / "logs")], env=environment, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     with pytest.MonkeyPatch.context() as env:
         for name, value in sparkmagic_kernel.install(home, url).items():

@@ -162,8 +162,10 @@ def test_own_sql_on_own_tables_from_the_cli_leaves_the_tables_untouched(profile,
                                      "GROUP BY l_returnflag;\n")
     (suite / "big_orders.sql").write_text("SELECT count(*) FROM {table:orders} o JOIN {table:lines} l "
                                           "ON o.o_orderkey = l.l_orderkey WHERE o.o_totalprice > 300000")
-    hdfs = {t: locations.profile_location(profile, "hdfs", "datasets", "tpch-sf0.01", "orc", t) for t in ("lineitem", "orders")}
-    s3 = {t: locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", t) for t in ("lineitem", "orders")}
+    hdfs = {t: locations.profile_location(profile, "hdfs", "datasets", "tpch-sf0.01", "orc", t)
+            for t in ("lineitem", "orders")}
+    s3 = {t: locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", t)
+          for t in ("lineitem", "orders")}
     before = {str(loc): locations.list_files(profile, loc) for loc in [*hdfs.values(), *s3.values()]}
     args = ["queries", "--engines", "trino,spark", "--runs", "1", "--warmup", "0", "--suite", str(suite),
             "--table", f"hdfs.lines={hdfs['lineitem']}", "--table", f"hdfs.orders={hdfs['orders']}",

@@ -72,7 +72,8 @@ def test_a_truncated_and_a_missing_file_fail_verification(profile, manifest, mon
     frame = cmp.run(progress=False).to_frame()
     bad = frame[frame.subject == "truncating"]
     assert len(bad) == 1 and not bad.ok.item()
-    assert "1 missing ['part-00001.bin']" in bad.error.item() and "1 of wrong size ['part-00000.bin']" in bad.error.item()
+    assert ("1 missing ['part-00001.bin']" in bad.error.item()
+            and "1 of wrong size ['part-00000.bin']" in bad.error.item())
     good = frame[(frame.subject == "stream") & (frame.case == "total")]
     assert good.ok.item() and good.bytes.item() == manifest.total_bytes
     assert good.mb_per_s.item() == pytest.approx(manifest.total_bytes / 1e6 / good.wall_s.item())

@@ -25,8 +25,9 @@ def log_line(operation, key="perfkit/taxi/part-0.parquet", status=200, sent=0, s
 
 def test_the_server_log_counts_requests_by_type_and_throttled_answers():
     lines = [log_line("s3_GetObject", size=1000), log_line("GetObject", size=24), log_line("s3_HeadObject"),
-             log_line("s3_ListObjectsV2", key="-"), log_line("s3_UploadPart", size=5), log_line("s3_HeadBucket", key="-"),
-             log_line("s3_GetObject", status=503, size=0), "log starts 2026-11-24", "garbage"]
+             log_line("s3_ListObjectsV2", key="-"), log_line("s3_UploadPart", size=5),
+             log_line("s3_HeadBucket", key="-"), log_line("s3_GetObject", status=503, size=0),
+             "log starts 2026-11-24", "garbage"]
     found = count_lines(lines)
     assert found["s3_get"] == 3 and found["s3_head"] == 1 and found["s3_list"] == 1 and found["s3_put"] == 1
     assert "s3_bytes_read" not in found  # the lab's server logs no bytes for a GET it streams
@@ -95,7 +96,8 @@ class Session:
                  "Hadoop:service=NameNode,name=NameNodeInfo": [{"LiveNodes": json.dumps(live)}]}
         if "DataNodeActivity" in params["qry"]:
             i = 0 if "9864" in url else 1
-            beans = {params["qry"]: [{"BytesRead": self.bytes[i], "ReadBlockOpNumOps": 3, "ReadBlockOpAvgTime": 0.5, "BytesWritten": 0}]}
+            beans = {params["qry"]: [{"BytesRead": self.bytes[i], "ReadBlockOpNumOps": 3, "ReadBlockOpAvgTime": 0.5,
+                                      "BytesWritten": 0}]}
         return Response(beans.get(params["qry"], []))
 
 
@@ -497,14 +499,15 @@ def test_a_report_shows_the_io_table_with_blanks_left_blank_then_its_prices_and_
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
     window = "not counted per run but over the experiment's window"
-    table = io_table(frame_of(("trino", "hdfs", "q1", 1.0, {"engine": {"input_bytes": 2e6}, "missing": {"server": window}})))
+    table = io_table(frame_of(("trino", "hdfs", "q1", 1.0,
+                               {"engine": {"input_bytes": 2e6}, "missing": {"server": window}})))
     table.attrs["basis"] = "S3 Standard, us-east-1"
     show_storage_io(table)
     row = dict(zip(re.findall(r"<th>(.*?)</th>", shown[0].data), re.findall(r"<td>(.*?)</td>", shown[0].data)))
     assert row["engine"] == "trino" and row["HDFS MB (engine)"] == "2" and row["HDFS MB (server)"] == ""
     assert "NaN" not in shown[0].data
-    assert capsys.readouterr().out == (f"Prices: S3 Standard, us-east-1\n- the server's count of 1 run (trino on hdfs): "
-                                       f"{window}\n")
+    assert capsys.readouterr().out == ("Prices: S3 Standard, us-east-1\n"
+                                       f"- the server's count of 1 run (trino on hdfs): {window}\n")
 
 
 def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_count(tmp_path):

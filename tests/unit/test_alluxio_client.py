@@ -31,7 +31,8 @@ def _serve(pages: dict[str, dict]):
 
 
 def _worker(cache: int, s3: int, active: int, queued: int) -> dict:
-    return {"counters": {"Worker.BytesReadCache": {"count": cache}, "Worker.BytesReadPerUfs.UFS:s3.bucket": {"count": s3},
+    return {"counters": {"Worker.BytesReadCache": {"count": cache},
+                         "Worker.BytesReadPerUfs.UFS:s3.bucket": {"count": s3},
                          "Worker.BlocksAccessed": {"count": cache // 10}, "Worker.BytesReadRemote": {"count": cache}},
             "gauges": {"Worker.CacheManagerThreadActiveCount": {"value": active},
                        "Worker.CacheManagerThreadQueueWaitingTaskCount": {"value": queued},
@@ -43,7 +44,8 @@ def cluster():
     pages = [{"/metrics/json/": _worker(100, 7, 1, 2)}, {"/metrics/json/": _worker(50, 3, 0, 4)}]
     workers = [_serve(page) for page in pages]
     info = {"version": "2.9.6", "capacity": {"used": 30, "total": 2000},
-            "workers": [{"address": {"host": "127.0.0.1", "webPort": w.server_port, "rpcPort": 29999}} for w in workers]}
+            "workers": [{"address": {"host": "127.0.0.1", "webPort": w.server_port, "rpcPort": 29999}}
+                        for w in workers]}
     # the master's RPC timers, as Alluxio 2.9.6 names them: a client's (with its user, or not yet authenticated), a
     # worker's heartbeat, and a call the master makes to the under-filesystem (not a client's)
     timers = {"Master.GetStatus.User:root": {"count": 9}, "Master.getConfiguration": {"count": 1},
@@ -87,7 +89,8 @@ def test_the_masters_web_port_defaults_to_alluxios_and_a_silent_master_is_named(
     assert AlluxioClient(profile).master_web() == "127.0.0.1:19999"
     silent = replace(profile, alluxio_master_web="127.0.0.1:1")
     with pytest.raises(PerfkitError, match=r"^the Alluxio master's web server at 127.0.0.1:1 does not answer. Fix: "
-                                           r"check that it runs, or set alluxio_master_web \(host:port\) in the profile$"):
+                                           r"check that it runs, or set alluxio_master_web \(host:port\) "
+                                           r"in the profile$"):
         AlluxioClient(silent).store()
 
 

@@ -177,7 +177,8 @@ def test_settle_says_when_the_fill_outlasts_the_wait(lab, monkeypatch):
 
     monkeypatch.setattr(perfkit.tiers.alluxio_client, "AlluxioClient", lambda profile: _FillingWorker(busy=10**6))
     monkeypatch.setattr(perfkit.tiers.alluxio, "SETTLE_POLL_S", 0.01)
-    assert Alluxio(lab).settle(timeout_s=0.2) == "Alluxio's background caching still busy after 0.2 s: the next try races it"
+    assert Alluxio(lab).settle(timeout_s=0.2) == ("Alluxio's background caching still busy after 0.2 s: "
+                                                  "the next try races it")
 
 
 def test_the_aws_clis_start_up_is_timed_on_the_same_command_as_its_copies(lab, tmp_path, monkeypatch):

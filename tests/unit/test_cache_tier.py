@@ -63,7 +63,8 @@ def _comparison(tmp_path, runs):
 def test_the_published_shape_s3_cold_warm_hot_with_ratios_and_a_hot_read_that_missed_is_flagged(tmp_path):
     c = _comparison(tmp_path, [
         ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
-        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0), ("trino-cache", "hot", 1.0, 8.0, 9.0)])
+        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
+        ("trino-cache", "hot", 1.0, 8.0, 9.0)])
     table = c.tries_table()
     row = table.iloc[0]
     assert (row["S3 (s)"], row["cold (s)"], row["warm (s)"], row["hot (s)"]) == (2.0, 4.0, 1.0, 2.0)
@@ -137,7 +138,8 @@ def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partiti
 def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_path):
     c = _comparison(tmp_path, [
         ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
-        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0), ("trino-cache", "hot", 1.0, 8.0, 9.0)])
+        ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
+        ("trino-cache", "hot", 1.0, 8.0, 9.0)])
     found = c.findings()
     # S3's median is 2.0 s over its six runs; the tier's medians 4.0, 1.0, 2.0 s
     assert found.sentences[0] == ("trino through trino-cache: cold 0.50× S3's speed (0 faster, 1 slower, 0 about the "
@@ -145,14 +147,16 @@ def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_
                                   "1 query); hot 1.00× S3's speed (0 faster, 0 slower, 1 about the same of 1 query).")
     assert found.sentences[1] == "2 hot runs still fetched from S3 (18.0 MB in all): not all from the cache."
     assert found.undecided[0].startswith("2 rounds per query and tier: medians without a spread")
-    assert found.conditions == "taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot; the embedded lab on this machine"
+    assert found.conditions == ("taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot; "
+                                "the embedded lab on this machine")
 
 
 def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the_fill_after_the_query(tmp_path):
     c = _comparison(tmp_path, [
         ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
         ("alluxio", "cold", 5.0, 0, 87.7), ("alluxio", "warm", 1.0, 0.89, 0), ("alluxio", "hot", 0.8, 0.8, 0.09),
-        ("trino-cache", "cold", 0.7, 0, 0.9), ("trino-cache", "warm", 0.3, 0.9, 0), ("trino-cache", "hot", 0.3, 0.9, 0)])
+        ("trino-cache", "cold", 0.7, 0, 0.9), ("trino-cache", "warm", 0.3, 0.9, 0),
+        ("trino-cache", "hot", 0.3, 0.9, 0)])
     c.storages = ["s3", "alluxio", "trino-cache"]
     for record in c.results.records:  # Alluxio filled in the background: 2.6 s, then 1.0 s past the query
         if record.storage == "alluxio" and record.params["try"] == "cold":
@@ -172,7 +176,8 @@ def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_count
     c = _comparison(tmp_path, [("s3", "hot", 0.4, 0, 0), ("alluxio", "hot", 0.5, 0.89, 0),
                                ("trino-cache", "hot", 0.3, 0.9, 0)])
     c.storages = ["s3", "alluxio", "trino-cache"]
-    for record in c.results.records:  # two rounds; the S3 server's count and the engine's bytes, as accounting keeps them
+    # two rounds; the S3 server's count and the engine's bytes, as accounting keeps them
+    for record in c.results.records:
         k = record.iteration  # round 2 asked for more: the medians are the rounds' means
         read_ms = {"s3": (800, 900), "alluxio": (1000, 1400), "trino-cache": (300, 300)}[record.storage][k]
         record.io = {"server": {"s3_get": (32, 34)[k], "s3_head": 0, "s3_list": 1} if record.storage == "s3" else

@@ -48,12 +48,14 @@ def test_ctrl_c_on_emr_run_says_the_execution_was_stopped_and_where_its_report_i
     result = CliRunner().invoke(main, ["emr", "run", "notebooks/st1_throughput_burst.ipynb", "--editor-id", "e-1",
                                        "--cluster", "j-1"])
     assert result.exit_code == 130 and _lines(result) == [
-        f"perfkit: interrupted (Ctrl-C); execution ex-1 stopped; the report keeps what EMR wrote: {tmp_path / 'r.html'}"]
+        "perfkit: interrupted (Ctrl-C); execution ex-1 stopped; the report keeps what EMR wrote: "
+        f"{tmp_path / 'r.html'}"]
 
 
 def test_a_warning_is_one_line(monkeypatch, tmp_path):
     def warn(*args, **kwargs):
-        warnings.warn("report reports/junk/x.ipynb is unreadable (JSONDecodeError): left out of the index", stacklevel=2)
+        warnings.warn("report reports/junk/x.ipynb is unreadable (JSONDecodeError): left out of the index",
+                      stacklevel=2)
         return report.Report(tmp_path / "r.ipynb", tmp_path / "r.html", ok=True)
 
     monkeypatch.setattr(report, "render", warn)

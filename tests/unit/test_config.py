@@ -41,7 +41,8 @@ def test_emr_profile_needs_a_bucket_and_uses_the_cluster():
 
 def test_yaml_profile_overrides_a_base(tmp_path):
     f = tmp_path / "prod.yml"
-    f.write_text("base: emr\nbucket: data-bucket\nmaster: m1\nprefix: team/perfkit\nspark_conf:\n  spark.executor.memory: 4g\n")
+    f.write_text("base: emr\nbucket: data-bucket\nmaster: m1\nprefix: team/perfkit\n"
+                 "spark_conf:\n  spark.executor.memory: 4g\n")
     p = load_profile(str(f))
     assert p.name == "prod" and p.s3_bucket == "data-bucket" and p.prefix == "team/perfkit"
     assert p.spark_conf == {"spark.executor.memory": "4g"}

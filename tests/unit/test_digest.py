@@ -74,7 +74,8 @@ def test_hdfs_md5md5crc_checksum_of_a_multi_block_file(files):
     path = files[2]  # 3079 bytes in blocks of 1024 (2 CRCs of 512 per block)
     data = path.read_bytes()
     blocks = [data[i:i + 1024] for i in range(0, len(data), 1024)]
-    block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512])) for i in range(0, len(b), 512))).digest()
+    block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512]))
+                                      for i in range(0, len(b), 512))).digest()
                  for b in blocks]
     assert len(block_md5) == 4  # 64 bytes: the buffer grew 32 -> 64, no padding left
     md5 = hashlib.md5(b"".join(block_md5)).digest()
@@ -115,12 +116,14 @@ def test_a_stream_digest_fed_in_any_pieces_gives_both_storages_checksums(files, 
     parts = [data[i:i + 1024] for i in range(0, len(data), 1024)]
     assert d.s3_etag() == hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + "-4"
     blocks = [data[i:i + 1024] for i in range(0, len(data), 1024)]
-    block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512])) for i in range(0, len(b), 512))).digest()
+    block_md5 = [hashlib.md5(b"".join(struct.pack(">I", crc32c.crc32c(b[i:i + 512]))
+                                      for i in range(0, len(b), 512))).digest()
                  for b in blocks]
     md5 = hashlib.md5(b"".join(block_md5)).digest()
     assert d.hdfs_checksum_matches(_hdfs_json("MD5-of-2MD5-of-512CRC32C", 512, 2, md5))
     assert not d.hdfs_checksum_matches(_hdfs_json("MD5-of-2MD5-of-512CRC32C", 512, 2, bytes(16)))
-    assert d.hdfs_checksum_matches({"algorithm": "COMPOSITE-CRC32C", "bytes": struct.pack(">I", crc32c.crc32c(data)).hex()})
+    assert d.hdfs_checksum_matches({"algorithm": "COMPOSITE-CRC32C",
+                                    "bytes": struct.pack(">I", crc32c.crc32c(data)).hex()})
 
 
 def test_a_stream_digest_etag_single_part_below_the_part_size_and_one_part_at_it():

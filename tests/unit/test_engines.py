@@ -73,7 +73,8 @@ def test_unreachable_hiveserver2_gives_one_clear_message():
     from dataclasses import replace
 
     engine = engine_class("hive")(replace(load_profile("lab"), hive_port=1))
-    with pytest.raises(ServiceError, match=r"HiveServer2 at 127.0.0.1:1: not reachable .* Fix: start it with `perfkit lab up hiveserver2`"):
+    with pytest.raises(ServiceError, match=r"HiveServer2 at 127.0.0.1:1: not reachable .* "
+                                           r"Fix: start it with `perfkit lab up hiveserver2`"):
         engine.open()
 
 
@@ -181,7 +182,8 @@ def test_a_failed_hive_task_says_where_its_cause_is_logged():
     failed = ("Error while compiling statement: FAILED: Execution Error, return code 2 from "
               "org.apache.hadoop.hive.ql.exec.mr.MapRedTask")
     on_lab = engine_class("hive")(load_profile("lab"))
-    assert on_lab.with_task_logs(failed) == f"{failed} (the task's cause is in {lab_home() / 'logs' / 'hiveserver2.log'})"
+    assert on_lab.with_task_logs(failed) == (f"{failed} (the task's cause is in "
+                                             f"{lab_home() / 'logs' / 'hiveserver2.log'})")
     on_emr = engine_class("hive")(load_profile("emr", bucket="b"))
     assert on_emr.with_task_logs(failed).endswith("(the task's cause is in the job's task logs: "
                                                   "`yarn logs -applicationId ...` on the cluster)")
@@ -310,7 +312,8 @@ class _Plugin:
         self._pending = list(pending)
 
     def totals(self):
-        return "{hdfs.bytesRead=700, hdfs.bytesWritten=0, s3a.action_http_get_request=6, s3a.stream_read_total_bytes=512}"
+        return ("{hdfs.bytesRead=700, hdfs.bytesWritten=0, s3a.action_http_get_request=6, "
+                "s3a.stream_read_total_bytes=512}")
 
     def pending(self):
         return self._pending.pop(0) if len(self._pending) > 1 else self._pending[0]
@@ -320,8 +323,10 @@ def test_spark_on_yarn_counts_the_driver_and_its_executors_through_the_plugin():
     engine, jvm = _spark_counting("yarn")
     engine._with_plugin, engine._plugin = True, _Plugin([0])
     driver = {"action_http_get_request": 1, "object_list_request": 2}  # the driver lists; the executors read
-    engine._s3a_fs, engine._tree_map = SimpleNamespace(getIOStatistics=lambda: SimpleNamespace(counters=lambda: driver)), \
-        lambda counters: SimpleNamespace(toString=lambda: "{" + ", ".join(f"{k}={v}" for k, v in counters.items()) + "}")
+    engine._s3a_fs, engine._tree_map = (
+        SimpleNamespace(getIOStatistics=lambda: SimpleNamespace(counters=lambda: driver)),
+        lambda counters: SimpleNamespace(
+            toString=lambda: "{" + ", ".join(f"{k}={v}" for k, v in counters.items()) + "}"))
     del engine._s3a_counters  # the engine's own reading, over the stand-in JVM objects
     engine.spark = SimpleNamespace(sparkContext=SimpleNamespace(_jsc=None))
     on_s3 = engine.io_counters("s3")

@@ -17,7 +17,8 @@ def without(monkeypatch):
     """Make modules look uninstalled: find_spec finds nothing, and an import fails as it would."""
     def hide(*modules: str) -> None:
         find_spec = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in modules else find_spec(name, *a))
+        monkeypatch.setattr(importlib.util, "find_spec",
+                            lambda name, *a: None if name in modules else find_spec(name, *a))
         for module in modules:
             monkeypatch.setitem(sys.modules, module, None)
     return hide

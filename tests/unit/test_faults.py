@@ -30,9 +30,11 @@ def test_root_cause_is_the_innermost_java_cause_in_one_line():
 
 
 def test_root_cause_without_a_cause_skips_frames_and_py4j_wrappers():
-    text = "An error occurred while calling o7.sql.\n: org.apache.spark.sql.AnalysisException: no table t\n\tat a.b(C.java:1)"
+    text = ("An error occurred while calling o7.sql.\n: org.apache.spark.sql.AnalysisException: no table t\n"
+            "\tat a.b(C.java:1)")
     assert root_cause(text) == "org.apache.spark.sql.AnalysisException: no table t"
-    assert root_cause("\tat x.y(Z.java:3)\ncp: `/a': No such file or directory") == "cp: `/a': No such file or directory"
+    assert (root_cause("\tat x.y(Z.java:3)\ncp: `/a': No such file or directory")
+            == "cp: `/a': No such file or directory")
     assert root_cause(ValueError()) == "ValueError"
     assert len(root_cause("x" * 1000, limit=50)) == 50
 

@@ -30,7 +30,8 @@ def test_a_file_set_must_fit_where_it_is_written(tmp_path):
     fs = FileSet(2, 1.0)
     fs.check_room(tmp_path)
     fs.check_room(tmp_path, missing=[])
-    with pytest.raises(PerfkitError, match=r"^file set files_n2_m1_s42 needs 2.\d MB in .*/sub, which has 0.0 MB free: free space there, or lower "):
+    with pytest.raises(PerfkitError, match=r"^file set files_n2_m1_s42 needs 2.\d MB in .*/sub, which has 0.0 MB "
+                                           r"free: free space there, or lower "):
         with _free(tmp_path, 1000):
             fs.check_room(tmp_path / "sub")  # not created yet: the space of where it will be
 

@@ -9,7 +9,8 @@ from perfkit.engines.spark_settings import driver_log_conf
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch):
-    for var in [f"PERFKIT_LAB_PORT_{name.upper()}" for name in LabPorts.__dataclass_fields__] + ["PERFKIT_LAB_DATANODES"]:
+    for var in ([f"PERFKIT_LAB_PORT_{name.upper()}" for name in LabPorts.__dataclass_fields__]
+                + ["PERFKIT_LAB_DATANODES"]):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -58,7 +59,8 @@ def test_later_datanodes_count_with_their_offset(monkeypatch):
                                            r"PERFKIT_LAB_PORT_DATANODE \+ 20 \(datanode2\) are both port 9870"):
         LabPorts.from_env()
     monkeypatch.setenv("PERFKIT_LAB_PORT_DATANODE", "65520")
-    with pytest.raises(PerfkitError, match=r"datanode2\) = 65540 is beyond 65535 .*Fix: set PERFKIT_LAB_PORT_DATANODE lower"):
+    with pytest.raises(PerfkitError,
+                       match=r"datanode2\) = 65540 is beyond 65535 .*Fix: set PERFKIT_LAB_PORT_DATANODE lower"):
         LabPorts.from_env()
 
 
@@ -83,7 +85,8 @@ def test_a_log_dir_that_is_a_file_is_refused(monkeypatch, tmp_path, below):
     afile = tmp_path / "afile"
     afile.write_text("x")
     monkeypatch.setenv("PERFKIT_LOG_DIR", str(afile / below))
-    with pytest.raises(PerfkitError, match=rf"^PERFKIT_LOG_DIR={afile / below} is .*Fix: set PERFKIT_LOG_DIR to a folder"):
+    with pytest.raises(PerfkitError,
+                       match=rf"^PERFKIT_LOG_DIR={afile / below} is .*Fix: set PERFKIT_LOG_DIR to a folder"):
         driver_log_conf()
 
 

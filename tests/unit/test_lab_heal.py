@@ -73,7 +73,8 @@ def test_status_shows_a_live_daemon_as_running_when_its_sibling_died(toy, capsys
     assert rows["namenode"].pid is None and not rows["namenode"].running and not rows["namenode"].healthy
     assert rows["namenode"].detail == "not running"
     assert rows["datanode"].pid == dn_pid and rows["datanode"].running and not rows["datanode"].healthy
-    assert "namenode not running" in rows["datanode"].detail and "web endpoint does not answer" in rows["datanode"].detail
+    assert ("namenode not running" in rows["datanode"].detail
+            and "web endpoint does not answer" in rows["datanode"].detail)
 
     _print_status(list(rows.values()))
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}

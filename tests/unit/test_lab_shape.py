@@ -1,4 +1,5 @@
-"""The lab's shape: one process, or a cluster's (YARN, several DataNodes, each node on a loopback address of its own)."""
+"""The lab's shape: one process, or a cluster's (YARN, several DataNodes, each node on a loopback
+address of its own)."""
 import socket
 import subprocess
 import sys
@@ -30,7 +31,8 @@ def test_a_lab_home_without_a_shape_is_one_process_and_the_cluster_shape_is_kept
 
 
 def test_an_unknown_or_unreadable_shape_is_named_with_the_fix(tmp_path):
-    with pytest.raises(PerfkitError, match=r"lab shape 'yarn' is not known: give one-process \(the default\) or cluster"):
+    with pytest.raises(PerfkitError,
+                       match=r"lab shape 'yarn' is not known: give one-process \(the default\) or cluster"):
         shape_named("yarn")
     (tmp_path / "shape.json").write_text("{not json")
     with pytest.raises(PerfkitError, match=r"shape setting .*shape.json is unreadable .*Fix: `perfkit lab down`"):

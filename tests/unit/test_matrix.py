@@ -22,7 +22,8 @@ def _matrix(tmp_path, runs):
                               started_at="2026-11-22T12:00:00+00:00", wall_s=None, ok=False, error=value)
             else:
                 m.results.add(subject=engine, storage=where, case=query, phase="measured", iteration=i,
-                              started_at="2026-11-22T12:00:00+00:00", wall_s=value * (1 + i), rows=1, result_hash=digest)
+                              started_at="2026-11-22T12:00:00+00:00", wall_s=value * (1 + i), rows=1,
+                              result_hash=digest)
     return m
 
 
@@ -123,4 +124,5 @@ def test_each_engine_s_storages_are_compared_with_the_queries_as_replicates(tmp_
             "signed-rank p = 0.031 over the queries: beyond noise.") in found.sentences
     assert ("taxi, hive: S3 ÷ HDFS per query, geometric mean 1.00× (S3 slower on 0 of 6 queries); Wilcoxon "
             "signed-rank p = 1.000 over the queries: no difference beyond noise.") in found.sentences
-    assert "taxi: trino on S3: 6 queries (q1, q2, q3, q4, q5, ...): too few runs to judge (need 3 per storage)" in found.undecided
+    assert ("taxi: trino on S3: 6 queries (q1, q2, q3, q4, q5, ...): too few runs to judge (need 3 per storage)"
+            in found.undecided)

@@ -120,6 +120,7 @@ def test_committed_without_outputs(path):
 
 @NEEDS_PY310
 def test_the_import_check_knows_what_perfkit_installs(importable_with_perfkit):
-    # IPython is perfkit's own requirement (not only ipykernel's), yaml comes with pyyaml; the test tools do not come with perfkit
+    # IPython is perfkit's own requirement (not only ipykernel's), yaml comes with pyyaml; the test tools do not come
+    # with perfkit
     assert {"perfkit", "pandas", "IPython", "yaml", "matplotlib"} <= importable_with_perfkit
     assert not {"pytest", "moto"} & importable_with_perfkit

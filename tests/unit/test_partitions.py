@@ -32,7 +32,8 @@ def test_key_value_folders_are_partitions_with_typed_keys():
                             "year=2025/month=12/part-0.parquet": 12, "year=2025/month=12/part-1.parquet": 13}
     part = layout.partitioning
     assert part.columns == (("year", "int"), ("month", "int")) and part.files == 4
-    assert part.partitions == (Partition("year=2024/month=1", ("2024", "1")), Partition("year=2024/month=2", ("2024", "2")),
+    assert part.partitions == (Partition("year=2024/month=1", ("2024", "1")),
+                               Partition("year=2024/month=2", ("2024", "2")),
                                Partition("year=2025/month=12", ("2025", "12")))
     assert part.describe() == "partitioned by year int, month int: 3 partitions"
 
@@ -107,7 +108,8 @@ def test_many_files_beside_partitions_are_named_by_a_few():
 
 
 PARTS = Partitioning((("year", "int"), ("region", "string")),
-                     (Partition("year=2024/region=eu", ("2024", "eu")), Partition("year=2024/region=o'k", ("2024", "o'k")),
+                     (Partition("year=2024/region=eu", ("2024", "eu")),
+                      Partition("year=2024/region=o'k", ("2024", "o'k")),
                       Partition("year=2025/region=__HIVE_DEFAULT_PARTITION__", ("2025", None))), files=3, rows=300)
 
 

@@ -75,7 +75,8 @@ Caused by: java.net.BindException: Address already in use
 def test_a_daemon_that_cannot_bind_says_so_in_one_line_with_the_port_fix(tmp_path):
     daemon = Daemon("toy", tmp_path, "perfkit-toy-daemon", ports={"hiveserver2": 10001})
     daemon.log.parent.mkdir(parents=True)
-    daemon.log.write_text("=== perfkit lab: starting toy at yesterday ===\nCaused by: java.lang.OutOfMemoryError: old\n")
+    daemon.log.write_text("=== perfkit lab: starting toy at yesterday ===\n"
+                          "Caused by: java.lang.OutOfMemoryError: old\n")
     (tmp_path / "spark.log").write_text(SPARK_BIND_FAILURE)
     daemon.start(["bash", "-c", f"cat {tmp_path / 'spark.log'}; : perfkit-toy-daemon; exit 1"])
     with pytest.raises(ServiceError) as err:

@@ -11,7 +11,8 @@ from perfkit.tiers import Alluxio
 
 
 class Metastore:
-    """SHOW TABLES / SHOW PARTITIONS / DESCRIBE FORMATTED / SHOW TBLPROPERTIES / ALTER ... SET LOCATION|TBLPROPERTIES."""
+    """SHOW TABLES / SHOW PARTITIONS / DESCRIBE FORMATTED / SHOW TBLPROPERTIES /
+    ALTER ... SET LOCATION|TBLPROPERTIES."""
 
     def __init__(self, locations: dict[str, str]):
         self.locations, self.properties, self.statements = dict(locations), {}, []

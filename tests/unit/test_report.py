@@ -49,7 +49,8 @@ def test_a_parameter_line_with_another_equals_sign_is_declared(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "study.ipynb")
     assert report.notebook_parameters(tmp_path / "study.ipynb") == ["rows", "runs", "query"]
     report.check_notebook_parameters(tmp_path / "study.ipynb", {"runs": 5, "query": "x"})
-    with pytest.raises(PerfkitError, match=r"^study.ipynb has no parameter nope: its parameters are rows, runs, query$"):
+    with pytest.raises(PerfkitError,
+                       match=r"^study.ipynb has no parameter nope: its parameters are rows, runs, query$"):
         report.check_notebook_parameters(tmp_path / "study.ipynb", {"nope": 1})
 
 def _fake_report(root, name, stamp, params, ok=True):
@@ -125,7 +126,8 @@ def test_the_page_title_names_the_report_and_where_s3_sat():
                 "26.1 ms per small GET (1.3 ms direct), 73 MB/s on one connection, 251 MB/s on 4")
     cell = new_code_cell("comparison.network_headline()")
     cell.outputs = [new_output("execute_result", {"text/markdown": f"**{headline}**"}, execution_count=1)]
-    nb = new_notebook(cells=[new_markdown_cell("# HDFS vs S3: the same queries\n\nText."), new_code_cell("x = 1"), cell])
+    nb = new_notebook(cells=[new_markdown_cell("# HDFS vs S3: the same queries\n\nText."), new_code_cell("x = 1"),
+                             cell])
     assert report_title(nb) == f"HDFS vs S3: the same queries — {headline}"
     nb.metadata["title"] = report_title(nb)
     assert f"<title>HDFS vs S3: the same queries — {headline}</title>" in to_html(nbformat.writes(nb))

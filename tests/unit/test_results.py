@@ -59,7 +59,8 @@ def test_a_failed_save_leaves_the_previous_file_whole_and_no_temp_file(tmp_path,
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(ResultsNotSaved, match="disk full"):  # nor could it be kept elsewhere: os.replace fails there too
+    # nor could it be kept elsewhere: os.replace fails there too
+    with pytest.raises(ResultsNotSaved, match="disk full"):
         rs.save()
     assert rs.path.read_bytes() == before
     assert [p.name for p in rs.path.parent.iterdir()] == [rs.path.name]

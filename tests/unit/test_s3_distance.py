@@ -83,7 +83,8 @@ def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per
     found = sweep.findings()
     assert found.sentences == [
         # 0.02 s per ms, exact: the noise is the same at every round trip; 0.02 × 40 ms = 0.80 s
-        "trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; bound by latency on 1 of 1 query.",
+        "trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; bound by latency on 1 of 1 "
+        "query.",
         # 40 MB/s adds 0.1 s against no limit, far beyond the ±0.01 s noise
         "trino on S3 at 40 MB/s per connection: +0.10 s per query against no limit, slower beyond noise "
         "(Welch p < 0.05) on 1 of 1 query.",

@@ -1,4 +1,5 @@
-"""perfkit drives the pyspark it finds: the installed one, else a cluster's through SPARK_HOME (EMR's /usr/lib/spark)."""
+"""perfkit drives the pyspark it finds: the installed one, else a cluster's through SPARK_HOME
+(EMR's /usr/lib/spark)."""
 import subprocess
 import sys
 import zipfile

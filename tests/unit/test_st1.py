@@ -42,7 +42,8 @@ def test_simulation_bursts_then_falls_to_baseline_and_refills():
     assert run["burst_balance_pct"].iloc[0] == pytest.approx(100 * (1 - 105 * 60 / v.bucket_mib))
     drained_at = v.drain_seconds(125)
     step = int(drained_at // 60)
-    assert run["delivered_mib_s"].iloc[step] == pytest.approx((125 * (drained_at - step * 60) + 20 * (60 - (drained_at - step * 60))) / 60)
+    assert run["delivered_mib_s"].iloc[step] == pytest.approx(
+        (125 * (drained_at - step * 60) + 20 * (60 - (drained_at - step * 60))) / 60)
     assert run["delivered_mib_s"].iloc[step + 1] == 20 and run["burst_balance_pct"].iloc[99] == 0
     assert run["burst_balance_pct"].iloc[100] == pytest.approx(100 * 20 * 60 / v.bucket_mib)  # idle refills
 

@@ -55,7 +55,8 @@ def _frame(rows):
 def test_compare_uses_measured_runs_only_and_divides_s3_by_hdfs():
     rows = [{"storage": "hdfs", "wall_s": w} for w in (1.0, 2.0, 3.0)]
     rows += [{"storage": "s3", "wall_s": w} for w in (2.0, 4.0, 6.0)]
-    rows += [{"storage": "hdfs", "wall_s": 0.01, "phase": "warmup"}, {"storage": "s3", "wall_s": 99.0, "phase": "warmup"}]
+    rows += [{"storage": "hdfs", "wall_s": 0.01, "phase": "warmup"},
+             {"storage": "s3", "wall_s": 99.0, "phase": "warmup"}]
     row = stats.compare(_frame(rows)).iloc[0]
     assert row["hdfs_min"] == 1.0 and row["s3_median"] == 4.0 and row["s3_n"] == 3
     assert row["speedup_median"] == pytest.approx(2.0) and row["speedup_min"] == pytest.approx(2.0)
@@ -63,7 +64,8 @@ def test_compare_uses_measured_runs_only_and_divides_s3_by_hdfs():
 
 
 def test_compare_flags_different_results_and_counts_failures():
-    rows = [{"storage": "hdfs", "wall_s": 1.0, "result_hash": "a"}, {"storage": "s3", "wall_s": 1.0, "result_hash": "b"},
+    rows = [{"storage": "hdfs", "wall_s": 1.0, "result_hash": "a"},
+            {"storage": "s3", "wall_s": 1.0, "result_hash": "b"},
             {"storage": "s3", "wall_s": None, "ok": False, "result_hash": None}]
     row = stats.compare(_frame(rows)).iloc[0]
     assert not row["results_match"]

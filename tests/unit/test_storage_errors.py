@@ -13,7 +13,8 @@ from perfkit.lab.process import Daemon
 
 def test_unreachable_hdfs_names_the_address_and_the_fix():
     profile = replace(load_profile("lab"), webhdfs_url="http://127.0.0.1:1")
-    with pytest.raises(ServiceError, match=r"HDFS at http://127.0.0.1:1: not reachable .*Fix: start it with `perfkit lab up hdfs`"):
+    with pytest.raises(ServiceError,
+                       match=r"HDFS at http://127.0.0.1:1: not reachable .*Fix: start it with `perfkit lab up hdfs`"):
         storage.check_hdfs(profile)
 
 
@@ -38,10 +39,12 @@ def test_missing_aws_credentials_are_named(monkeypatch):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"s3_endpoint": "not a url"}, r"at not a url: invalid endpoint URL 'not a url'\. Fix: set the profile's s3_endpoint"),
+    ({"s3_endpoint": "not a url"},
+     r"at not a url: invalid endpoint URL 'not a url'\. Fix: set the profile's s3_endpoint"),
     ({"s3_endpoint": "http://a b"}, r"invalid endpoint URL 'http://a b'"),
     ({"s3_bucket": ""}, r"^S3 bucket '' at .*: the bucket name is empty\. Fix: set the profile's s3_bucket"),
-    ({"s3_bucket": "Bad_Bucket!!"}, r"^S3 bucket 'Bad_Bucket!!' at .*: invalid bucket name \(S3 bucket names are 3 to 63"),
+    ({"s3_bucket": "Bad_Bucket!!"},
+     r"^S3 bucket 'Bad_Bucket!!' at .*: invalid bucket name \(S3 bucket names are 3 to 63"),
     ({"s3_bucket": "my bucket"}, r"invalid bucket name .*Fix: set the profile's s3_bucket \(or bucket= / --bucket\)"),
     ({"s3_bucket": "10.0.0.1"}, r"invalid bucket name"),
     ({"s3_region": ""}, r"the region is empty\. Fix: set the profile's s3_region, e\.g\. us-east-1"),

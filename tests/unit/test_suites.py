@@ -63,13 +63,15 @@ def test_a_bad_suite_folder_is_named_with_the_fix(tmp_path, files, message):
 def test_a_missing_folder_and_an_unknown_name_say_what_a_suite_is(tmp_path):
     with pytest.raises(PerfkitError, match=r"suite folder .*/nowhere does not exist or is not a folder"):
         load_suite(str(tmp_path / "nowhere"))
-    with pytest.raises(PerfkitError, match=r"unknown query suite 'tpcz': choose from (\w+, )*tpch, or give the path of a folder"):
+    with pytest.raises(PerfkitError,
+                       match=r"unknown query suite 'tpcz': choose from (\w+, )*tpch, or give the path of a folder"):
         load_suite("tpcz")
 
 
 def test_the_generated_dataset_is_one_table_so_named_placeholders_are_refused_before_any_work(tmp_path):
     folder = _folder(tmp_path, {"j.sql": "SELECT count(*) FROM {table:trips} JOIN {table:zones} USING (zone)"})
-    with pytest.raises(PerfkitError, match=r"its queries name tables \(\{table:NAME\}\): give `tables`, each storage's locations"):
+    with pytest.raises(PerfkitError,
+                       match=r"its queries name tables \(\{table:NAME\}\): give `tables`, each storage's locations"):
         QueryComparison(load_profile("lab"), engines=["spark"], suite=folder)
     own = _folder(tmp_path / "own" if (tmp_path / "own").mkdir() is None else tmp_path,
                   {"q.sql": "SELECT cab_type, max(total_amount) FROM {table} GROUP BY cab_type"})

@@ -62,7 +62,8 @@ def test_distributions_are_plausible():
     ({"rows": "1e5"}, "rows='1e5': this is text, not a number: write rows=100000"),
     ({"rows": 10**23}, "rows=100000000000000000000000: give a whole number >= 1 and <= 9,223,372,036,854,775,807"),
     ({"rows": 10**7, "files": 4}, "rows=10,000,000 in files=4 is 2,500,000 rows per file, more than the 1,000,000 "
-                                  "one file may hold (each is generated in memory, ~3 KB a row): give files=10 or more"),
+                                  "one file may hold (each is generated in memory, ~3 KB a row): give files=10 or "
+                                  "more"),
     ({"rows": 10, "seed": -1}, "seed=-1: give a whole number >= 0"),
 ])
 def test_bad_sizes_are_refused(kwargs, message):

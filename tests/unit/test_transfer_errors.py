@@ -119,7 +119,8 @@ def test_the_recap_shows_why_a_method_failed():
     recap = recap_table(summarise_transfers(cmp.results.to_frame())).set_index("Method")
     assert recap.loc["stream (4 at once)", "status"] == "failed: HdfsError: Failed to find datanode"
     assert recap.loc["hdfs-cp (4 at once)", "status"] == (
-        "failed 1 of 2: java.net.ConnectException: Call From host/127.0.0.1 to 127.0.0.1:9000 failed: Connection refused")
+        "failed 1 of 2: java.net.ConnectException: Call From host/127.0.0.1 to 127.0.0.1:9000 failed: "
+        "Connection refused")
     with pytest.raises(PerfkitError) as caught:
         cmp.raise_for_failures()
     assert str(caught.value) == (

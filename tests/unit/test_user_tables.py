@@ -28,7 +28,8 @@ def test_one_location_per_storage_is_the_suites_table_and_names_give_several():
 @pytest.mark.parametrize("tables, message", [
     ({"hdfs": "hdfs:///w/t"}, r"the map has storages hdfs but the run compares hdfs, s3.*\(missing: s3\)"),
     ({"hdfs": {"a": "hdfs:///a"}, "s3": {"b": "s3://x/b"}}, r"every storage needs the same tables \(hdfs: a; s3: b\)"),
-    ({"hdfs": "hdfs:///w", "s3": {"location": "s3://b/t", "format": "csv"}}, r"format 'csv' is not one of orc, parquet"),
+    ({"hdfs": "hdfs:///w", "s3": {"location": "s3://b/t", "format": "csv"}},
+     r"format 'csv' is not one of orc, parquet"),
     ({"hdfs": 3, "s3": "s3://b/t"}, r"tables.hdfs: give a location"),
     ([], r"tables: give a map of each storage"),
 ])

@@ -56,13 +56,15 @@ class DatasetFolder:
     def damaged(self, tables) -> dict[str, str]:
         """table/file -> why, for the files the storage itself knows are damaged (HDFS: corrupt or missing blocks)."""
         storage = get_storage(self.where, self.profile)
-        return {f"{t}/{name}": why for t in tables for name, why in storage.damaged(self.table(t), self.files(t)).items()}
+        return {f"{t}/{name}": why
+                for t in tables for name, why in storage.damaged(self.table(t), self.files(t)).items()}
 
     def read_marker(self) -> str | None:
         return locations.read_text(self.profile, self.root, MARKER)
 
     def start_marker(self) -> None:
-        locations.write_text(self.profile, self.root, MARKER, json.dumps({"complete": False, "identity": self.identity}))
+        locations.write_text(self.profile, self.root, MARKER,
+                             json.dumps({"complete": False, "identity": self.identity}))
 
     def finish_marker(self, checksums: dict, files: dict) -> None:
         locations.write_text(self.profile, self.root, MARKER, json.dumps({

@@ -91,7 +91,8 @@ def reusable_marker(folder: DatasetFolder, tables) -> dict | None:
     if text is None:
         if folder.exists():
             raise PerfkitError(f"{folder.root} exists but was not made by perfkit (no {MARKER} there): perfkit "
-                               "deletes only what it created. Fix: move that folder away, or use another profile prefix")
+                               "deletes only what it created. Fix: move that folder away, or use another profile "
+                               "prefix")
         return None
     try:
         marker = json.loads(text)

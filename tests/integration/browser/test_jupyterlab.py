@@ -2,10 +2,10 @@
 
 JupyterLab runs on 127.0.0.1 on a free port with a token, over a copy of notebooks/hdfs_vs_s3_queries.ipynb in a
 temporary folder (JupyterLab autosaves: outputs must not land in the committed notebook). Chromium opens it: it must
-start on the Python kernel they declare (python3, ipykernel's) with no "Select Kernel" dialog. The parameters cell is edited in the page (small:
-Trino alone, 2 runs; the shipped seed, so a second run reuses the data placed), then Run All from
-the Run menu; the recap table and a figure must appear, progress must have been visible while it ran, and no output
-may be an error. Screenshots of the opened notebook and of the recap go to tests/artifacts/jupyterlab/."""
+start on the Python kernel they declare (python3, ipykernel's) with no "Select Kernel" dialog. The parameters cell
+is edited in the page (small: Trino alone, 2 runs; the shipped seed, so a second run reuses the data placed), then
+Run All from the Run menu; the recap table and a figure must appear, progress must have been visible while it ran,
+and no output may be an error. Screenshots of the opened notebook and of the recap go to tests/artifacts/jupyterlab/."""
 import json
 import os
 import re
@@ -70,7 +70,8 @@ def jupyterlab(tmp_path, artifacts):
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer on {base}: {(tmp_path / 'jupyterlab.log').read_text()[-2000:]}")
+                    pytest.fail(f"JupyterLab did not answer on {base}: "
+                                f"{(tmp_path / 'jupyterlab.log').read_text()[-2000:]}")
                 time.sleep(0.5)
         yield base, token, root / NOTEBOOK.name
     finally:
