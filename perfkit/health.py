@@ -139,17 +139,6 @@ def s3_probe(profile: Profile) -> Probe:
     return probe
 
 
-def storage_probes(profile: Profile, storages: list[str], read_files: dict[str, str] | None = None
-                   ) -> dict[str, Probe]:
-    """A probe per storage, each its class's (perfkit.storages); `read_files` (storage -> a path of it the run
-    reads) lets a storage's probe read through its data servers (HDFS's, through a DataNode)."""
-    from perfkit.storages import REGISTRY, get_storage
-
-    read_files = read_files or {}
-    return {name: get_storage(name, profile).health_probe(read_files.get(name) or None)
-            for name in storages if name in REGISTRY}
-
-
 class HealthWatch:
     """Context manager: probes before, during (every `interval` s) and after the block, unless the block says the
     run got its answer (answered()).

@@ -162,16 +162,15 @@ class Provider:
         AWS the server-side count is CloudWatch's request metrics, per window (s3_request_window)."""
         return None
 
-    def s3_request_window(self, profile, run_id: str):
-        """S3's own count of an experiment's requests on the profile's prefix, over the window of its runs
-        (perfkit.accounting.cloudwatch_s3.S3RequestWindow: CloudWatch counts per minute, not per run), when the profile
-        asks for it with `s3_request_metrics: true` or names a filter (`s3_request_metrics_filter`); else None."""
+    def s3_request_window(self, profile) -> dict | None:
+        """Where S3's own count of an experiment's requests comes from, per window of its runs (CloudWatch counts per
+        minute, not per run: perfkit.accounting.window builds the window): the bucket, prefix, metrics filter and
+        region, when the profile asks for it with `s3_request_metrics: true` or names a filter
+        (`s3_request_metrics_filter`); else None."""
         if not (profile.s3_request_metrics or profile.s3_request_metrics_filter):
             return None
-        from perfkit.accounting.cloudwatch_s3 import S3RequestWindow
-
-        return S3RequestWindow(profile.s3_bucket, profile.s3_key() + "/", run_id=run_id,
-                               filter_id=profile.s3_request_metrics_filter, region=profile.s3_region)
+        return {"bucket": profile.s3_bucket, "prefix": profile.s3_key() + "/",
+                "filter_id": profile.s3_request_metrics_filter, "region": profile.s3_region}
 
     def s3_wire_bytes(self):
         """A callable that returns the bytes S3 has sent to its clients so far ({"s3_bytes_read": n}), counted on the

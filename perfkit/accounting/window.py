@@ -12,11 +12,12 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from perfkit.accounting import counters
-from perfkit.accounting.cloudwatch_s3 import REQUEST_METRICS, WindowCounts
+from perfkit.accounting.cloudwatch_s3 import REQUEST_METRICS, S3RequestWindow, WindowCounts
 from perfkit.accounting.concurrent import OtherRunsInWindow
-from perfkit.tiers import BACKING, is_tier
+from perfkit.storages import backing_of
 
 COMPARED = list(dict.fromkeys(REQUEST_METRICS.values()))  # the counters S3's request metrics have
+COUNTED = "s3"  # the storage whose requests CloudWatch's request metrics count (a tier's fetches land there too)
 IN_BYTES = {"s3_bytes_read": "S3 bytes read", "s3_bytes_written": "S3 bytes written"}  # the table keeps bytes, not MB
 OVERLAPPED = ("not attributable: another perfkit process measured during the window, and S3 counted its requests "
               "too: S3's count is not compared with the engines'")
@@ -29,7 +30,7 @@ def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) 
     that no engine saw."""
     notes = list(counts.notes) + ([] if attributable else [OVERLAPPED])
     in_window = [r for r in records if counts.start <= started(r) < counts.end]
-    on_s3 = [r for r in in_window if r.storage == BACKING]
+    on_s3 = [r for r in in_window if r.storage == COUNTED]
     engine_counts = [r.io["engine"] for r in on_s3 if isinstance((r.io or {}).get("engine"), dict)]
     if len(engine_counts) < len(on_s3):
         notes.append(f"{len(on_s3) - len(engine_counts)} of {len(on_s3)} runs on S3 in the window have no engine "
@@ -39,7 +40,7 @@ def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) 
     complete = on_s3 and len(engine_counts) == len(on_s3)
     if counts.missing:
         notes.append(f"S3's count: {counts.missing}")
-    through_tier = sum(1 for r in in_window if is_tier(r.storage))
+    through_tier = sum(1 for r in in_window if r.storage != COUNTED and backing_of(r.storage) == COUNTED)
     if through_tier:
         notes.append(f"{through_tier} runs through a cache tier in the window: the tier's own S3 requests are in S3's "
                      "count, not in any engine's")
@@ -59,13 +60,22 @@ def window_vs_engines(counts: WindowCounts, records, attributable: bool = True) 
     return table
 
 
+def build_window(profile, run_id: str) -> S3RequestWindow | None:
+    """S3's own count of an experiment's requests, per window of its runs, where the profile's provider says where it
+    comes from (a cluster whose profile asks for CloudWatch's request metrics); None where it does not (the lab's S3
+    server counts every run)."""
+    settings = profile.provider.s3_request_window(profile)
+    return None if settings is None else S3RequestWindow(**settings, run_id=run_id)
+
+
 @contextlib.contextmanager
-def s3_request_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None):
-    """Around an experiment's runs: where the provider counts S3's requests per window (a cluster whose profile asks
-    for CloudWatch's request metrics; the lab's S3 server counts every run instead), open the window before the runs
-    and store its counts, beside the engines' sum, in results.config["s3_request_metrics"] after them; with whether
-    another perfkit process measured in the window (`others`), which makes S3's count not this experiment's alone."""
-    window = profile.provider.s3_request_window(profile, results.run_id) if wanted else None
+def s3_request_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None,
+                      window: S3RequestWindow | None = None):
+    """Around an experiment's runs: where the provider counts S3's requests per window (build_window, or `window`),
+    open the window before the runs and store its counts, beside the engines' sum, in
+    results.config["s3_request_metrics"] after them; with whether another perfkit process measured in the window
+    (`others`), which makes S3's count not this experiment's alone."""
+    window = (window or build_window(profile, results.run_id)) if wanted else None
     if window is None:
         yield None
         return
@@ -90,7 +100,7 @@ def s3_request_window(profile, results, wanted: bool = True, others: OtherRunsIn
 def last_s3_request(records) -> datetime | None:
     """When the last run that reads S3 (directly or through a tier) ended: the minute CloudWatch must have reached."""
     ends = [started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
-            if r.storage == BACKING or is_tier(r.storage)]
+            if backing_of(r.storage) == COUNTED]
     return max(ends) if ends else None
 
 

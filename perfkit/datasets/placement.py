@@ -1,7 +1,7 @@
 """Put the same files on HDFS and on S3, and prove they are the same: names, sizes and content.
 
 Content is checked against the digests recorded at generation, through the checksums each storage
-keeps (see perfkit.datasets.digest): a same-size but different file is found before any timing,
+keeps (see perfkit.storages.digest): a same-size but different file is found before any timing,
 re-placed once, and if it still differs the run stops.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from perfkit import storage
 from perfkit.compat import zip_strict
 from perfkit.config import Profile
-from perfkit.datasets.digest import FileDigest, recorded_digests
+from perfkit.storages.digest import FileDigest, recorded_digests
 from perfkit.datasets.taxi import TaxiDataset
 from perfkit.errors import PerfkitError
 from perfkit.locks import dataset_lock

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from perfkit import storage
 from perfkit.compat import zip_strict
 from perfkit.config import Profile
-from perfkit.datasets.digest import UPLOAD_CONFIG, StreamDigest, hdfs_checksum_params
+from perfkit.storages.digest import UPLOAD_CONFIG, StreamDigest, hdfs_checksum_params
 from perfkit.datasets.locations import Location
 from perfkit.errors import PerfkitError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from perfkit.datasets.partitions import Partitioning
+from perfkit.partitions import Partitioning
 from perfkit.suites import DEFAULT_TABLE
 
 

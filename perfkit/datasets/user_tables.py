@@ -7,7 +7,7 @@
 
 A location whose files sit in Hive-style key=value folders (year=2024/month=1/part-0.parquet) is a partitioned
 table: its partition columns are typed from the folder names, every engine registers its partitions, and each
-engine's count of its rows must equal the rows in the files' footers (perfkit.datasets.partitions).
+engine's count of its rows must equal the rows in the files' footers (perfkit.partitions).
 
 perfkit only lists these folders and reads one file's footer per table (every file's, for a partitioned table): it
 never writes there or deletes anything (the engines' tables over them are external: dropping one leaves the files).
@@ -21,8 +21,9 @@ from pathlib import Path
 
 import yaml
 
+from perfkit import partitions
 from perfkit.config import Profile
-from perfkit.datasets import locations, partitions
+from perfkit.datasets import locations
 from perfkit.datasets.schema import FORMATS, columns_of, format_of, read_rows, read_schema
 from perfkit.datasets.tables import Table, TableSet
 from perfkit.errors import PerfkitError, shorten

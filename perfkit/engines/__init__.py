@@ -12,7 +12,7 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 
 from perfkit.config import Profile
-from perfkit.datasets.partitions import Partitioning, add_partitions_ddl, quoted
+from perfkit.partitions import Partitioning, add_partitions_ddl, quoted
 from perfkit.errors import PerfkitError
 from perfkit.locks import table_lock
 from perfkit.registry import Registry

@@ -5,7 +5,7 @@ import contextlib
 import logging
 
 from perfkit.config import SECRET_NAME
-from perfkit.datasets.partitions import Partitioning, quoted
+from perfkit.partitions import Partitioning, quoted
 from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with_deadline, sql_properties
 from perfkit import interrupts
 from perfkit.accounting import counters, s3a_statistics

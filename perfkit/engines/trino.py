@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from perfkit.datasets.partitions import Partitioning
+from perfkit.partitions import Partitioning
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout, close_quietly
 from perfkit.engines.trino_s3_stats import API_CALLS, ATTRIBUTES, BEAN, FAULT_COUNTERS, S3StatsOverHttp
 from perfkit.errors import ServiceError, root_cause

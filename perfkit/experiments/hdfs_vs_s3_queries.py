@@ -23,7 +23,7 @@ from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
 from perfkit.datasets.generator import REGISTRY as GENERATORS, generator_class
-from perfkit.datasets.partitions import check_rows
+from perfkit.partitions import check_rows
 from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
 from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
@@ -36,14 +36,14 @@ from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
 from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
-from perfkit.health import HealthWatch, storage_probes
+from perfkit.health import HealthWatch
 from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
-from perfkit.storages import get_storage, placed, tiers
+from perfkit.storages import get_storage, placed, storage_probes, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
 

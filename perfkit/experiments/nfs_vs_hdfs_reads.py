@@ -19,14 +19,14 @@ from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError, shorten
 from perfkit.experiments.base import Experiment
 from perfkit.findings import Findings, plural, times
-from perfkit.health import HealthWatch, storage_probes
+from perfkit.health import HealthWatch
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
 from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet
-from perfkit.storages import get_storage
+from perfkit.storages import get_storage, storage_probes
 from perfkit.validate import check_free_space, flag, names, number, whole
 from perfkit.progress import progress_bar
 

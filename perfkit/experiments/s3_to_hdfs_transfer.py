@@ -25,7 +25,8 @@ from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.findings import Findings, plural, times, where
-from perfkit.health import HealthWatch, storage_probes
+from perfkit.health import HealthWatch
+from perfkit.storages import storage_probes
 from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class

@@ -21,7 +21,8 @@ from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.findings import Findings, duration, plural, where
-from perfkit.health import HealthWatch, storage_probes
+from perfkit.health import HealthWatch
+from perfkit.storages import storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table

@@ -31,7 +31,7 @@ from perfkit.compat import file_digest
 from perfkit.config import Profile
 from boto3.s3.transfer import TransferConfig
 
-from perfkit.datasets.digest import UPLOAD_CONFIG
+from perfkit.storages.digest import UPLOAD_CONFIG
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.experiments.cache_tier import TRIES, _verdict

@@ -183,7 +183,7 @@ class LabProvider(Provider):
     def s3_request_log(self) -> Path:
         return s3_access_log(lab_home())
 
-    def s3_request_window(self, profile, run_id: str):
+    def s3_request_window(self, profile) -> None:
         return None  # the lab's S3 server counts every run itself (its access log): no window needed
 
     def s3_wire_bytes(self):

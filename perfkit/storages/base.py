@@ -87,7 +87,7 @@ class Storage:
 
     def checksum_matches(self, loc: Location, local: Path, digest) -> bool:
         """Whether the stored file `local.name` has the content of `local`, by the checksum the storage keeps
-        (`digest`: perfkit.datasets.digest.FileDigest of the local file), with no data read back."""
+        (`digest`: perfkit.storages.digest.FileDigest of the local file), with no data read back."""
         raise NotImplementedError
 
     def damaged(self, loc: Location, files: dict[str, int]) -> dict[str, str]:

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from perfkit.datasets.digest import digest_file
+from perfkit.storages.digest import digest_file
 from perfkit.errors import PerfkitError
 from perfkit.storages.base import Location, Storage
 

@@ -12,7 +12,7 @@ from hdfs.util import HdfsError
 
 from perfkit import storage as clients
 from perfkit.compat import zip_strict
-from perfkit.datasets.digest import hdfs_checksum_matches
+from perfkit.storages.digest import hdfs_checksum_matches
 from perfkit.errors import PerfkitError
 from perfkit.storages.base import HIDDEN, Location, Storage, visible
 

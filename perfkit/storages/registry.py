@@ -36,6 +36,20 @@ def tiers() -> list[str]:
     return [name for name in REGISTRY if storage_class(name).backing is not None and storage_class(name).queried]
 
 
+def backing_of(name: str) -> str | None:
+    """The storage whose copy a run on `name` reads: a tier's backing storage, else `name` itself; None for a name
+    that is no storage (a record of an engine that could not start, say)."""
+    return (storage_class(name).backing or name) if name in REGISTRY else None
+
+
+def storage_probes(profile: Profile, storages: list[str], read_files: dict[str, str] | None = None) -> dict:
+    """A health probe (perfkit.health) per storage, each its class's; `read_files` (storage -> a path of it the run
+    reads) lets a storage's probe read through its data servers (HDFS's, through a DataNode)."""
+    read_files = read_files or {}
+    return {name: get_storage(name, profile).health_probe(read_files.get(name) or None)
+            for name in storages if name in REGISTRY}
+
+
 def storage_of_url(url: str, where: str):
     """The Location of a URL, by its scheme (hdfs://, s3:// s3a:// s3n://, or a registered storage's own)."""
     parts = urlparse(str(url).strip())

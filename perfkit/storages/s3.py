@@ -5,7 +5,7 @@ from functools import cached_property
 from pathlib import Path
 
 from perfkit import storage as clients
-from perfkit.datasets.digest import UPLOAD_CONFIG, s3_etag
+from perfkit.storages.digest import UPLOAD_CONFIG, s3_etag
 from perfkit.storages.base import Location, Storage, visible, visible_tree
 
 

@@ -7,6 +7,7 @@ import pytest
 from botocore.stub import Stubber
 
 from perfkit.accounting import cloudwatch_s3 as cws3
+from perfkit.accounting import window as window_module
 from perfkit.accounting.cloudwatch_s3 import RequestMetricsFilter, S3RequestWindow, fetch_request_counts
 from perfkit.errors import PerfkitError
 
@@ -269,11 +270,10 @@ def test_a_long_window_on_a_new_filter_counts_from_when_s3_publishes_it(aws, mon
 # -- around an experiment's runs ----------------------------------------------------------------------------------
 
 class _Provider:
-    def __init__(self, window):
-        self.window = window
+    """A cluster's provider as far as S3's window goes: it names where the count comes from."""
 
-    def s3_request_window(self, profile, run_id):
-        return self.window
+    def s3_request_window(self, profile):
+        return {"bucket": profile.s3_bucket, "prefix": "perfkit/", "filter_id": "team", "region": "us-east-1"}
 
 
 def test_an_experiments_window_is_stored_in_its_config_beside_the_engines_sum(aws, tmp_path):
@@ -290,7 +290,7 @@ def test_an_experiments_window_is_stored_in_its_config_beside_the_engines_sum(aw
         stub.add_response("get_bucket_metrics_configuration", {"MetricsConfiguration": {"Id": "team"}})
         window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
                                  clock=Clock(START, END))
-        with s3_request_window(SimpleNamespace(provider=_Provider(window)), results):
+        with s3_request_window(SimpleNamespace(provider=_Provider()), results, window=window):
             for minute, gets in ((1, 9), (2, 7)):
                 results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=minute,
                             started_at=(START + timedelta(minutes=minute)).isoformat(), wall_s=20.0,
@@ -317,7 +317,7 @@ def test_a_window_in_which_another_perfkit_process_measured_is_not_compared(aws,
         stub.add_response("get_bucket_metrics_configuration", {"MetricsConfiguration": {"Id": "team"}})
         window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
                                  clock=Clock(START, END))
-        with s3_request_window(SimpleNamespace(provider=_Provider(window)), results, others=others):
+        with s3_request_window(SimpleNamespace(provider=_Provider()), results, others=others, window=window):
             with open(tmp_path / "measuring" / "starts", "ab") as starts:  # another process starts a run
                 starts.write(b".")
             results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=0,
@@ -342,7 +342,8 @@ def test_an_experiment_that_stops_removes_its_filter_and_says_nothing_was_counte
         stub.add_response("put_bucket_metrics_configuration", {})
         stub.add_response("delete_bucket_metrics_configuration", {}, {"Bucket": "b", "Id": "perfkit-R"})
         window = S3RequestWindow("b", PREFIX, run_id="R", s3=s3, cloudwatch=aws("cloudwatch"))
-        with pytest.raises(KeyboardInterrupt), s3_request_window(SimpleNamespace(provider=_Provider(window)), results):
+        with pytest.raises(KeyboardInterrupt), s3_request_window(SimpleNamespace(provider=_Provider()), results,
+                                                                 window=window):
             raise KeyboardInterrupt
         stub.assert_no_pending_responses()
     assert results.config["s3_request_metrics"]["missing"].startswith("not counted: the experiment stopped")
@@ -407,7 +408,14 @@ def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tm
     stub.activate()
     window = S3RequestWindow(bucket, PREFIX, filter_id="team", s3=s3, cloudwatch=cloudwatch, wait_s=0,
                              clock=Clock(START, START + timedelta(minutes=1, seconds=50)))
-    profile = replace(load_profile("lab"), provider=_Provider(window))
+    profile = replace(load_profile("lab"), provider=_Provider())
+    built = []  # the window the provider's settings build, with this test's clients and clock
+
+    def build(**settings):
+        built.append(settings)
+        return window
+
+    monkeypatch.setattr(window_module, "S3RequestWindow", build)
 
     Experiment = Comparison if experiment == "hdfs_vs_s3_queries" else own.EngineStorageMatrix
     results = Experiment(profile, engines=["spark"], suite="taxi", queries=["q1"], runs=2, warmup=1,
@@ -418,4 +426,5 @@ def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tm
     stored = results.config["s3_request_metrics"]
     gets = next(row for row in stored["compared"] if row["counter"] == "s3_get")
     assert (gets["S3 (CloudWatch)"], gets["engines"], gets["difference"]) == (11.0, 9.0, 2.0)
+    assert [b["filter_id"] for b in built] == ["team"] and built[0]["run_id"] == results.run_id
     stub.assert_no_pending_responses()

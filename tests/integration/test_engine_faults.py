@@ -3,7 +3,7 @@ import pytest
 
 from perfkit.engines import get_engine
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.health import storage_probes
+from perfkit.storages import storage_probes
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.suites import Query

@@ -14,7 +14,7 @@ import pyarrow.orc as orc
 import pytest
 
 from perfkit.datasets import locations
-from perfkit.datasets.partitions import DEFAULT_PARTITION
+from perfkit.partitions import DEFAULT_PARTITION
 from perfkit.engines import REGISTRY, get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison

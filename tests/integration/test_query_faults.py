@@ -7,11 +7,11 @@ import pytest
 import requests
 
 from perfkit import storage
-from perfkit.datasets.digest import digest_file
+from perfkit.storages.digest import digest_file
 from perfkit.datasets.placement import place_taxi, staging_dir
 from perfkit.engines import get_engine
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.health import storage_probes
+from perfkit.storages import storage_probes
 from perfkit.lab.s3 import S3Server
 from perfkit.protocol import Step
 from perfkit.results import ResultSet

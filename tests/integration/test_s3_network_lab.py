@@ -18,7 +18,7 @@ from perfkit.network import PROFILES, network_profile
 from perfkit.config import load_profile
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.hadoop_cli import HadoopCli
-from perfkit.health import storage_probes
+from perfkit.storages import storage_probes
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.storage import check_s3

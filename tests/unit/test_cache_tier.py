@@ -106,7 +106,7 @@ def test_a_tier_smaller_than_the_data_is_said_by_the_tier_sized_against_the_s3_t
 def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partitioned_one_is_counted_there():
     """register_tier: the S3 table itself (its shared name: the S3 base and the definition's digest) is registered,
     its rows checked when it is partitioned, and read through the cache's catalog."""
-    from perfkit.datasets.partitions import Partition, Partitioning
+    from perfkit.partitions import Partition, Partitioning
 
     class Trino:
         name = "trino"

@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from perfkit.datasets import digest
+from perfkit.storages import digest
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from perfkit import storages
 from perfkit.config import load_profile
-from perfkit.datasets.partitions import (Partition, Partitioning, add_partitions_ddl, check_rows, discover, key_type,
+from perfkit.partitions import (Partition, Partitioning, add_partitions_ddl, check_rows, discover, key_type,
                                          rows_problem)
 from perfkit.datasets.user_tables import user_tables
 from perfkit.engines import hive_ddl, table_definition
@@ -339,7 +339,7 @@ def test_a_query_comparison_registers_a_partitioned_table_with_its_partitions_an
 
 def test_hive_finds_its_partition_of_nulls_by_msck_as_it_refuses_to_name_it_in_ddl():
     from perfkit.config import load_profile
-    from perfkit.datasets.partitions import DEFAULT_PARTITION, discover
+    from perfkit.partitions import DEFAULT_PARTITION, discover
     from perfkit.engines.hive import HiveEngine
     from perfkit.engines.spark_thrift import SparkThriftEngine
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from perfkit.accounting.cloudwatch_s3 import S3RequestWindow, WindowCounts
-from perfkit.accounting.window import last_s3_request, window_vs_engines
+from perfkit.accounting.window import build_window, last_s3_request, window_vs_engines
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.providers import Provider
@@ -85,19 +85,21 @@ def test_the_last_s3_request_is_the_end_of_the_last_run_reading_s3():
 
 def test_a_cluster_profile_gives_a_window_only_when_it_asks_for_one():
     plain = load_profile("emr", bucket="my-bucket")
-    assert plain.provider.s3_request_window(plain, "RUN1") is None
+    assert plain.provider.s3_request_window(plain) is None and build_window(plain, "RUN1") is None
     asked = load_profile("emr", bucket="my-bucket", s3_request_metrics=True)
-    window = asked.provider.s3_request_window(asked, "RUN1")
+    assert asked.provider.s3_request_window(asked) == {"bucket": "my-bucket", "prefix": "perfkit/", "filter_id": "",
+                                                       "region": asked.s3_region}
+    window = build_window(asked, "RUN1")  # the provider says where the count comes from; accounting builds the window
     assert isinstance(window, S3RequestWindow)
     assert (window.filter.bucket, window.filter.prefix, window.filter.filter_id) == ("my-bucket", "perfkit/",
                                                                                      "perfkit-RUN1")
     named = load_profile("emr", bucket="my-bucket", s3_request_metrics_filter="team.filter-1")
-    assert named.provider.s3_request_window(named, "RUN1").filter.filter_id == "team.filter-1"
+    assert build_window(named, "RUN1").filter.filter_id == "team.filter-1"
 
 
 def test_the_lab_counts_every_run_itself_and_gives_no_window():
     lab = load_profile("lab")
-    assert lab.provider.s3_request_window(lab, "RUN1") is None
+    assert lab.provider.s3_request_window(lab) is None and build_window(lab, "RUN1") is None
     assert type(lab.provider).s3_request_window is not Provider.s3_request_window
 
 

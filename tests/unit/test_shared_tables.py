@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from perfkit.datasets.partitions import Partition, Partitioning
+from perfkit.partitions import Partition, Partitioning
 from perfkit.engines import Engine, hive_ddl, table_definition
 from perfkit.errors import PerfkitError
 
