@@ -109,3 +109,66 @@ def test_only_the_lab_config_and_cli_know_the_lab():
     asking = sorted(str(path.relative_to(ROOT.parent)) for name, path in module_names().items()
                     if not name.startswith("perfkit.lab") and re.search(r"\buses_lab\b", path.read_text()))
     assert not asking, f"modules that ask whether they run in the lab: {asking}; ask profile.provider instead"
+
+
+# The packages in layers, lowest first: a module imports only from its own layer and those below (at module level,
+# inside a function, or by a registry's "module:Class" string, all three edges alike). Within a layer the circle test
+# above holds. A new top-level module or package is placed here, or this test names it.
+LAYERS = [
+    ["errors", "compat", "atomic", "paths", "locks", "registry", "validate", "waiting", "interrupts", "progress",
+     "findings", "kept_alive_http", "s3_retries", "extras", "network", "metrics", "prices", "partitions", "perfkit"],
+    ["providers", "config"],  # a profile and who provides it (the lab, EMR): what every layer above reads
+    ["storage", "health"],  # clients of the storages, and the probes a run is watched with
+    ["storages"],  # each storage and what it knows of itself
+    ["accounting"],  # what a run asked of the storages
+    ["engines", "suites"],  # what runs the queries, and the queries
+    ["datasets"],  # data placed on the storages and registered with the engines
+    ["tiers"],  # caches in front of a storage, read by the engines
+    ["results", "stats", "chance", "keep", "compare", "provenance", "report", "emr", "breakeven", "calibration",
+     "protocol", "hadoop_cli", "reads", "testdfsio", "transfer"],  # measuring, recording, presenting
+    ["experiments", "plots"],
+    ["lab", "cli", "__main__"],  # the embedded lab (a provider of everything below) and the command line
+]
+# Known edges against the order, each a registry string that names a plugin: to go with entry points (issue 45)
+PLUGIN_EDGES = {("config", "lab"), ("storages", "tiers")}
+REGISTRY_STRING = re.compile(r"""["'](perfkit(?:\.\w+)+):\w+["']""")
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "perfkit"
+
+
+def edges_against_the_layers(graph: dict[str, set[str]], texts: dict[str, str]) -> list[str]:
+    rank = {unit: n for n, layer in enumerate(LAYERS) for unit in layer}
+    found = []
+    for module, targets in sorted(graph.items()):
+        named = {m for m in REGISTRY_STRING.findall(texts.get(module, "")) if m in graph}
+        for target in sorted(targets | named):
+            a, b = unit_of(module), unit_of(target)
+            if a != b and rank[b] > rank[a] and (a, b) not in PLUGIN_EDGES:
+                found.append(f"{module} -> {target} ({a} is below {b})")
+    return found
+
+
+def test_every_package_has_a_layer():
+    units = {unit_of(name) for name in module_names()}
+    placed = [unit for layer in LAYERS for unit in layer]
+    assert len(placed) == len(set(placed)), "a package in two layers"
+    assert sorted(units - set(placed)) == [], "place these in LAYERS"
+    assert sorted(set(placed) - units) == [], "LAYERS names packages that are gone"
+
+
+def test_no_import_runs_up_the_layers_not_even_inside_a_function_or_by_a_registry_string():
+    texts = {name: path.read_text() for name, path in module_names().items()}
+    against = edges_against_the_layers(import_graph(), texts)
+    assert not against, "imports against the layer order: " + "; ".join(against)
+
+
+def test_the_layer_check_sees_an_import_inside_a_function_and_a_registry_string():
+    graph = {"perfkit.storages.x": {"perfkit.engines"}, "perfkit.engines": set(), "perfkit.health": set(),
+             "perfkit.tiers": set(), "perfkit.experiments.y": set()}
+    texts = {"perfkit.health": 'REGISTRY = {"e": "perfkit.experiments.y:Thing"}'}
+    assert edges_against_the_layers(graph, texts) == [
+        "perfkit.health -> perfkit.experiments.y (health is below experiments)",
+        "perfkit.storages.x -> perfkit.engines (storages is below engines)"]
