@@ -6,8 +6,10 @@ live only in the servers' private site file; engines get a client configuration 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import urllib.error
 import urllib.request
@@ -27,6 +29,7 @@ MASTER_MAIN, WORKER_MAIN = "alluxio.master.AlluxioMaster", "alluxio.worker.Allux
 PROXY_MAIN = "alluxio.proxy.AlluxioProxy"  # Alluxio's S3 API: boto3 reads through the tier
 SHELL_MAIN, FORMAT_MAIN = "alluxio.cli.fs.FileSystemShell", "alluxio.cli.Format"
 STORE_SIZE = "1GB"
+SHM = Path("/dev/shm")  # memory the kernel shares as files: the worker's MEM store, in a folder per lab home
 # Java 17 closes these to Alluxio's gRPC/netty and its memory accounting
 ADD_OPENS = [f"--add-opens={m}=ALL-UNNAMED" for m in (
     "java.base/java.lang", "java.base/java.nio", "java.base/sun.nio.ch", "java.base/java.util",
@@ -58,12 +61,28 @@ def store_size() -> str:
     return raw.upper().replace(" ", "")
 
 
+def store_medium() -> str:
+    """Where the worker keeps its blocks: MEM (a folder of its own in /dev/shm, memory) as a cluster co-locating
+    Alluxio with its compute does, or SSD (the lab home's disk) where there is no /dev/shm to write, or when
+    PERFKIT_LAB_ALLUXIO_MEDIUM=SSD asks for it."""
+    asked = os.environ.get("PERFKIT_LAB_ALLUXIO_MEDIUM", "").strip().upper()
+    if asked not in ("", "MEM", "SSD"):
+        raise PerfkitError(f"PERFKIT_LAB_ALLUXIO_MEDIUM={asked!r}: give MEM (the worker's store in /dev/shm) or SSD "
+                           "(on the lab home's disk)")
+    if asked:
+        return asked
+    return "MEM" if SHM.is_dir() and os.access(SHM, os.W_OK) else "SSD"
+
+
 def client_properties(ports: LabPorts) -> dict[str, object]:
     """What a client (an engine, the shell) needs: where the master is. No keys."""
     return {
         "alluxio.master.hostname": HOST, "alluxio.master.rpc.port": ports.alluxio_master,
         "alluxio.user.hostname": HOST,
-        # reads go through the worker's RPC, not straight to its block files: its counters then see every byte
+        # reads go through the worker's RPC, not straight to its block files: its counters then see every byte.
+        # Short-circuit works here with "alluxio.locality.node" set to HOST on both sides (the client finds its worker
+        # local by that name): measured on hot q1 through Trino 476, its drivers read in 0.55 s instead of 1.24 s,
+        # the query took the same 0.90 s, and the worker counted none of the bytes
         "alluxio.user.short.circuit.enabled": "false",
         "alluxio.user.metrics.collection.enabled": "false",
     }
@@ -86,7 +105,9 @@ class AlluxioServer(Service):
         self.root = home / "alluxio"
         self.conf_dir = self.root / "conf"  # the servers' configuration, with the S3 keys (0600)
         self.client_conf_dir = self.root / "client-conf"  # for engines and the shell: no keys
-        self.store = self.root / "worker-store"
+        self.medium = store_medium()
+        self.memory_store = SHM / f"perfkit-alluxio-{hashlib.sha1(str(home).encode()).hexdigest()[:12]}"
+        self.store = self.memory_store if self.medium == "MEM" else self.root / "worker-store"
         self.root_ufs = self.root / "underFSStorage"  # the namespace's root (local): S3 is mounted below it
         self.formatted = self.root / "journal-formatted"
         self.master = Daemon("alluxio-master", home, MASTER_MAIN,
@@ -105,7 +126,8 @@ class AlluxioServer(Service):
     def addresses(self) -> dict[str, str]:
         return {"alluxio-master": f"alluxio://{HOST}:{self.ports.alluxio_master} (s3://{BUCKET} at "
                                   f"alluxio://{HOST}:{self.ports.alluxio_master}{self.mount_point})",
-                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} in {self.store})",
+                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} {self.medium} in "
+                                  f"{self.store})",
                 "alluxio-proxy": f"{self.s3_endpoint} (S3 API; bucket {BUCKET})"}
 
     @property
@@ -144,8 +166,8 @@ class AlluxioServer(Service):
             "alluxio.proxy.web.bind.host": HOST, "alluxio.proxy.web.hostname": HOST,
             "alluxio.proxy.web.port": p.alluxio_proxy,
             "alluxio.worker.tieredstore.levels": 1,
-            "alluxio.worker.tieredstore.level0.alias": "SSD",
-            "alluxio.worker.tieredstore.level0.dirs.mediumtype": "SSD",
+            "alluxio.worker.tieredstore.level0.alias": self.medium,
+            "alluxio.worker.tieredstore.level0.dirs.mediumtype": self.medium,
             "alluxio.worker.tieredstore.level0.dirs.path": self.store,
             "alluxio.worker.tieredstore.level0.dirs.quota": store_size(),
             "alluxio.underfs.s3.endpoint": lab_s3_endpoint(p, self.home),
@@ -169,7 +191,6 @@ class AlluxioServer(Service):
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
         write_private(self.conf_dir / "alluxio-site.properties", _properties(self.site()))
-        self.store.mkdir(parents=True, exist_ok=True)
         self.root_ufs.mkdir(parents=True, exist_ok=True)  # the S3 API keeps its metadata folder there
 
     def java(self, main: str, *args: str, conf_dir: Path | None = None) -> list[str]:
@@ -200,6 +221,13 @@ class AlluxioServer(Service):
     def _env(self) -> dict[str, str]:
         return {**os.environ, **self.env()}
 
+    def stop(self) -> list[str]:
+        """The daemons stopped, then a store in memory given back: its blocks die with the worker, as on a node."""
+        stopped = super().stop()
+        if self.worker.pid() is None:  # also after a switch to SSD: the memory of the worker that stopped
+            shutil.rmtree(self.memory_store, ignore_errors=True)
+        return stopped
+
     def start(self) -> None:
         self.write_config()
         if self.master.pid() is None:
@@ -207,6 +235,7 @@ class AlluxioServer(Service):
             self.master.start(self.argv(self.master), env=self.env(), cwd=self.root)
         self.master.wait_until(lambda: self.master_info() is not None, 240,
                                "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
+        self.store.mkdir(parents=True, exist_ok=True)  # here, not with the configuration: memory only when it runs
         # the worker and the proxy need only the master: both start now, beside the mount
         for daemon in (self.worker, self.proxy):
             if daemon.pid() is None:

@@ -54,6 +54,36 @@ def test_the_store_size_is_checked(monkeypatch):
             lab_alluxio.store_size()
 
 
+def test_the_worker_keeps_its_blocks_in_memory_in_a_folder_of_its_lab_and_gives_it_back_at_stop(tmp_path,
+                                                                                                 monkeypatch):
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(lab_alluxio, "SHM", shm)
+    monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_MEDIUM", raising=False)
+    one, other = (lab_alluxio.AlluxioServer(tmp_path / name, LabPorts()) for name in ("one", "other"))
+    assert one.medium == "MEM" and one.store.parent == shm and one.store != other.store  # a folder per lab home
+    site = one.site()
+    assert site["alluxio.worker.tieredstore.level0.alias"] == "MEM"
+    assert site["alluxio.worker.tieredstore.level0.dirs.mediumtype"] == "MEM"
+    assert site["alluxio.worker.tieredstore.level0.dirs.path"] == one.store
+    one.write_config()
+    assert not one.store.exists()  # made when the worker starts, not with its configuration
+    for server in (one, other):
+        server.store.mkdir()  # as start() does
+    (one.store / "block").write_bytes(b"x")
+    one.stop()  # no daemon runs: the store in memory is given back, the other lab's is not touched
+    assert not one.store.exists() and other.store.is_dir()
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_MEDIUM", "ssd")
+    on_disk = lab_alluxio.AlluxioServer(tmp_path / "one", LabPorts())
+    assert on_disk.medium == "SSD" and on_disk.store == tmp_path / "one" / "alluxio" / "worker-store"
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_MEDIUM", "tape")
+    with pytest.raises(PerfkitError, match=r"PERFKIT_LAB_ALLUXIO_MEDIUM='TAPE': give MEM .* or SSD"):
+        lab_alluxio.store_medium()
+    monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_MEDIUM")
+    monkeypatch.setattr(lab_alluxio, "SHM", tmp_path / "no-shm")
+    assert lab_alluxio.store_medium() == "SSD"  # no /dev/shm: on disk
+
+
 def test_servers_listen_on_loopback_and_keys_stay_out_of_the_client_configuration(tmp_path):
     server = lab_alluxio.AlluxioServer(tmp_path, LabPorts())
     site = server.site()
