@@ -302,6 +302,26 @@ def cache_tries(table: pd.DataFrame):
     return fig
 
 
+def tier_payoff(samples: pd.DataFrame):
+    """Hot seconds against S3's round trip, one panel per engine and query (its MB read in the title): S3 read
+    directly and each tier, the median at each distance joined by a line, every run a dot."""
+    panels = list(samples.groupby(["engine", "query"], sort=True)) if len(samples) else []
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 3.6), squeeze=False)
+    for ax, ((engine, query), group) in zip(axes[0], panels):
+        for where, runs in group.groupby("storage", sort=False):
+            medians = runs.groupby("rtt_ms")["wall_s"].median()
+            line, = ax.plot(medians.index, medians.values, marker="o", label=where)
+            ax.scatter(runs["rtt_ms"], runs["wall_s"], s=10, alpha=0.4, color=line.get_color())
+        ax.set_title(f"{engine} {query} ({group['mb_read'].median():.2g} MB read)")
+        ax.set_xlabel("S3 round trip (ms)")
+        ax.set_ylim(bottom=0)
+    axes[0][0].set_ylabel("hot seconds")
+    axes[0][0].legend()
+    fig.suptitle("Where a hot tier beats S3: time against S3's distance")
+    fig.tight_layout()
+    return fig
+
+
 def copy_tries(table: pd.DataFrame):
     """The microbenchmark: median seconds of each reader's cold, warm and hot copies, MB/s on each bar."""
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -159,9 +159,10 @@ class CacheTierComparison(QueryComparison):
                 rows.append(row)
         return pd.DataFrame(rows)
 
-    def findings(self) -> Findings:
+    def findings(self, payoff=None) -> Findings:
         """Per engine and tier, each try's speed against S3 read directly (S3 median ÷ tier median, over the queries),
-        hot reads that still fetched from S3, and what the number of rounds lets this run decide."""
+        hot reads that still fetched from S3, where the hot tier pays off (a TierPayoff that has run), and what the
+        number of rounds lets this run decide."""
         from perfkit.findings import data_size, where
 
         tries = self.tries_table()
@@ -182,6 +183,8 @@ class CacheTierComparison(QueryComparison):
         if len(missed):
             sentences.append(f"{plural(len(missed), 'hot run')} still fetched from S3 "
                              f"({missed['MB from S3'].sum():.1f} MB in all): not all from the cache.")
+        if payoff is not None and payoff.points:
+            sentences += payoff.sentences()
         sentences += self._cold_price_sentences()
         sentences += why_sentences(self.why_table())
         if self.runs < 3:
@@ -190,6 +193,8 @@ class CacheTierComparison(QueryComparison):
         conditions = (f"{data_size(self.rows, self.files, self.file_format, self.suite, self.scale)}; "
                       f"{plural(self.runs, 'round')} of cold, warm and hot; "
                       f"{where(self.profile, self.measured_network)}")
+        if payoff is not None and payoff.points:
+            conditions += f"; {payoff.conditions()}"
         found = Findings(sentences, conditions, undecided)
         if len(failed := self.failures()):
             found.undecided.append(f"{plural(len(failed), 'failed run')} (listed under Failures)")

@@ -55,3 +55,35 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     assert (trino["splits"] > 0).all() and (trino["reading (s)"] > 0).all(), trino  # Trino's query stats
     said = [s for s in c.findings().sentences if s.startswith("What a hot query asked, trino")]
     assert len(said) == 1 and "metadata RPCs to its master" in said[0] and "Trino's own stats" in said[0], said
+
+
+def test_the_hot_tier_against_s3_at_two_round_trips_on_a_narrow_query_and_a_scan_of_every_column(profile):
+    from perfkit.experiments.tier_payoff import SCAN, TierPayoff
+
+    was = profile.provider.network()
+    c = CacheTierComparison(profile, engines=["trino"], storages=["s3", "alluxio"], queries=["q1"],
+                            rows=200_000, files=2, query_timeout_s=300)
+    payoff = TierPayoff(c, rtt_ms=[0, 40], runs=3)
+    samples = payoff.run(progress=False)
+    assert profile.provider.network() == was  # the network the comparison ran behind, set back
+    assert [p.s3_network().network["rtt_ms"] for p in payoff.points] == [0, 40]
+    gets = [p.s3_network().small_get_ms for p in payoff.points]
+    assert gets[1] - gets[0] > 30, gets  # each distance calibrated: 40 ms more per small GET, give or take
+    assert len(samples) == 2 * 2 * 3 * 2  # query, storage, round, distance: every hot read succeeded
+    hot = samples[samples["storage"] == "alluxio"]
+    assert (hot["tier_s3_bytes"] == 0).all()  # hot: nothing from S3, by Alluxio's own counters
+    for point in payoff.points:  # the scan gives S3's answer through the tier, and so does q1
+        frame = point.results.to_frame()
+        frame = frame[frame["ok"]]
+        assert frame.groupby("case")["result_hash"].nunique().to_dict() == {"q1": 1, SCAN: 1}
+    mb = samples.groupby("query")["mb_read"].median()
+    assert mb[SCAN] > 20 * mb["q1"], mb  # the scan reads the table's bytes, q1 one column of them
+    s3 = samples[samples["storage"] == "s3"].groupby(["query", "rtt_ms"])["wall_s"].median()
+    assert s3[("q1", 40.0)] > s3[("q1", 0.0)] + 0.04, s3  # S3 pays its round trips; the tier does not
+    table = payoff.table()
+    assert list(table["query"]) == ["q1", SCAN] and set(table["tier"]) == {"alluxio"}
+    assert {"S3 at 0 ms (s)", "tier at 40 ms (s)", "S3 ÷ tier at 40 ms", "tier faster beyond (ms)"} <= set(table)
+    [said] = payoff.sentences()
+    assert said.startswith("Where alluxio pays off (trino, hot, against S3 read directly at 2 round trips from 0 "
+                           "to 40 ms): q1 (") and f"; {SCAN} (" in said, said
+    assert payoff.conditions().startswith("the pay-off: hot reads of q1, scan at round trips of 0, 40 ms")

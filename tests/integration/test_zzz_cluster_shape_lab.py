@@ -293,7 +293,8 @@ SMALL = {"hdfs_vs_s3_queries": {"profile": "lab-cluster", "engines": ["spark"], 
          "engine_storage_matrix": {"profile": "lab-cluster", "engines": ["spark", "hive"], "suite": "taxi",
                                    "queries": ["q1", "q3"], "runs": 1},
          "cache_tier": {"profile": "lab-cluster", "engines": ["trino"], "rows": 20_000, "files": 2, "queries": ["q1"],
-                        "copy_objects": 2, "copy_object_mb": 1, "promote_newest": 1},
+                        "copy_objects": 2, "copy_object_mb": 1, "promote_newest": 1, "payoff_rtt_ms": [0, 20],
+                        "payoff_runs": 1},
          "s3_distance": {"profile": "lab-cluster", "engines": ["trino"], "rtt_ms": [0, 20], "per_connection_mb_s": [40],
                          "rows": 20_000, "files": 2, "runs": 2, "warmup": 0, "queries": ["q1"]}}
 
