@@ -265,15 +265,16 @@ def crossover(s3: pd.DataFrame, cached: pd.DataFrame, confidence: float = 0.95, 
     groups = [frame.loc[frame["rtt_ms"] == d, "wall_s"].to_numpy(float) for frame in (s3, cached) for d in distances]
     n = len(distances)
 
-    def statistic(*samples):
-        xs = [np.full(len(s), d) for s, d in zip(samples, distances * 2)]
-        found = _cross(*_lines((np.concatenate(xs[:n]), np.concatenate(samples[:n])),
-                               (np.concatenate(xs[n:]), np.concatenate(samples[n:]))))
-        return float(np.clip(found, -FAR, FAR))  # a resample whose lines never cross: at the interval's end
+    def lines(*samples) -> tuple[float, float, float, float]:
+        """The two fitted lines through the runs per distance, S3's groups first, then the tier's."""
+        xs = [np.full(len(g), d) for g, d in zip(samples, distances * 2)]
+        return _lines((np.concatenate(xs[:n]), np.concatenate(samples[:n])),
+                      (np.concatenate(xs[n:]), np.concatenate(samples[n:])))
 
-    a_s3, b_s3, a_tier, b_tier = _lines(*[(np.concatenate([np.full(len(g), d) for g, d in zip(groups[i:i + n],
-                                                                                              distances)]),
-                                           np.concatenate(groups[i:i + n])) for i in (0, n)])
+    def statistic(*samples):
+        return float(np.clip(_cross(*lines(*samples)), -FAR, FAR))  # lines that never cross: the interval's end
+
+    a_s3, b_s3, a_tier, b_tier = lines(*groups)
     found.update(ms=_cross(a_s3, b_s3, a_tier, b_tier), slope_s3=b_s3, slope_tier=b_tier)
     if math.isfinite(found["ms"]) and min(len(g) for g in groups) >= stats.MIN_RUNS and any(np.ptp(g) for g in groups):
         res = stats.bootstrap(tuple(groups), statistic, seed, vectorized=False, paired=False,
