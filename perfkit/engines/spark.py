@@ -147,19 +147,36 @@ class SparkEngine(Engine):
         found = {"master": sc.master}
         if sc.master.startswith("local"):
             return found
-        try:
-            executors = [e for e in sc._jsc.sc().statusTracker().getExecutorInfos() if e.host() != sc.getConf().get(
-                "spark.driver.host", "")]
-            hosts = sorted(f"{e.host()}:{e.port()}" for e in executors)
-        except Exception:  # noqa: BLE001 - py4j errors of any kind: the placement is then unknown, not wrong
-            hosts = []
         conf = sc.getConf()
+        hosts = self._registered_executors(conf)
         cores = conf.get("spark.executor.cores", "1")
         found.update({"application": sc.applicationId,
                       "executors": f"{len(hosts)} ({', '.join(hosts) or 'none registered'}), "
                                    f"{cores} core{'' if cores == '1' else 's'} and "
                                    f"{conf.get('spark.executor.memory', '1g')} each"})
         return found
+
+    def _registered_executors(self, conf) -> list[str]:
+        """The executors' host:port as they registered. Asked right after the session opens, YARN may not have
+        started them yet: with a fixed number of executors this waits, as Spark's scheduler does before its first
+        job, until they have all registered or spark.scheduler.maxRegisteredResourcesWaitingTime passed."""
+        tracker, driver = self.spark.sparkContext._jsc.sc().statusTracker(), conf.get("spark.driver.host", "")
+        expected = 0 if conf.get("spark.dynamicAllocation.enabled", "false") == "true" else int(
+            conf.get("spark.executor.instances", "0"))
+        registered: list[str] = []
+
+        def all_registered() -> bool:
+            registered[:] = sorted(f"{e.host()}:{e.port()}" for e in tracker.getExecutorInfos() if e.host() != driver)
+            return len(registered) >= expected
+
+        try:
+            poll_until(all_registered, _seconds(conf.get("spark.scheduler.maxRegisteredResourcesWaitingTime", "30s")),
+                       interval_s=0.2, what="the executors to register")
+        except WaitTimeout:
+            pass  # the record then says how many had registered
+        except Exception:  # noqa: BLE001 - py4j errors of any kind: the placement is then unknown, not wrong
+            return []
+        return registered
 
     def s3_counters(self, storage: str | None = None) -> dict[str, int] | None:
         """S3A's statistics of the bucket's file system (IOStatistics counters: store_io_throttled counts the
@@ -324,3 +341,9 @@ def spark_ddl(table: str, location: str, file_format: str, columns: list[tuple[s
     parts = f" PARTITIONED BY ({', '.join(f'`{k}`' for k in partitioning.keys)})" if partitioning else ""
     return (f"CREATE TABLE {DATABASE}.{table} ({cols}) USING {file_format}{parts} LOCATION '{quoted(location)}' "
             f"TBLPROPERTIES ({sql_properties(properties or {OWNER_PROPERTY: 'true'})})")
+
+def _seconds(duration: str) -> float:
+    """A Spark time setting ("30s", "500ms", "2min", or bare seconds) in seconds."""
+    number = duration.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = duration[len(number):] or "s"
+    return float(number) * {"ms": 0.001, "s": 1, "min": 60, "m": 60, "h": 3600}[unit]
