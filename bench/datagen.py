@@ -30,7 +30,7 @@ from pathlib import Path
 
 from hdfs.util import HdfsError
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.config import load_profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS, Placement, place_generated
@@ -74,7 +74,7 @@ def clear(profile) -> None:
     for where in STORAGES:
         locations.delete_tree(profile, locations.profile_location(profile, where, ""))
     try:  # the shared parent folder on HDFS, only if empty (a non-recursive delete refuses otherwise)
-        storage.webhdfs_client(profile).delete(profile.hdfs_path("").rsplit("/", 1)[0], recursive=False)
+        hdfs_storage.webhdfs_client(profile).delete(profile.hdfs_path("").rsplit("/", 1)[0], recursive=False)
     except HdfsError:
         pass
 

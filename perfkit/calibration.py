@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.network import NetworkProfile
 
 SMALL_BYTES = 1024
@@ -102,9 +102,9 @@ def s3_path(profile) -> tuple[dict | None, str]:
 
 def calibrate(profile, connections: int = CONNECTIONS) -> Calibration:
     """Measure the S3 path of `profile` (its endpoint, as every engine of it uses it) before a run."""
-    storage.check_s3(profile)  # S3 down or refusing: one message with its fix, not a botocore trace
+    s3_storage.check_s3(profile)  # S3 down or refusing: one message with its fix, not a botocore trace
     network, endpoint = s3_path(profile)
-    client = storage.s3_client(profile, Config(max_pool_connections=connections + 1))
+    client = s3_storage.s3_client(profile, Config(max_pool_connections=connections + 1))
     small, large = _ensure_objects(client, profile)
     small_ms = _small_get_ms(client, profile.s3_bucket, small)
     direct_endpoint = profile.provider.direct_s3_endpoint(profile)
@@ -112,7 +112,7 @@ def calibrate(profile, connections: int = CONNECTIONS) -> Calibration:
     if direct_endpoint:
         from dataclasses import replace
 
-        direct = storage.s3_client(replace(profile, s3_endpoint=direct_endpoint))
+        direct = s3_storage.s3_client(replace(profile, s3_endpoint=direct_endpoint))
         direct_ms = _small_get_ms(direct, profile.s3_bucket, small)
     one = _get_rate(client, profile.s3_bucket, large, 1)
     many = _get_rate(client, profile.s3_bucket, large, connections)

@@ -76,7 +76,7 @@ def lab_up(services, s3_endpoint, network_name, shape_name):
     """Install what is missing, start SERVICES (default: all) and what they need, wait until healthy (idempotent)."""
     from perfkit.lab import Lab
     from perfkit.lab.shape import shape_named
-    from perfkit.storage import is_http_url
+    from perfkit.storages.base import is_http_url
 
     lab = Lab()
     if shape_name is not None:

@@ -99,6 +99,6 @@ class TestDfsio:
 
     def cleanup(self) -> None:
         """Remove this run's TestDFSIO folder (its own prefix only)."""
-        from perfkit import storage
+        from perfkit.storages import hdfs as hdfs_storage
 
-        storage.webhdfs_client(self.profile).delete(self.base, recursive=True)
+        hdfs_storage.webhdfs_client(self.profile).delete(self.base, recursive=True)

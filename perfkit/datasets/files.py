@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
 from perfkit.validate import check_free_space, memory_bytes
@@ -71,10 +71,10 @@ class FileSet:
 
 def place_fileset(fileset: FileSet, profile: Profile, progress: bool = True) -> str:
     """Upload the files that are missing (or of the wrong size) to S3; return their key prefix."""
-    storage.check_s3(profile)
-    s3 = storage.s3_client(profile)
+    s3_storage.check_s3(profile)
+    s3 = s3_storage.s3_client(profile)
     prefix = profile.s3_key("datasets", fileset.name)
-    have = storage.s3_listing(s3, profile.s3_bucket, prefix)
+    have = s3_storage.s3_listing(s3, profile.s3_bucket, prefix)
     sizes = fileset.sizes()
     todo = [i for i in range(fileset.files) if have.get(fileset.file_name(i)) != sizes[i]]
     disk = profile.provider.local_disk()

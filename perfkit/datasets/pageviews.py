@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.engines import DATABASE, OWNER_PROPERTY
 from perfkit.errors import PerfkitError
 
@@ -51,8 +51,8 @@ def place_pageviews(profile, engine, days: int = 2, hours: int = 3, rows: int = 
         raise PerfkitError(f"hours={hours}: a day has 24 hours; give 1 to 24")
     table = f"pageviews_{days}d{hours}h_r{rows}_s{seed}"
     base = profile.s3_key("datasets", table)
-    s3 = storage.shared_s3_client(profile)
-    present = storage.s3_listing(s3, profile.s3_bucket, base)
+    s3 = s3_storage.shared_s3_client(profile)
+    present = s3_storage.s3_listing(s3, profile.s3_bucket, base)
     partitions = partition_names(days, hours)
     for i, name in enumerate(partitions):
         key = f"{name}/part-0.parquet"

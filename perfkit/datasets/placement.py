@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfkit import storage
+from perfkit.storages import base as storage_base
 from perfkit.compat import zip_strict
 from perfkit.config import Profile
 from perfkit.storages.digest import FileDigest, recorded_digests
@@ -147,7 +147,7 @@ def content_mismatches(targets: dict[str, _Target], local: list[Path],
 def verify_same_files(expected: dict[str, int], found_by_storage: dict[str, dict[str, int]]) -> None:
     """Raise unless every storage holds exactly the expected files with the expected sizes."""
     for where, found in found_by_storage.items():
-        problems = storage.listing_problems(expected, found)
+        problems = storage_base.listing_problems(expected, found)
         if problems:
             raise PerfkitError(
                 f"dataset on {where} differs from the generated files ({problems}): "

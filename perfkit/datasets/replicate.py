@@ -11,7 +11,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.compat import zip_strict
 from perfkit.config import Profile
 from perfkit.storages.digest import UPLOAD_CONFIG, StreamDigest, hdfs_checksum_params
@@ -57,7 +58,7 @@ def copy_hdfs_to_s3(profile: Profile,
     """Copy each (HDFS folder, S3 prefix, {name: bytes}) folder's files, verified; the copies of each folder."""
     if any((src.storage, dst.storage) != (SOURCE, TARGET) for src, dst, _ in folders):
         raise PerfkitError(f"perfkit copies generated files from {SOURCE} to {TARGET} only")
-    hdfs, s3 = storage.webhdfs_client(profile), storage.shared_s3_client(profile)
+    hdfs, s3 = hdfs_storage.webhdfs_client(profile), s3_storage.shared_s3_client(profile)
     jobs = [(index, src, dst, name, size) for index, (src, dst, files) in enumerate(folders)
             for name, size in sorted(files.items())]
     with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="copy") as pool:

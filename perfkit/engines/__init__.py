@@ -155,7 +155,7 @@ class Engine(ABC):
         The metastore first: with it down an engine still answers, and only its table registration fails.
         """
         if self.profile.metastore_uri:
-            from perfkit.storage import check_metastore
+            from perfkit.engines.metastore import check_metastore
 
             check_metastore(self.profile)
         self.open()

@@ -83,7 +83,7 @@ class SparkEngine(Engine):
         where it runs its executors (the provider says: YARN's ResourceManager)."""
         self.profile.provider.check_spark(self.profile)
         if self.profile.metastore_uri:
-            from perfkit.storage import check_metastore
+            from perfkit.engines.metastore import check_metastore
 
             check_metastore(self.profile)
 

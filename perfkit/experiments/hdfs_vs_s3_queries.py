@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
-from perfkit import provenance, stats, storage, validate
+from perfkit import provenance, stats, validate
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.experiments.copy_cost import COPY_METHODS
 from perfkit.config import Profile
@@ -168,8 +170,8 @@ class QueryComparison(Experiment):
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any
         work."""
-        storage.check_hdfs(self.profile)
-        storage.check_s3(self.profile)
+        hdfs_storage.check_hdfs(self.profile)
+        s3_storage.check_s3(self.profile)
         for name in self.engines:
             engine_class(name)(self.profile).check()
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfkit import atomic, provenance, storage
+from perfkit import atomic, provenance
+from perfkit.storages import base as storage_base
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError, shorten
@@ -104,7 +105,7 @@ class ReadComparison(Experiment):
                 else:
                     hdfs.client.set_replication(f"{on_hdfs.path}/{name}", self.replicas)
             for where, found in (("NFS", _data(nfs.list_files(on_nfs))), ("HDFS", hdfs.list_files(on_hdfs) or {})):
-                problems = storage.listing_problems(sizes, found)
+                problems = storage_base.listing_problems(sizes, found)
                 if problems:
                     raise PerfkitError(f"file set {fileset.name} on {where} is not as generated ({problems})")
             rows.append({"file set": fileset.name, "files": fileset.files, "MB": sum(sizes.values()) / 1e6,

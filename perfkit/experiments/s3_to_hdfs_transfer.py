@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from perfkit import provenance, storage, validate
+from perfkit import provenance, validate
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.locks import network_in_use
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
@@ -78,7 +80,7 @@ class TransferComparison(Experiment):
         self.results: ResultSet | None = None
 
     def prepare(self, progress: bool = True) -> Manifest:
-        storage.check_hdfs(self.profile)
+        hdfs_storage.check_hdfs(self.profile)
         prefix = self.source_prefix or place_fileset(self.fileset, self.profile, progress)
         self.manifest = build_manifest(self.profile, prefix)
         return self.manifest
@@ -120,7 +122,7 @@ class TransferComparison(Experiment):
             "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
             "bytes": manifest.total_bytes})
         results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)
-        hdfs = storage.webhdfs_client(self.profile)
+        hdfs = hdfs_storage.webhdfs_client(self.profile)
         self.probes = storage_probes(self.profile, ["hdfs", "s3"])
         scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
         unavailable: dict[str, str] = {}
@@ -169,7 +171,7 @@ class TransferComparison(Experiment):
                 wall = time.perf_counter() - t0
             if watch.problem:  # a copy that waited out an outage is not a measurement of the method
                 raise PerfkitError(watch.problem)
-            verify_copy(manifest, storage.hdfs_listing(hdfs, dest))
+            verify_copy(manifest, hdfs_storage.hdfs_listing(hdfs, dest))
             if self.checksum:
                 self.verify_checksums(manifest, dest, hdfs)
         except Exception as err:  # noqa: BLE001 - a failed copy is recorded and the run goes on
@@ -195,7 +197,7 @@ class TransferComparison(Experiment):
     def verify_checksums(self, manifest: Manifest, dest: str, hdfs) -> None:
         import hashlib
 
-        s3 = storage.s3_client(self.profile)
+        s3 = s3_storage.s3_client(self.profile)
         for name, _ in manifest.files:
             source = hashlib.md5(s3.get_object(Bucket=manifest.bucket, Key=manifest.key(name))["Body"].read())
             with hdfs.read(f"{dest}/{name}") as reader:
@@ -205,7 +207,7 @@ class TransferComparison(Experiment):
 
     def cleanup(self, hdfs=None) -> None:
         """Remove this run's own prefix, and nothing else (HDFS down: say what is left, do not hide the run's error)."""
-        _remove_quietly(hdfs or storage.webhdfs_client(self.profile), self.run_root)
+        _remove_quietly(hdfs or hdfs_storage.webhdfs_client(self.profile), self.run_root)
 
     def summary(self) -> pd.DataFrame:
         return summarise_transfers(self._frame())

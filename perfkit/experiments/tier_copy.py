@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance, storage
+from perfkit import provenance
+from perfkit.storages import s3 as s3_storage
 from perfkit.locks import network_in_use
 from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.compat import file_digest
@@ -94,7 +95,7 @@ class TierCopy(Experiment):
 
     def prepare(self, progress: bool = True) -> None:
         """The objects on S3 (written once; an object of another size or content is written again)."""
-        s3 = storage.shared_s3_client(self.profile)
+        s3 = s3_storage.shared_s3_client(self.profile)
         for i in progress_bar(range(self.objects), desc="objects on S3", unit="object", disable=not progress):
             name, data = f"part-{i:04d}.bin", self._object(i)
             self.expected[name] = hashlib.md5(data).hexdigest()
@@ -130,7 +131,7 @@ class TierCopy(Experiment):
     def s3_client(self, reader: str):
         """boto3's client for S3 directly, or for Alluxio's S3 API (path-style; it names the user by the access key)."""
         if reader == "boto3":
-            return storage.shared_s3_client(self.profile)
+            return s3_storage.shared_s3_client(self.profile)
         if not self.profile.alluxio_s3_endpoint:
             raise PerfkitError("the profile names no Alluxio S3 API (alluxio_s3_endpoint): start Alluxio's proxy "
                                "and name its address, e.g. http://master:39999/api/v1/s3")

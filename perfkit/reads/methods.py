@@ -5,7 +5,7 @@ import mmap
 import os
 import shutil
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.errors import PerfkitError
 from perfkit.hadoop_cli import HadoopCli, gohdfs, gohdfs_unavailable
 from perfkit.reads import BUFFER, ReadMethod, drain_command
@@ -105,7 +105,7 @@ class WebHdfs(ReadMethod):
 
         total = 0
         try:
-            with storage.webhdfs_client(self.profile).read(location, chunk_size=BUFFER) as chunks:
+            with hdfs_storage.webhdfs_client(self.profile).read(location, chunk_size=BUFFER) as chunks:
                 for chunk in chunks:
                     total += len(chunk)
         except HdfsError as err:

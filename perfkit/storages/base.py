@@ -11,6 +11,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
@@ -194,3 +195,28 @@ class WritesRefused:
 def refuse_write(storage: Storage) -> PerfkitError:
     return PerfkitError(f"storage {storage.name!r} reads the {storage.backing} copy through {storage.reads_through}: "
                         f"perfkit writes to {storage.backing}, never through {storage.name}")
+
+
+def provider_fix(profile: Profile, setting: str, service: str) -> str:
+    """The fix of a storage that does not answer: the provider's (the lab: start it), or the setting to check."""
+    return profile.provider.fix(service, f"check the profile's {setting} and that the service runs")
+
+
+def is_http_url(url: str | None) -> bool:
+    try:
+        parts = urlsplit(url or "")
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not re.search(r"\s", url)
+
+
+def listing_problems(expected: dict[str, int], found: dict[str, int]) -> str | None:
+    """What differs between two {name: size} listings, in words; None when they are equal."""
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    wrong = sorted(n for n in set(expected) & set(found) if expected[n] != found[n])
+    parts = [f"{len(missing)} missing {missing[:3]}" if missing else "",
+             f"{len(wrong)} of wrong size {wrong[:3]}" if wrong else "",
+             f"{len(extra)} unexpected {extra[:3]}" if extra else ""]
+    return ", ".join(p for p in parts if p) or None

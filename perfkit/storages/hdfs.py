@@ -5,21 +5,24 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
+from hdfs import InsecureClient
 from hdfs.util import HdfsError
 
-from perfkit import storage as clients
+from perfkit import health
+from perfkit.config import Profile
 from perfkit.compat import zip_strict
 from perfkit.storages.digest import hdfs_checksum_matches
-from perfkit.errors import PerfkitError
-from perfkit.storages.base import HIDDEN, Location, Storage, visible
+from perfkit.errors import PerfkitError, ServiceError, root_cause
+from perfkit.storages.base import HIDDEN, Location, Storage, is_http_url, provider_fix, visible
 
 BLOCK_THREADS = 8  # one small NameNode request per file
 # how a Hadoop client (Spark, Hive, Trino's HDFS file system) reports a damaged block in its error
 _CHECKSUM = re.compile(r"Checksum error:\s*(?:\w+:(?://[^/\s]*)?)?(/\S*?)(?=\s+at\s+\d|\s|$)")
 _MISSING = re.compile(r"(?:Could not obtain block|BlockMissingException)\b.*?file=(\S+)")
+DATANODE_INFO = "Hadoop:service=DataNode,name=DataNodeInfo"  # a small bean: the DataNode's own answer, no HDFS op
 
 
 class Hdfs(Storage):
@@ -28,7 +31,7 @@ class Hdfs(Storage):
 
     @cached_property
     def client(self):
-        return clients.webhdfs_client(self.profile)
+        return webhdfs_client(self.profile)
 
     def folder(self, *parts: str) -> Location:
         return Location(self.name, self.profile.hdfs_path(*parts))
@@ -100,7 +103,7 @@ class Hdfs(Storage):
         """What the NameNode knows is wrong with the file's blocks (WebHDFS GET_BLOCK_LOCATIONS: a block whose
         replicas are all corrupt says isCorrupt; one with no live replica lists no location), or None."""
         try:
-            blocks = clients.located_blocks(self.profile, path, size)
+            blocks = located_blocks(self.profile, path, size)
         except (requests.RequestException, ValueError, KeyError, TypeError) as err:
             raise PerfkitError(f"HDFS at {self.profile.webhdfs_url}: cannot list the blocks of {path} ({err}). Fix: "
                                + self.profile.provider.fix("hdfs", "check that the NameNode answers")) from None
@@ -128,7 +131,7 @@ class Hdfs(Storage):
         return None
 
     def upload(self, loc: Location, local: Path) -> None:
-        clients.upload_to_hdfs(self.client, local, f"{loc.path}/{local.name}")
+        upload_to_hdfs(self.client, local, f"{loc.path}/{local.name}")
 
     def write_text(self, loc: Location, name: str, text: str) -> None:
         self.client.write(f"{loc.path}/{name}", text.encode(), overwrite=True)
@@ -140,14 +143,112 @@ class Hdfs(Storage):
         self.client.delete(loc.path, recursive=True)
 
     def check(self) -> None:
-        clients.check_hdfs(self.profile)
+        check_hdfs(self.profile)
 
     def health_probe(self, read_file: str | None = None):
-        from perfkit.health import hdfs_probe
-
         return hdfs_probe(self.profile, read_file)
 
 
 def _path_of(name: str) -> str:
     """The file's path in an hdfs:// URL or a bare path, without trailing punctuation."""
     return (urlsplit(name).path if "://" in name else name).rstrip(".,;:)'\"")
+
+
+# the clients, the check and the probe ------------------------------------------------------------------------------
+def webhdfs_client(profile: Profile) -> InsecureClient:
+    return InsecureClient(profile.webhdfs_url, user=profile.hdfs_user, timeout=30)
+
+
+def located_blocks(profile: Profile, path: str, length: int, session=requests, timeout_s: float = 30) -> list[dict]:
+    """The blocks of `path`'s first `length` bytes as the NameNode knows them (WebHDFS GET_BLOCK_LOCATIONS), each with
+    its live replicas' DataNodes (`locations`: ipAddr, infoPort, ...) and isCorrupt. Raises requests' errors, and
+    ValueError, KeyError or TypeError for an answer of another shape."""
+    url = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1{quote(path)}"
+    params = {"op": "GET_BLOCK_LOCATIONS", "offset": 0, "length": max(length, 1), "user.name": profile.hdfs_user}
+    response = session.get(url, params=params, timeout=timeout_s)
+    response.raise_for_status()
+    return response.json()["LocatedBlocks"]["locatedBlocks"]
+
+
+def check_hdfs(profile: Profile) -> None:
+    if not is_http_url(profile.webhdfs_url):
+        raise ServiceError(f"HDFS at {profile.webhdfs_url}", "webhdfs_url is not an http(s):// URL (WebHDFS)",
+                           "set the profile's webhdfs_url to the NameNode's web address, e.g. http://namenode:9870")
+    try:
+        webhdfs_client(profile).status("/")
+    except (requests.RequestException, HdfsError) as err:
+        raise ServiceError(f"HDFS at {profile.webhdfs_url}", f"not reachable ({type(err).__name__})",
+                           provider_fix(profile, "webhdfs_url", "hdfs")) from None
+
+
+def hdfs_listing(client: InsecureClient, path: str) -> dict[str, int]:
+    """{file name: size} of the files directly under an HDFS folder ({} if it does not exist)."""
+    try:
+        return {name: st["length"] for name, st in client.list(path, status=True) if st["type"] == "FILE"}
+    except HdfsError as err:
+        if "does not exist" in str(err):
+            return {}
+        raise
+
+
+def upload_to_hdfs(client: InsecureClient, local: Path, path: str) -> None:
+    client.upload(path, str(local), overwrite=True)
+
+
+def hdfs_probe(profile: Profile, read_path: str | None = None) -> health.Probe:
+    """The NameNode answers; with `read_path`, a DataNode holding that file's first block also answers.
+
+    A frozen DataNode is still "live" to the NameNode for minutes: only a request served by it shows it. A probe must
+    not change what perfkit counts of a run (perfkit.accounting.hdfs_jmx), and it runs every second during one: not a
+    read of the data (a DataNode streams a whole block to a reader that asked for one byte), nor a checksum (the
+    NameNode counts two block lookups for each). So the file's DataNodes are looked up once, at the first probe (before
+    the first run), and then asked for their own JMX. A lookup again only after they failed: that run fails anyway."""
+    status = f"{profile.webhdfs_url.rstrip('/')}/webhdfs/v1/?op=GETFILESTATUS&user.name={profile.hdfs_user}"
+    session = requests.Session()  # kept-alive connections: a probe costs a round trip, not a TCP handshake
+    datanodes: list[str] | None = None  # the web addresses of the DataNodes with the file's first block
+
+    def answered(url: str, what: str) -> str | None:
+        """None when `url` answers 200, else what failed ("HDFS at ... <what> (why)")."""
+        try:
+            response = session.get(url, timeout=health.PROBE_TIMEOUT_S)
+        except requests.RequestException as err:
+            return f"HDFS at {profile.webhdfs_url} {what} ({root_cause(err, 120)})"
+        if response.status_code != 200:
+            return f"HDFS at {profile.webhdfs_url} {what} (HTTP {response.status_code})"
+        return None
+
+    def probe() -> str | None:
+        nonlocal datanodes
+        problem = answered(status, "not reachable")
+        if problem or read_path is None:
+            return problem
+        if datanodes is None:
+            try:
+                blocks = located_blocks(profile, read_path, 1, session, health.PROBE_TIMEOUT_S)
+                datanodes = _datanode_web_urls(blocks, profile.webhdfs_url)
+            except requests.RequestException as err:  # said as the probe's other requests say it
+                code = getattr(err.response, "status_code", None)
+                why = f"HTTP {code}" if code else root_cause(err, 120)
+                return f"HDFS at {profile.webhdfs_url} cannot say which DataNodes hold {read_path} ({why})"
+            except (ValueError, KeyError, TypeError) as err:
+                return f"HDFS at {profile.webhdfs_url} gave unexpected block locations of {read_path} ({err!r})"
+        problems = []
+        for url in datanodes:
+            problem = answered(f"{url}/jmx?qry={DATANODE_INFO}",
+                               f"cannot read {read_path}: its DataNode at {url} does not answer")
+            if problem is None:
+                return None
+            problems.append(problem)
+        if problems:
+            datanodes = None  # the block may live elsewhere by the next probe: look it up again
+        return problems[0] if problems else None
+
+    return probe
+
+
+def _datanode_web_urls(blocks: list[dict], namenode_url: str) -> list[str]:
+    """The web addresses of the DataNodes holding a file's first block (a file without a block has none), each on the
+    port of the NameNode's scheme."""
+    secure = namenode_url.startswith("https://")
+    return [f"{'https' if secure else 'http'}://{node['ipAddr']}:{node['infoSecurePort' if secure else 'infoPort']}"
+            for node in (blocks[0].get("locations", []) if blocks else [])]

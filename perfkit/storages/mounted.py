@@ -12,8 +12,9 @@ import threading
 from functools import cached_property
 from pathlib import Path
 
-from perfkit import atomic
-from perfkit.errors import PerfkitError, ServiceError
+from perfkit import atomic, health
+from perfkit.config import Profile
+from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.storages.base import Location, Storage, WritesRefused, refuse_write, visible, visible_tree
 from perfkit.storages.registry import get_storage
 
@@ -119,8 +120,6 @@ class Nfs(MountedFolder):
         return None
 
     def health_probe(self, read_file: str | None = None):
-        from perfkit.health import nfs_probe
-
         folder, server = super().health_probe(), nfs_probe(self.profile)
         return lambda: folder() or server()
 
@@ -174,3 +173,24 @@ def _within(timeout_s: float, check) -> str | None:
     worker.start()
     worker.join(timeout_s)
     return answer[0] if answer else f"did not answer within {timeout_s:g} s"
+
+
+def nfs_probe(profile: Profile) -> health.Probe:
+    """The NFS export lists its root within the probe's time (libnfs' nfs-ls; a frozen server does not answer)."""
+    import shutil
+    import subprocess
+
+    if not profile.nfs_url or shutil.which("nfs-ls") is None:
+        return lambda: None  # nothing to ask it with: the reads themselves will fail if it is gone
+
+    def probe() -> str | None:
+        try:
+            subprocess.run(["nfs-ls", profile.nfs_url], capture_output=True, timeout=health.PROBE_TIMEOUT_S, check=True)
+        except subprocess.TimeoutExpired:
+            return f"NFS at {profile.nfs_url} did not answer within {health.PROBE_TIMEOUT_S:g} s"
+        except subprocess.CalledProcessError as err:
+            return (f"NFS at {profile.nfs_url} failed "
+                    f"({root_cause(err.stderr.decode(errors='replace') or str(err), 120)})")
+        return None
+
+    return probe

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfkit import storage
+from perfkit.storages import base as storage_base
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError
 
@@ -31,9 +32,9 @@ class Manifest:
 
 def build_manifest(profile: Profile, prefix: str) -> Manifest:
     """Every object directly below `prefix` in the profile's bucket (sub-folders are not copied)."""
-    storage.check_s3(profile)
+    s3_storage.check_s3(profile)
     prefix = prefix.strip("/")
-    listing = storage.s3_listing(storage.s3_client(profile), profile.s3_bucket, prefix)
+    listing = s3_storage.s3_listing(s3_storage.s3_client(profile), profile.s3_bucket, prefix)
     files = tuple(sorted((name, size) for name, size in listing.items() if "/" not in name))
     if not files:
         raise PerfkitError(
@@ -45,6 +46,6 @@ def build_manifest(profile: Profile, prefix: str) -> Manifest:
 
 def verify_copy(manifest: Manifest, found: dict[str, int]) -> None:
     """Raise unless the destination holds exactly the manifest's files with their sizes."""
-    problems = storage.listing_problems(manifest.sizes, found)
+    problems = storage_base.listing_problems(manifest.sizes, found)
     if problems:
         raise PerfkitError(f"verification failed: {problems}")

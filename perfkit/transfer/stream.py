@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from botocore.config import Config
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.transfer import TransferMethod
 
 MiB = 1 << 20
@@ -26,8 +27,8 @@ class Stream(TransferMethod):
         part = int(self.options.get("part_mb", 8)) * MiB
         prefetch = int(self.options.get("prefetch", 4))
         # one HTTP connection per GET that can be in flight
-        s3 = storage.s3_client(self.profile, Config(max_pool_connections=self.concurrency * prefetch + 2))
-        hdfs = storage.webhdfs_client(self.profile)
+        s3 = s3_storage.s3_client(self.profile, Config(max_pool_connections=self.concurrency * prefetch + 2))
+        hdfs = hdfs_storage.webhdfs_client(self.profile)
 
         with ThreadPoolExecutor(self.concurrency * prefetch, thread_name_prefix="get") as getters:
             def parts(key: str, size: int):

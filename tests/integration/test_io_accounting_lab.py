@@ -72,7 +72,7 @@ def test_the_hdfs_probe_that_watches_a_run_changes_none_of_the_counts_of_the_run
     import time
 
     from perfkit.accounting.hdfs_jmx import HdfsJmx
-    from perfkit.health import hdfs_probe
+    from perfkit.storages.hdfs import hdfs_probe
     from perfkit.storages import get_storage
 
     hdfs = get_storage("hdfs", profile)

@@ -2,7 +2,8 @@ from dataclasses import replace
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.errors import ServiceError
 
 
@@ -24,12 +25,12 @@ def test_up_is_idempotent(lab):
 def test_a_missing_bucket_gives_one_clear_message(profile):
     with pytest.raises(ServiceError,
                        match="S3 bucket 'no-such-bucket' at http://127.0.0.1:.*the bucket does not exist"):
-        storage.check_s3(replace(profile, s3_bucket="no-such-bucket"))
+        s3_storage.check_s3(replace(profile, s3_bucket="no-such-bucket"))
 
 
 def test_hdfs_and_s3_answer(profile):
-    storage.check_hdfs(profile)
-    storage.check_s3(profile)
+    hdfs_storage.check_hdfs(profile)
+    s3_storage.check_s3(profile)
 
 
 def test_up_with_service_names_reports_those_services_and_what_they_need(lab):

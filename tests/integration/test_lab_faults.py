@@ -9,7 +9,7 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.cli import main
 
 FAULT_DIR = f"/perfkit-tests/faults-{uuid.uuid4().hex[:8]}"
@@ -22,7 +22,7 @@ def _sha256(data: bytes) -> str:
 @pytest.fixture(scope="module")
 def hdfs_file(lab, profile):
     """A file written (and closed) before any kill: its path and content checksum."""
-    client = storage.webhdfs_client(profile)
+    client = hdfs_storage.webhdfs_client(profile)
     data = os.urandom(3 * 1024 * 1024 + 17)
     path = f"{FAULT_DIR}/before-the-kill.bin"
     client.write(path, data, overwrite=True)
@@ -79,7 +79,7 @@ def test_a_killed_hdfs_daemon_is_restarted_alone_and_the_data_survives(lab, prof
     assert all(row.healthy for row in rows.values()), [r for r in rows.values() if not r.healthy]
     assert rows[victim].pid not in (None, killed)
     assert {n: p for n, p in before.items() if n != victim} == {n: r.pid for n, r in rows.items() if n != victim}
-    with storage.webhdfs_client(profile).read(path) as reader:
+    with hdfs_storage.webhdfs_client(profile).read(path) as reader:
         assert _sha256(reader.read()) == checksum
 
 

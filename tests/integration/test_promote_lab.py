@@ -1,6 +1,6 @@
 """Issue 11 on the lab: the newest partitions of a pageview table promoted to Alluxio and demoted back through the
 shared metastore; queries over the mixed table give S3's answer, and S3's objects are untouched."""
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.datasets.pageviews import place_pageviews
 from perfkit.engines import get_engine
@@ -12,7 +12,7 @@ SQL = ("SELECT year, month, day, hour, count(*), sum(bytes), count(DISTINCT user
 
 
 def _objects(profile, table):
-    s3 = storage.shared_s3_client(profile)
+    s3 = s3_storage.shared_s3_client(profile)
     prefix = profile.s3_key("datasets", table.split(".")[1]) + "/"
     return {o["Key"]: o["ETag"] for page in s3.get_paginator("list_objects_v2").paginate(
         Bucket=profile.s3_bucket, Prefix=prefix) for o in page.get("Contents", [])}

@@ -3,7 +3,8 @@ import pandas as pd
 import pyarrow.orc as orc
 import pytest
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.datasets.placement import staging_dir
 from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
@@ -64,7 +65,7 @@ def test_a_query_failing_on_one_storage_is_recorded_and_the_run_goes_on(profile,
     cmp = QueryComparison(profile, engines=["spark", "hive"], rows=2_000, files=2, runs=1, warmup=0, seed=12)
     cmp.prepare(progress=False)
     placed = cmp.placed  # the taxi files behind the one table
-    s3 = storage.s3_client(profile)
+    s3 = s3_storage.s3_client(profile)
     bad_key = profile.s3_key("datasets", placed.name, "orc", "part-99999.orc")
     s3.put_object(Bucket=profile.s3_bucket, Key=bad_key, Body=b"this is not an ORC file")
     try:
@@ -83,14 +84,14 @@ def test_a_query_failing_on_one_storage_is_recorded_and_the_run_goes_on(profile,
 
 
 def test_placement_restores_a_missing_copy_and_verifies(comparison, profile):
-    client = storage.webhdfs_client(profile)
+    client = hdfs_storage.webhdfs_client(profile)
     victim = profile.hdfs_path("datasets", comparison.placed.name, "orc", "part-00001.orc")
     client.delete(victim)
     before = dict(comparison.placed.files)
     comparison.prepare(progress=False)
     placed = comparison.placed
     assert placed.files == before
-    assert storage.hdfs_listing(client, victim.rsplit("/", 1)[0]) == placed.files
+    assert hdfs_storage.hdfs_listing(client, victim.rsplit("/", 1)[0]) == placed.files
 
 
 def test_a_cold_run_drops_the_page_cache_before_each_measured_run(profile, tmp_path, monkeypatch):

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta
 import pytest
 import requests
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.storages.digest import digest_file
 from perfkit.datasets.placement import place_taxi, staging_dir
 from perfkit.engines import get_engine
@@ -38,7 +39,7 @@ def test_a_planted_same_size_file_is_found_and_replaced_before_any_timing(compar
     local = staging_dir() / dataset.name / "orc" / name
     planted = _flipped(local.read_bytes())
     rel = f"datasets/{dataset.name}/orc"
-    s3, hdfs = storage.s3_client(profile), storage.webhdfs_client(profile)
+    s3, hdfs = s3_storage.s3_client(profile), hdfs_storage.webhdfs_client(profile)
     if where == "s3":
         s3.put_object(Bucket=profile.s3_bucket, Key=f"{profile.s3_key(rel)}/{name}", Body=planted)
     else:

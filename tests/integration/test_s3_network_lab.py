@@ -21,7 +21,7 @@ from perfkit.hadoop_cli import HadoopCli
 from perfkit.storages import storage_probes
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
-from perfkit.storage import check_s3
+from perfkit.storages.s3 import check_s3
 from perfkit.tiers import tier
 from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.transfer import aws_env

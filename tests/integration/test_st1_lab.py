@@ -1,7 +1,7 @@
 """TestDFSIO on the lab: the parser against the log it really writes, and the diskstats it causes."""
 from pathlib import Path
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.experiments.st1_throughput_burst import St1Study
 from perfkit.testdfsio import TestDfsio, parse_log
 
@@ -18,7 +18,7 @@ def test_testdfsio_runs_and_its_real_log_parses(profile, tmp_path):
     assert 0 < write.exec_seconds <= end - start
     logged = parse_log(Path(tmp_path, "TestDFSIO_read.log").read_text())
     assert logged == [read]
-    assert not storage.webhdfs_client(profile).status(bench.base, strict=False)  # its folder removed
+    assert not hdfs_storage.webhdfs_client(profile).status(bench.base, strict=False)  # its folder removed
 
 
 def test_the_lab_study_measures_and_models(profile, tmp_path, monkeypatch):

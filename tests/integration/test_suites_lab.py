@@ -8,7 +8,8 @@ import pyarrow.orc as orc
 import pytest
 from click.testing import CliRunner
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.cli import main
 from perfkit.datasets import locations
 from perfkit.datasets.tpch import TABLES as TPCH_TABLES
@@ -88,7 +89,7 @@ def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_rema
     assert again.reused == ["hdfs", "s3"] and not again.generated_s
     victim = locations.profile_location(profile, "s3", "datasets", "tpch-sf0.01", "orc", "nation")
     name = sorted(locations.list_files(profile, victim))[0]
-    storage.s3_client(profile).put_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}", Body=b"not orc")
+    s3_storage.s3_client(profile).put_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}", Body=b"not orc")
     remade = Placement()
     with get_generator("tpch", profile, 0.01) as gen:
         tableset = place_generated(gen, "orc", ["hdfs", "s3"], progress=False, placement=remade)
@@ -98,9 +99,10 @@ def test_a_placed_dataset_is_reused_and_one_changed_behind_perfkits_back_is_rema
     files = locations.list_files(profile, hdfs_nation)
     assert locations.list_files(profile, victim) == files
     for name in files:  # the copy is the HDFS file, byte for byte (read back whole from both storages)
-        with storage.webhdfs_client(profile).read(f"{hdfs_nation.path}/{name}") as reader:
+        with hdfs_storage.webhdfs_client(profile).read(f"{hdfs_nation.path}/{name}") as reader:
             on_hdfs = reader.read()
-        on_s3 = storage.s3_client(profile).get_object(Bucket=victim.bucket, Key=f"{victim.path}/{name}")["Body"].read()
+        on_s3 = s3_storage.s3_client(profile).get_object(Bucket=victim.bucket,
+                                                         Key=f"{victim.path}/{name}")["Body"].read()
         assert hashlib.sha256(on_s3).digest() == hashlib.sha256(on_hdfs).digest()
     third = Placement()
     with get_generator("tpch", profile, 0.01) as gen:  # the source and its copy now agree: both reused
@@ -147,7 +149,7 @@ def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile)
 def _read_orc_folder(profile, url: str) -> pd.DataFrame:
     loc = locations.parse_location(url, "test")
     files = locations.list_files(profile, loc)
-    client = storage.webhdfs_client(profile)
+    client = hdfs_storage.webhdfs_client(profile)
     frames = []
     for name in sorted(files):
         with client.read(f"{loc.path}/{name}") as reader:
@@ -177,7 +179,7 @@ def test_own_sql_on_own_tables_from_the_cli_leaves_the_tables_untouched(profile,
 
 
 def test_bad_table_locations_are_named_before_any_work(profile, tmp_path):
-    client = storage.webhdfs_client(profile)
+    client = hdfs_storage.webhdfs_client(profile)
     base = profile.hdfs_path("test-bad-tables")
     client.makedirs(f"{base}/empty")
     client.write(f"{base}/mixed/a.orc", b"x", overwrite=True)

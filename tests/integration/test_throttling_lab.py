@@ -90,7 +90,7 @@ def parquet_on_s3(profile):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from perfkit.storage import s3_client
+    from perfkit.storages.s3 import s3_client
 
     client, prefix = s3_client(profile), f"perfkit/test-throttling-{uuid.uuid4().hex[:8]}"
     for i in range(8):

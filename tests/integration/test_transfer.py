@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
@@ -26,13 +26,13 @@ def test_conformance_every_method_copies_the_manifest_exactly(name, profile, man
     if reason:  # only EMR's own tool may be missing here, and it must say why
         assert name == "s3-dist-cp" and shutil.which("s3-dist-cp") is None and "EMR" in reason
         return
-    hdfs = storage.webhdfs_client(profile)
+    hdfs = hdfs_storage.webhdfs_client(profile)
     dest = profile.hdfs_path("transfers", "conformance", name)
     hdfs.delete(dest, recursive=True)
     hdfs.makedirs(dest)
     try:
         per_file = method.copy(manifest, dest, tmp_path)
-        assert storage.hdfs_listing(hdfs, dest) == manifest.sizes
+        assert hdfs_storage.hdfs_listing(hdfs, dest) == manifest.sizes
         for i in range(FILES.files):
             with hdfs.read(f"{dest}/{FILES.file_name(i)}") as reader:
                 assert reader.read() == FILES.content(i)
@@ -47,7 +47,7 @@ class Truncating(Stream):
 
     def copy(self, manifest, dest, scratch):
         times = super().copy(manifest, dest, scratch)
-        hdfs = storage.webhdfs_client(self.profile)
+        hdfs = hdfs_storage.webhdfs_client(self.profile)
         hdfs.write(f"{dest}/{manifest.files[0][0]}", data=b"short", overwrite=True)
         hdfs.delete(f"{dest}/{manifest.files[1][0]}")
         return times
@@ -57,7 +57,7 @@ class Interrupted(TransferMethod):
     name = "interrupted"
 
     def copy(self, manifest, dest, scratch):
-        storage.webhdfs_client(self.profile).write(f"{dest}/{manifest.files[0][0]}", data=b"partial")
+        hdfs_storage.webhdfs_client(self.profile).write(f"{dest}/{manifest.files[0][0]}", data=b"partial")
         raise KeyboardInterrupt
 
 
@@ -79,7 +79,7 @@ def test_a_truncated_and_a_missing_file_fail_verification(profile, manifest, mon
     assert good.mb_per_s.item() == pytest.approx(manifest.total_bytes / 1e6 / good.wall_s.item())
     with pytest.raises(PerfkitError, match=r"1 copies failed \(truncating: verification failed: 1 missing"):
         cmp.raise_for_failures()
-    assert not storage.webhdfs_client(profile).status(cmp.run_root, strict=False)  # run prefix removed
+    assert not hdfs_storage.webhdfs_client(profile).status(cmp.run_root, strict=False)  # run prefix removed
 
 
 def test_an_interrupted_run_marks_no_copy_successful_and_cleans_up(profile, manifest, monkeypatch, tmp_path):
@@ -91,7 +91,7 @@ def test_an_interrupted_run_marks_no_copy_successful_and_cleans_up(profile, mani
     assert len(frame) == 1 and not frame["ok"].any() and frame["error"].item() == "interrupted (KeyboardInterrupt)"
     saved = cmp.results.path.read_text()
     assert '"ok": true' not in saved and '"interrupted": true' in saved
-    assert not storage.webhdfs_client(profile).status(cmp.run_root, strict=False)
+    assert not hdfs_storage.webhdfs_client(profile).status(cmp.run_root, strict=False)
 
 
 def test_a_destination_outside_the_run_prefix_is_refused(profile, manifest, monkeypatch, tmp_path):
@@ -100,7 +100,7 @@ def test_a_destination_outside_the_run_prefix_is_refused(profile, manifest, monk
 
     with pytest.raises(PerfkitError, match="outside this run's prefix"):
         cmp.copy_once(ResultSet("t", folder=tmp_path), get_method("stream", profile), manifest,
-                      profile.hdfs_path("datasets"), 0, tmp_path, storage.webhdfs_client(profile))
+                      profile.hdfs_path("datasets"), 0, tmp_path, hdfs_storage.webhdfs_client(profile))
 
 
 def test_a_missing_prefix_and_an_unreachable_source_give_one_clear_message(profile):

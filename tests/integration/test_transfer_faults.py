@@ -4,7 +4,7 @@ import signal
 import threading
 import time
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
 from perfkit.lab.hdfs import Hdfs
 
@@ -23,7 +23,7 @@ def _tree(hdfs, root: str, skip: str) -> dict[str, int]:
 def test_datanode_killed_during_a_transfer(lab, profile):
     cmp = TransferComparison(profile, methods=["stream", "hdfs-cp"], concurrency=[2], files=12, mean_mb=8, seed=77)
     cmp.prepare(progress=False)
-    hdfs = storage.webhdfs_client(profile)
+    hdfs = hdfs_storage.webhdfs_client(profile)
     transfers = profile.hdfs_path("transfers")
     before = _tree(hdfs, profile.hdfs_path(), skip=transfers)
     datanode = next(s for s in lab.services if isinstance(s, Hdfs)).datanodes[0]
@@ -32,7 +32,7 @@ def test_datanode_killed_during_a_transfer(lab, profile):
     def kill_when_copying():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
-            if storage.hdfs_listing(hdfs, cmp.destination("stream", 2, 0)):  # the first file is being written
+            if hdfs_storage.hdfs_listing(hdfs, cmp.destination("stream", 2, 0)):  # the first file is being written
                 os.kill(datanode.pid(), signal.SIGKILL)
                 killed["at"] = time.monotonic()
             time.sleep(0.02)

@@ -8,7 +8,8 @@ from perfkit.config import load_profile
 from perfkit.engines import QueryTimeout, run_with_deadline
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
-from perfkit.health import HealthWatch, hdfs_probe
+from perfkit.health import HealthWatch
+from perfkit.storages.hdfs import hdfs_probe
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 
@@ -307,7 +308,7 @@ def test_nfs_probe_of_a_server_that_does_not_answer(tmp_path, monkeypatch):
     from dataclasses import replace
 
     from perfkit import health
-    from perfkit.health import nfs_probe
+    from perfkit.storages.mounted import nfs_probe
 
     monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
     listener = socket.socket()  # accepts connections (the kernel does) but never answers, as a frozen server

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import load_profile
 from perfkit.errors import ServiceError
 from perfkit.lab.alluxio import AlluxioServer
@@ -73,11 +73,11 @@ def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_th
     with pytest.raises(ServiceError, match=(
             rf"the lab's engines, tools and Alluxio send S3 requests to http://127.0.0.1:7070, not to the profile's "
             rf"s3_endpoint {answering_s3}.*Fix: run `perfkit lab up --s3-endpoint {answering_s3}`")):
-        storage.check_s3(profile)
+        s3_storage.check_s3(profile)
     spark = profile.provider.spark_conf(profile)
     assert spark["spark.hadoop.fs.s3a.endpoint"] == answering_s3  # perfkit's own Spark session follows the profile
     set_lab_s3_endpoint(answering_s3, home)  # `perfkit lab up --s3-endpoint` done: profile and engines agree
-    storage.check_s3(profile)
+    s3_storage.check_s3(profile)
 
 
 def test_a_cluster_profile_is_never_refused_for_its_endpoint():

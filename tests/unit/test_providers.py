@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError, ServiceError
 from perfkit.hadoop_cli import HadoopCli, gohdfs
@@ -58,12 +59,12 @@ def test_a_cluster_without_the_testdfsio_jar_is_told_where_it_was_looked_for(clu
 def test_s3_clients_take_the_providers_keys_or_the_standard_chain(cluster, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKEYFROMENVIRONMENT")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-environment")
-    chain = storage.s3_client(cluster)._request_signer._credentials
+    chain = s3_storage.s3_client(cluster)._request_signer._credentials
     assert (chain.access_key, chain.secret_key) == ("AKEYFROMENVIRONMENT", "from-environment")
     keyed = replace(cluster, provider=KeyedProvider())
-    own = storage.s3_client(keyed)._request_signer._credentials
+    own = s3_storage.s3_client(keyed)._request_signer._credentials
     assert (own.access_key, own.secret_key) == ("AKEYFROMPROVIDER", "s3cr3t-from-provider")
-    assert storage.shared_s3_client(keyed) is not storage.shared_s3_client(cluster)  # keys are part of the key
+    assert s3_storage.shared_s3_client(keyed) is not s3_storage.shared_s3_client(cluster)  # keys are part of the key
 
 
 def test_a_profile_shows_its_providers_name_never_the_provider(cluster):
@@ -86,10 +87,10 @@ def test_a_yaml_profile_on_the_lab_keeps_the_labs_provider_and_cannot_set_one(tm
 def test_a_service_that_is_down_gets_the_providers_fix(cluster, tmp_path):
     closed = "http://127.0.0.1:9"  # the discard port: nothing listens on loopback
     with pytest.raises(ServiceError, match=r"Fix: check the profile's webhdfs_url and that the service runs"):
-        storage.check_hdfs(replace(cluster, webhdfs_url=closed))
+        hdfs_storage.check_hdfs(replace(cluster, webhdfs_url=closed))
     lab = load_profile("lab")
     with pytest.raises(ServiceError, match=r"Fix: start it with `perfkit lab up hdfs`"):
-        storage.check_hdfs(replace(lab, webhdfs_url=closed))
+        hdfs_storage.check_hdfs(replace(lab, webhdfs_url=closed))
 
 
 def test_a_failed_hive_task_says_where_the_provider_logs_it(cluster, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import load_profile
 from perfkit.errors import ServiceError
 
@@ -62,7 +62,7 @@ def throttling(monkeypatch, tmp_path):
 
 def test_the_health_probe_makes_exactly_one_request(throttling):
     """botocore's `max_attempts` in a Config's retries counts retries (1 = two requests); the probe's is one."""
-    from perfkit.health import s3_probe
+    from perfkit.storages.s3 import s3_probe
 
     profile = replace(load_profile("lab"), s3_endpoint=throttling.url)
     probe = s3_probe(profile)
@@ -76,7 +76,7 @@ def test_the_health_probe_makes_exactly_one_request(throttling):
 def test_a_throttled_probe_is_one_request_and_a_server_that_answers(throttling):
     """503 SlowDown is the server asking for fewer requests, not a server gone: the run is not failed for it (the
     engines' own counters flag the throttled run)."""
-    from perfkit.health import s3_probe
+    from perfkit.storages.s3 import s3_probe
 
     profile = replace(load_profile("lab"), s3_endpoint=throttling.url)
     assert s3_probe(profile)() is None
@@ -105,11 +105,11 @@ THROTTLED = ("throttled ({what}): the S3 server asks for fewer requests. Fix: lo
 ])
 def test_an_s3_server_that_answers_every_request_503_is_named_as_throttling(throttling, lab_s3_running, monkeypatch,
                                                                                status, body, what):
-    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
+    monkeypatch.setattr(s3_storage, "RETRIES", s3_storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
     throttling.status, throttling.body = status, body
     profile = replace(load_profile("lab"), s3_endpoint=throttling.url)
     with pytest.raises(ServiceError) as err:
-        storage.check_s3(profile)
+        s3_storage.check_s3(profile)
     assert str(err.value) == f"S3 bucket 'perfkit-lab' at {throttling.url}: " + THROTTLED.format(what=what)
     assert "credentials" not in str(err.value) and "bucket policy" not in str(err.value)
 
@@ -120,17 +120,17 @@ def test_a_slowdown_answer_with_its_body_is_named_with_its_code():
 
     err = ClientError({"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."},
                        "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetObject")
-    assert storage.throttling(err) == "503 SlowDown"
+    assert s3_storage.throttling(err) == "503 SlowDown"
     other = ClientError({"Error": {"Code": "Busy", "Message": "Please reduce your request rate."},
                          "ResponseMetadata": {"HTTPStatusCode": 400}}, "GetObject")
-    assert storage.throttling(other) == "400 Busy"
+    assert s3_storage.throttling(other) == "400 Busy"
     denied = ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"},
                           "ResponseMetadata": {"HTTPStatusCode": 403}}, "HeadBucket")
-    assert storage.throttling(denied) is None
+    assert s3_storage.throttling(denied) is None
 
 
 def test_a_denied_bucket_still_names_the_credentials(throttling, lab_s3_running, monkeypatch):
-    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
+    monkeypatch.setattr(s3_storage, "RETRIES", s3_storage.Config(retries={"total_max_attempts": 1}, connect_timeout=1))
     throttling.status = 403
     with pytest.raises(ServiceError, match=r": refused \(403\)\. Fix: check the credentials and the bucket policy$"):
-        storage.check_s3(replace(load_profile("lab"), s3_endpoint=throttling.url))
+        s3_storage.check_s3(replace(load_profile("lab"), s3_endpoint=throttling.url))

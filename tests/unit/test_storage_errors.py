@@ -5,7 +5,8 @@ from threading import Thread
 
 import pytest
 
-from perfkit import storage
+from perfkit.storages import hdfs as hdfs_storage
+from perfkit.storages import s3 as s3_storage
 from perfkit.config import load_profile
 from perfkit.errors import ServiceError
 from perfkit.lab.process import Daemon
@@ -15,16 +16,16 @@ def test_unreachable_hdfs_names_the_address_and_the_fix():
     profile = replace(load_profile("lab"), webhdfs_url="http://127.0.0.1:1")
     with pytest.raises(ServiceError,
                        match=r"HDFS at http://127.0.0.1:1: not reachable .*Fix: start it with `perfkit lab up hdfs`"):
-        storage.check_hdfs(profile)
+        hdfs_storage.check_hdfs(profile)
 
 
 def test_unreachable_s3_names_the_bucket_endpoint_and_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
     (tmp_path / "credentials.json").write_text('{"access_key": "a", "secret_key": "b"}')
     profile = replace(load_profile("lab"), s3_endpoint="http://127.0.0.1:1")
-    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"max_attempts": 1}, connect_timeout=1))
+    monkeypatch.setattr(s3_storage, "RETRIES", s3_storage.Config(retries={"max_attempts": 1}, connect_timeout=1))
     with pytest.raises(ServiceError, match=r"S3 bucket 'perfkit-lab' at http://127.0.0.1:1: not reachable"):
-        storage.check_s3(profile)
+        s3_storage.check_s3(profile)
 
 
 def test_missing_aws_credentials_are_named(monkeypatch):
@@ -35,7 +36,7 @@ def test_missing_aws_credentials_are_named(monkeypatch):
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     profile = load_profile("emr", bucket="my-bucket", master="127.0.0.1")
     with pytest.raises(ServiceError, match="no AWS credentials found"):
-        storage.check_s3(profile)
+        s3_storage.check_s3(profile)
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -52,9 +53,9 @@ def test_missing_aws_credentials_are_named(monkeypatch):
 ])
 def test_bad_s3_settings_are_named_before_any_request(changes, message, monkeypatch, tmp_path):
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
-    monkeypatch.setattr(storage, "s3_client", lambda _p: pytest.fail("no request with a bad setting"))
+    monkeypatch.setattr(s3_storage, "s3_client", lambda _p: pytest.fail("no request with a bad setting"))
     with pytest.raises(ServiceError, match=message) as err:
-        storage.check_s3(replace(load_profile("lab"), **changes))
+        s3_storage.check_s3(replace(load_profile("lab"), **changes))
     assert "lab up" not in str(err.value) and "credentials" not in str(err.value)
 
 
@@ -62,7 +63,7 @@ def test_a_webhdfs_url_that_is_not_http_is_named():
     profile = replace(load_profile("lab"), webhdfs_url="ftp://namenode:9870")
     with pytest.raises(ServiceError, match=r"^HDFS at ftp://namenode:9870: webhdfs_url is not an http\(s\):// URL .*"
                                            r"Fix: set the profile's webhdfs_url to the NameNode's web address"):
-        storage.check_hdfs(profile)
+        hdfs_storage.check_hdfs(profile)
 
 
 @pytest.fixture
@@ -87,10 +88,10 @@ def s3_impostor():
 def test_a_foreign_program_on_the_lab_s3_port_is_named(s3_impostor, monkeypatch, tmp_path):
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
     (tmp_path / "credentials.json").write_text('{"access_key": "a", "secret_key": "b"}')
-    monkeypatch.setattr(storage, "RETRIES", storage.Config(retries={"max_attempts": 1}, connect_timeout=1))
+    monkeypatch.setattr(s3_storage, "RETRIES", s3_storage.Config(retries={"max_attempts": 1}, connect_timeout=1))
     profile = replace(load_profile("lab"), s3_endpoint=f"http://127.0.0.1:{s3_impostor}")
     with pytest.raises(ServiceError) as err:
-        storage.check_s3(profile)
+        s3_storage.check_s3(profile)
     text = str(err.value)
     assert f"the lab's S3 server is not running, and another program answers on its port (port {s3_impostor}, " \
            f"pid {os.getpid()}: " in text
@@ -102,6 +103,6 @@ def test_a_foreign_program_on_the_lab_s3_port_is_named(s3_impostor, monkeypatch,
     s3.start(["bash", "-c", "exec -a versitygw-stand-in sleep 60"])
     try:
         with pytest.raises(ServiceError, match="the bucket does not exist"):
-            storage.check_s3(profile)
+            s3_storage.check_s3(profile)
     finally:
         s3.stop()

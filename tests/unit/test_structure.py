@@ -118,7 +118,7 @@ LAYERS = [
     ["errors", "compat", "atomic", "paths", "locks", "registry", "validate", "waiting", "interrupts", "progress",
      "findings", "kept_alive_http", "s3_retries", "extras", "network", "metrics", "prices", "partitions", "perfkit"],
     ["providers", "config"],  # a profile and who provides it (the lab, EMR): what every layer above reads
-    ["storage", "health"],  # clients of the storages, and the probes a run is watched with
+    ["health"],  # the watch a run is probed by (each storage makes its own probe)
     ["storages"],  # each storage and what it knows of itself
     ["accounting"],  # what a run asked of the storages
     ["engines", "suites"],  # what runs the queries, and the queries

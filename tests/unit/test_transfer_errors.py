@@ -77,10 +77,11 @@ class _FailingHdfs:
     (ConnectionResetError(), "ConnectionResetError"),
 ])
 def test_a_stream_failure_is_one_line_with_its_reason(monkeypatch, tmp_path, error, line):
-    from perfkit import storage
+    from perfkit.storages import hdfs as hdfs_storage
+    from perfkit.storages import s3 as s3_storage
 
-    monkeypatch.setattr(storage, "s3_client", lambda profile, config=None: None)
-    monkeypatch.setattr(storage, "webhdfs_client", lambda profile: _FailingHdfs(error))
+    monkeypatch.setattr(s3_storage, "s3_client", lambda profile, config=None: None)
+    monkeypatch.setattr(hdfs_storage, "webhdfs_client", lambda profile: _FailingHdfs(error))
     with pytest.raises(PerfkitError) as caught:
         get_method("stream", PROFILE).copy(MANIFEST, "/perfkit/transfers/r/d", tmp_path)
     assert str(caught.value) == line and "\n" not in str(caught.value)
@@ -88,10 +89,11 @@ def test_a_stream_failure_is_one_line_with_its_reason(monkeypatch, tmp_path, err
 
 
 def test_ctrl_c_is_not_turned_into_a_copy_error(monkeypatch, tmp_path):
-    from perfkit import storage
+    from perfkit.storages import hdfs as hdfs_storage
+    from perfkit.storages import s3 as s3_storage
 
-    monkeypatch.setattr(storage, "s3_client", lambda profile, config=None: None)
-    monkeypatch.setattr(storage, "webhdfs_client", lambda profile: _FailingHdfs(KeyboardInterrupt()))
+    monkeypatch.setattr(s3_storage, "s3_client", lambda profile, config=None: None)
+    monkeypatch.setattr(hdfs_storage, "webhdfs_client", lambda profile: _FailingHdfs(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         get_method("stream", PROFILE).copy(MANIFEST, "/d", Path(tmp_path))
 

@@ -128,9 +128,9 @@ def test_reads_tables_before_run_say_so():
 
 
 def test_reads_refuse_more_replicas_than_live_datanodes(monkeypatch):
-    from perfkit.experiments import nfs_vs_hdfs_reads as reads
+    from perfkit.storages import hdfs as hdfs_storage
 
-    monkeypatch.setattr(reads.storage, "check_hdfs", lambda profile: None)
+    monkeypatch.setattr(hdfs_storage, "check_hdfs", lambda profile: None)
     cmp = _reads(replicas=3)
     monkeypatch.setattr(cmp, "datanodes", lambda: 1)
     with pytest.raises(PerfkitError, match=r"^replicas=3 but HDFS has 1 live DataNode: start 3 with "
