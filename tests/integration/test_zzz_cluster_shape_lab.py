@@ -281,7 +281,8 @@ def test_a_failing_cell_fails_the_execution_with_its_error_and_leaves_no_session
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # every shipped notebook but one, small; compare_runs compares the two runs before it, s3_distance moves the lab's S3
 # (put back after it). Not here: nfs_vs_hdfs_reads without the NFS server and the FUSE mount (this module starts
-# neither), the matrix on the taxi suite (TPC-H's data comes from Trino's generator, minutes of Hive on YARN)
+# neither), the matrix on the taxi suite (TPC-H's data comes from Trino's generator, minutes of Hive on YARN) and
+# with Trino beside Spark: Hive on YARN answers in the runs above
 SMALL = {"hdfs_vs_s3_queries": {"profile": "lab-cluster", "engines": ["spark"], "rows": 20_000, "files": 2, "runs": 2,
                                 "warmup": 0, "queries": ["q1", "q3"], "copy_methods": ["stream"]},
          "compare_runs": {},
@@ -290,7 +291,7 @@ SMALL = {"hdfs_vs_s3_queries": {"profile": "lab-cluster", "engines": ["spark"], 
                                  "methods": ["cli-sequential", "distcp", "stream"]},
          "nfs_vs_hdfs_reads": {"profile": "lab-cluster", "methods": ["hdfs-cli", "webhdfs", "gohdfs"], "jobs": 2,
                                "files_per_job": 1, "files": 2, "mean_mb": 1, "large_file_mb": 2},
-         "engine_storage_matrix": {"profile": "lab-cluster", "engines": ["spark", "hive"], "suite": "taxi",
+         "engine_storage_matrix": {"profile": "lab-cluster", "engines": ["spark", "trino"], "suite": "taxi",
                                    "queries": ["q1", "q3"], "runs": 1},
          "cache_tier": {"profile": "lab-cluster", "engines": ["trino"], "rows": 20_000, "files": 2, "queries": ["q1"],
                         "copy_objects": 2, "copy_object_mb": 1, "promote_newest": 1, "payoff_rtt_ms": [0, 20],
