@@ -33,12 +33,13 @@ def test_sigterm_during_a_spark_query_records_the_run_in_flight_and_prints_no_tr
                                                               "")), daemon=True)
     reader.start()
     deadline = time.monotonic() + 600
-    # the first run is done (the progress bar says 1/6): the second one starts at once, and each takes 25-30 s here (a
-    # cross join of 80,000 rows). A fixed wait from the start could land between two runs, with none in flight.
-    while not re.search(r"hdfs_vs_s3_queries:.*\b1/\d+\b", "".join(said)):
+    # the bar names the engine and query once the tables are registered, just before the first run, which takes
+    # 25-30 s here (a cross join of 80,000 rows): a few seconds later it is in flight. A fixed wait from the start
+    # could land in the data's placement, with no run begun.
+    while not re.search(r"hdfs_vs_s3_queries:.*spark pairs", "".join(said)):
         assert run.poll() is None and time.monotonic() < deadline, "".join(said)
         time.sleep(0.5)
-    time.sleep(5)
+    time.sleep(8)
     run.send_signal(signal.SIGTERM)
     assert run.wait(120) != 0
     reader.join(10)
