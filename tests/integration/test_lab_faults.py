@@ -87,17 +87,18 @@ def test_a_frozen_datanode_fails_the_hdfs_probe_of_a_file_it_holds_and_a_thawed_
                                                                                             monkeypatch):
     """SIGSTOP: the NameNode still lists the DataNode as live; only the DataNode's own answer shows it frozen."""
     from perfkit import health
+    from perfkit.storages.hdfs import hdfs_probe
 
-    monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(health, "PROBE_TIMEOUT_S", 1.0)  # the probes read it when they run
     path, _ = hdfs_file
-    probe = health.hdfs_probe(profile, path)
+    probe = hdfs_probe(profile, path)
     assert probe() is None
     datanode = next(s for s in lab.services if s.name == "hdfs").datanodes[0]
     pid = datanode.pid()
     os.kill(pid, signal.SIGSTOP)
     try:
         reason = probe()
-        namenode_alone = health.hdfs_probe(profile)()
+        namenode_alone = hdfs_probe(profile)()
     finally:
         os.kill(pid, signal.SIGCONT)
     assert namenode_alone is None

@@ -98,5 +98,7 @@ def test_every_s3_client_of_the_lab_goes_through_the_emulated_network(lab, tmp_p
         lab.set_network(PROFILES["local"])
     assert {name: lab.service(name).pids() for name in clients} == clients
     assert lab.service("s3").serving_port() == lab.ports.s3  # back on the clients' port, the proxy's listener off
-    assert calibrate(load_profile("lab")).small_get_ms < 10  # straight to the server again: no 20 ms round trip
+    # straight to the server again: a GET through the 20 ms round trip takes 20 ms at least, one straight to it ~2 ms
+    # (CI once measured 10.2 ms on a busy machine, so the floor of the emulated path is the line, not half of it)
+    assert calibrate(load_profile("lab")).small_get_ms < 20
     assert "htb" not in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
