@@ -304,17 +304,22 @@ def _copy_phrase(row) -> str:
 
 def _ranking_sentences(copied: pd.DataFrame) -> list[str]:
     """The fastest verified copy; the slowest, and the plain CLI (aws s3 cp then hadoop fs -put, file by file),
-    as multiples of the fastest's time."""
+    as multiples of the fastest's time. The same sentences whatever the ranking (the plain CLI's says where it
+    stands), so two runs of one report make the same findings."""
     fastest = copied.iloc[0]
     found = [f"Fastest verified copy: {_copy_phrase(fastest)}."]
     if len(copied) > 1:
         slowest = copied.iloc[-1]
-        found.append(f"Slowest: {_copy_phrase(slowest)}, {times(slowest['seconds'] / fastest['seconds'])} the "
-                     "fastest's time.")
+        found.append(f"Slowest verified copy: {_copy_phrase(slowest)}, "
+                     f"{times(slowest['seconds'] / fastest['seconds'])} the fastest's time.")
     plain = copied[copied["method"] == PLAIN_CLI]
-    if len(plain) and plain.index[0] not in (0, len(copied) - 1):
+    if len(plain) and len(copied) > 1:
+        place = plain.index[0]
+        ratio = times(plain.iloc[0]["seconds"] / fastest["seconds"])
         found.append(f"The plain CLI, {_copy_phrase(plain.iloc[0])}, "
-                     f"{times(plain.iloc[0]['seconds'] / fastest['seconds'])} the fastest's time.")
+                     + ("was the fastest." if place == 0 else
+                        f"was the slowest: {ratio} the fastest's time." if place == len(copied) - 1 else
+                        f"{ratio} the fastest's time."))
     return found
 
 

@@ -70,7 +70,8 @@ def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrenc
     found = cmp.findings()
     assert found.sentences == [
         "Fastest verified copy: stream (4 at once): 3.0 s, 100.0 MB/s, median of 3 copies.",  # 300 MB / 3 s
-        "Slowest: hdfs-cp (4 at once): 90.0 s, 3.3 MB/s, median of 3 copies, 30.00× the fastest's time.",
+        "Slowest verified copy: hdfs-cp (4 at once): 90.0 s, 3.3 MB/s, median of 3 copies, 30.00× the fastest's "
+        "time.",
         "The plain CLI, cli-sequential: 60.0 s, 5.0 MB/s, median of 3 copies, 20.00× the fastest's time.",
         "Every copy by stream (4 at once) was faster than every copy by stream (1 at once), the runner-up.",  # 4 < 8
         "stream: 4 at once 3.00× faster than 1 (33.3 → 100.0 MB/s).",  # median 9 s against 3 s
@@ -78,6 +79,22 @@ def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrenc
     assert found.undecided == ["s3-dist-cp: unavailable: not on EMR"]
     assert found.conditions == ("12 files, 300.0 MB in all; 3 copies per method and concurrency (rotate order), "
                                 "no warm-up, verified by file count and sizes; the embedded lab on this machine")
+
+
+@pytest.mark.parametrize("plain_s, said", [
+    (1.0, "The plain CLI, cli-sequential: 1.0 s, 10.0 MB/s, was the fastest."),
+    (9.0, "The plain CLI, cli-sequential: 9.0 s, 1.1 MB/s, was the slowest: 4.50× the fastest's time.")])
+def test_the_plain_cli_is_placed_whether_it_is_fastest_or_slowest(tmp_path, plain_s, said):
+    """Two runs of one report rank the methods differently: their findings still begin alike."""
+    cmp = TransferComparison(PROFILE, methods=["stream", "cli-sequential"], concurrency=[4])
+    cmp.results = ResultSet("t", folder=tmp_path)
+    for method, wall, level in (("stream", 2.0, 4), ("cli-sequential", plain_s, 1)):
+        cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
+                        started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": level})
+    found = cmp.findings()
+    assert [s.split()[:2] for s in found.sentences[:3]] == [["Fastest", "verified"], ["Slowest", "verified"],
+                                                              ["The", "plain"]]
+    assert found.sentences[2] == said
 
 
 def test_one_copy_each_leaves_the_ranking_undecided(tmp_path):
