@@ -18,8 +18,6 @@ from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.storages.base import Location, Storage, WritesRefused, refuse_write, visible, visible_tree
 from perfkit.storages.registry import get_storage
 
-PROBE_TIMEOUT_S = 10.0  # a frozen mount blocks a stat for ever: the probe gives up after this
-
 
 class MountedFolder(Storage):
     """Files under a root folder, with file:// URLs."""
@@ -88,7 +86,7 @@ class MountedFolder(Storage):
 
     def health_probe(self, read_file: str | None = None):
         def probe() -> str | None:
-            return _within(PROBE_TIMEOUT_S, self.problem)
+            return _within(health.PROBE_TIMEOUT_S, self.problem)  # a frozen mount blocks a stat for ever
 
         return probe
 
