@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-STORAGE_COLOURS = {"hdfs": "#1f77b4", "s3": "#ff7f0e"}
+from perfkit.storages import colour_of
 
 
 def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
@@ -26,7 +26,7 @@ def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
             high = np.array([g.max() - med[j] if len(g) else 0 for j, g in enumerate(groups)])
             pos = x + (i - (len(storages) - 1) / 2) * width
             ax.bar(pos, med, width, yerr=[low, high], capsize=3, label=where.upper(),
-                   color=STORAGE_COLOURS.get(where), alpha=0.85)
+                   color=colour_of(where), alpha=0.85)
             for p, g in zip(pos, groups):
                 ax.scatter(np.full(len(g), p), g, s=8, color="black", zorder=3)
         ax.set_xticks(x, cases)
@@ -236,7 +236,7 @@ def ranking(table: pd.DataFrame):
     """Cells best to worst by their geometric mean over the queries every cell completed."""
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(table) + 1.5))
     y = np.arange(len(table))[::-1]
-    colours = [STORAGE_COLOURS.get(s, "grey") for s in table["storage"]]
+    colours = [colour_of(s) or "grey" for s in table["storage"]]
     ax.barh(y, table["geomean (s)"], color=colours)
     ax.set_yticks(y, table["cell"])
     for yi, value, times in zip(y, table["geomean (s)"], table["x best"]):
@@ -354,7 +354,7 @@ def time_vs_requests(runs: pd.DataFrame):
         mine = runs[runs["engine"] == engine]
         for where, group in mine.groupby("storage"):
             requests = counted(group, S3_REQUESTS)
-            ax.scatter(requests, group["wall_s"], s=18, label=where, color=STORAGE_COLOURS.get(where), alpha=0.8)
+            ax.scatter(requests, group["wall_s"], s=18, label=where, color=colour_of(where), alpha=0.8)
         ax.set_title(f"{engine}: time against S3 requests per run")
         ax.set_xlabel("S3 requests (GET, HEAD, LIST, PUT, ...)")
         ax.set_ylabel("seconds")

@@ -44,6 +44,7 @@ class Storage:
     backing: str | None = None  # a cache tier or a mount: the storage whose copy it reads; None: it holds the data
     queried = True  # engines query tables on it; False: only read as files (the NFS and FUSE mounts)
     reads_through = "a cache"  # how it reads the backing storage's copy
+    colour: str | None = None  # its colour in plots (matplotlib's); None: the next of the plot's cycle
 
     def __init__(self, profile: Profile):
         self.profile = profile

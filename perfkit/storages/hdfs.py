@@ -28,6 +28,7 @@ DATANODE_INFO = "Hadoop:service=DataNode,name=DataNodeInfo"  # a small bean: the
 class Hdfs(Storage):
     name = "hdfs"
     schemes = ("hdfs",)
+    colour = "#1f77b4"
 
     @cached_property
     def client(self):

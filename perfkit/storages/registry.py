@@ -42,6 +42,11 @@ def backing_of(name: str) -> str | None:
     return (storage_class(name).backing or name) if name in REGISTRY else None
 
 
+def colour_of(name: str) -> str | None:
+    """A storage's colour in plots; None for a storage without one and for a name that is no storage."""
+    return storage_class(name).colour if name in REGISTRY else None
+
+
 def storage_probes(profile: Profile, storages: list[str], read_files: dict[str, str] | None = None) -> dict:
     """A health probe (perfkit.health) per storage, each its class's; `read_files` (storage -> a path of it the run
     reads) lets a storage's probe read through its data servers (HDFS's, through a DataNode)."""

@@ -33,6 +33,7 @@ THROTTLING_STATUS = {503, 429}
 class S3(Storage):
     name = "s3"
     schemes = ("s3", "s3a", "s3n")
+    colour = "#ff7f0e"
 
     @cached_property
     def client(self):

@@ -22,6 +22,7 @@ class LocalFolder(Storage):
 
     name = "local-folder"
     schemes = ("file",)
+    colour = "#2ca02c"
     root = Path("/nonexistent")  # set by the test; a real one would take it from the profile
 
     def folder(self, *parts: str) -> Location:
@@ -97,3 +98,17 @@ def test_the_conformance_checks_catch_a_storage_that_lists_hidden_files(local_fo
                         if Path(loc.path).is_dir() else None)
     with pytest.raises(AssertionError, match="not the one uploaded file"):
         check_storage(local_folder, tmp_path / "scratch")
+
+
+def test_a_new_storage_is_drawn_in_its_own_colour(local_folder):
+    import matplotlib
+    import pandas as pd
+
+    from perfkit import plots
+
+    matplotlib.use("Agg")
+    table = pd.DataFrame({"cell": ["trino on local-folder", "trino on s3", "trino on alluxio"],
+                          "storage": ["local-folder", "s3", "alluxio"], "geomean (s)": [1.0, 2.0, 3.0],
+                          "x best": [1.0, 2.0, 3.0]})
+    bars = plots.ranking(table).axes[0].patches
+    assert [matplotlib.colors.to_hex(b.get_facecolor()) for b in bars] == ["#2ca02c", "#ff7f0e", "#808080"]
