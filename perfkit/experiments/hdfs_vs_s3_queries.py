@@ -46,6 +46,7 @@ from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
 from perfkit.storages import get_storage, placed, storage_probes, tiers
+from perfkit.storages.pricing import monthly_storage_table
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
 
@@ -503,9 +504,7 @@ class QueryComparison(Experiment):
         tables = (self.tableset or self.prepare()).tables
         one_copy = sum(t.bytes for t in next(iter(tables.values())).values())  # every storage holds the same files
         replication = self._hdfs_replication(tables.get("hdfs", {}))
-        parts = [self.price_table.monthly_storage_table(one_copy, replication, volume) for volume in ("st1", "gp3")]
-        table = pd.concat(parts, ignore_index=True).drop_duplicates("storage", ignore_index=True)
-        table.attrs["basis"] = self.price_table.basis()
+        table = monthly_storage_table(self.price_table, one_copy, replication, volume_types=("st1", "gp3"))
         table.attrs["replication"], table.attrs["bytes"] = replication, one_copy
         return table
 

@@ -1,4 +1,5 @@
-"""Prices, with their basis: what a run's S3 requests cost, and what a dataset costs a month on each storage.
+"""Prices, with their basis: what a run's S3 requests cost, and the figures a storage prices its month with
+(perfkit.storages.pricing).
 
 The shipped table (aws-us-east-1.yml) is AWS's list prices, pinned and dated, each section with its source. A user's
 file has the same shape; the figures it gives replace the shipped ones and the rest stay (a file that prices only
@@ -11,7 +12,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from perfkit.errors import PerfkitError
@@ -86,27 +86,6 @@ class PriceTable:
             raise PerfkitError(f"EBS volume type {volume_type!r} has no price: choose one of "
                                f"{', '.join(k.split('_')[0] for k in self.figures['ebs'])}")
         return self.figures["ebs"][key]
-
-    def storage_cost_per_month(self, bytes_: float, storage: str, replication: int = 3,
-                               volume_type: str = "st1") -> float:
-        """A month of `bytes_` on S3 Standard, or on HDFS: every replica on EBS volumes of `volume_type`."""
-        if storage == "s3":
-            return bytes_ / GB * self.figures["s3"]["storage_per_gb_month"]
-        if storage == "hdfs":
-            return bytes_ * replication / GB * self.ebs_per_gb_month(volume_type)
-        raise PerfkitError(f"no storage price for {storage!r}: perfkit prices s3 and hdfs (on EBS)")
-
-    def monthly_storage_table(self, bytes_: float, replication: int = 3, volume_type: str = "st1") -> pd.DataFrame:
-        """A dataset's month on each storage, with the basis."""
-        replicas = f"{replication} replica" + ("" if replication == 1 else "s")
-        rows = [{"storage": f"HDFS on EBS {volume_type}, {replicas}", "GB stored": bytes_ * replication / GB,
-                 f"{self.texts['currency']} per month": self.storage_cost_per_month(bytes_, "hdfs", replication,
-                                                                                   volume_type)},
-                {"storage": self.texts["storage_class"], "GB stored": bytes_ / GB,
-                 f"{self.texts['currency']} per month": self.storage_cost_per_month(bytes_, "s3")}]
-        table = pd.DataFrame(rows)
-        table.attrs["basis"] = self.basis()
-        return table
 
 
 def _read(text: str, where: str) -> dict:

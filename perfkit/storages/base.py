@@ -49,6 +49,13 @@ class Storage:
     def __init__(self, profile: Profile):
         self.profile = profile
 
+    @classmethod
+    def month_stored(cls, prices, bytes_: float, replication: int = 3,
+                     volume_type: str = "st1") -> tuple[str, float, float] | None:
+        """A month of one copy of `bytes_` on it at `prices` (perfkit.prices.PriceTable): (what it is stored as, GB
+        stored, cost per month); None: perfkit has no price for it."""
+        return None
+
     # -- where ---------------------------------------------------------------------------------------------------
     def folder(self, *parts: str) -> Location:
         """A folder under the profile's prefix: where perfkit puts what it generates."""

@@ -14,6 +14,7 @@ from hdfs.util import HdfsError
 from perfkit import health
 from perfkit.config import Profile
 from perfkit.compat import zip_strict
+from perfkit.prices import GB
 from perfkit.storages.digest import hdfs_checksum_matches
 from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.storages.base import HIDDEN, Location, Storage, is_http_url, provider_fix, visible
@@ -29,6 +30,13 @@ class Hdfs(Storage):
     name = "hdfs"
     schemes = ("hdfs",)
     colour = "#1f77b4"
+
+    @classmethod
+    def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):
+        """Every replica on EBS volumes of `volume_type` (a cluster's DataNodes)."""
+        replicas = f"{replication} replica" + ("" if replication == 1 else "s")
+        gb = bytes_ * replication / GB
+        return f"HDFS on EBS {volume_type}, {replicas}", gb, gb * prices.ebs_per_gb_month(volume_type)
 
     @cached_property
     def client(self):

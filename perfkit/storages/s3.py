@@ -15,6 +15,7 @@ from perfkit.config import Profile
 from perfkit.errors import ServiceError, root_cause
 from perfkit.storages.base import Location, Storage, is_http_url, provider_fix, visible, visible_tree
 from perfkit.storages.digest import UPLOAD_CONFIG, s3_etag
+from perfkit.prices import GB
 
 RETRIES = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5)
 # S3's bucket naming rules; s3a:// URLs carry the bucket as a host name, so legacy names (capitals, _) fail there too
@@ -34,6 +35,11 @@ class S3(Storage):
     name = "s3"
     schemes = ("s3", "s3a", "s3n")
     colour = "#ff7f0e"
+
+    @classmethod
+    def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):
+        """One copy in the price table's storage class (S3 keeps its own redundancy in the price)."""
+        return prices.texts["storage_class"], bytes_ / GB, bytes_ / GB * prices.figures["s3"]["storage_per_gb_month"]
 
     @cached_property
     def client(self):

@@ -5,6 +5,9 @@ import pytest
 
 from perfkit.errors import PerfkitError
 from perfkit.prices import PriceTable
+from perfkit.storages.hdfs import Hdfs
+from perfkit.storages.pricing import monthly_storage_table
+from perfkit.storages.s3 import S3
 
 
 def test_the_shipped_table_prices_requests_as_aws_lists_them():
@@ -20,11 +23,15 @@ def test_a_count_not_measured_makes_the_cost_unknown_not_zero():
 
 def test_a_month_of_a_dataset_on_s3_and_on_hdfs_with_its_replicas():
     prices = PriceTable.load()
-    assert prices.storage_cost_per_month(500e9, "s3") == pytest.approx(500 * 0.023)
-    assert prices.storage_cost_per_month(500e9, "hdfs", replication=3) == pytest.approx(1500 * 0.045)
-    assert prices.storage_cost_per_month(500e9, "hdfs", 2, "gp3") == pytest.approx(1000 * 0.08)
-    table = prices.monthly_storage_table(500e9)
+    assert S3.month_stored(prices, 500e9) == ("S3 Standard", 500, pytest.approx(500 * 0.023))
+    assert Hdfs.month_stored(prices, 500e9, replication=3) == ("HDFS on EBS st1, 3 replicas", 1500,
+                                                               pytest.approx(1500 * 0.045))
+    assert Hdfs.month_stored(prices, 500e9, 1, "gp3") == ("HDFS on EBS gp3, 1 replica", 500, pytest.approx(500 * 0.08))
+    table = monthly_storage_table(prices, 500e9)
     assert list(table["USD per month"]) == pytest.approx([67.5, 11.5]) and table.attrs["basis"] == prices.basis()
+    both = monthly_storage_table(prices, 500e9, 2, volume_types=("st1", "gp3"))  # S3 once, HDFS per volume type
+    assert list(both["storage"]) == ["HDFS on EBS st1, 2 replicas", "S3 Standard", "HDFS on EBS gp3, 2 replicas"]
+    assert list(both["USD per month"]) == pytest.approx([1000 * 0.045, 500 * 0.023, 1000 * 0.08])
 
 
 def test_a_user_file_replaces_the_figures_it_gives_and_says_so(tmp_path):
