@@ -11,6 +11,7 @@ import click
 from perfkit import interrupts
 
 from perfkit.errors import PerfkitError
+from perfkit.parameters import FieldsCommand, from_cli
 
 
 class _Group(click.Group):
@@ -246,49 +247,25 @@ def compare_cmd(a, b, factor, alpha, fail_on_regression):
         raise PerfkitError(f"{len(slower)} case(s) slower beyond noise in B: {cases}")
 
 
-@main.command("queries")
+@main.command("queries", cls=FieldsCommand, experiment="perfkit.experiments.hdfs_vs_s3_queries:QueryComparison",
+              fields=["engines", "rows", "files", "file_format", "runs", "warmup", "suite", "scale", "queries",
+                      "cold_cache", "query_timeout_s", "storages", "baseline", "include_throttled"])
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 @click.option("--bucket", default="", help="S3 bucket (profile emr).")
-@click.option("--engines", default="spark,trino,hive", show_default=True,
-              help="Engines, comma-separated: spark, trino, hive, spark-thrift.")
-@click.option("--rows", default=200_000, show_default=True, type=click.IntRange(min=1))
-@click.option("--files", default=4, show_default=True, type=click.IntRange(min=1))
-@click.option("--format", "file_format", default="orc", show_default=True, type=click.Choice(["orc", "parquet"]))
-@click.option("--runs", default=3, show_default=True, type=click.IntRange(min=1))
-@click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0))
-@click.option("--suite", default="taxi", show_default=True,
-              help="A built-in suite (taxi, tpch, hibench), or the path of a folder of .sql files that read {table} "
-                   "or {table:NAME}.")
-@click.option("--scale", default=None, help="tpch: the scale factor (default 0.01); hibench: tiny, small, large, huge, "
-                                            "gigantic or bigdata (default tiny).")
+@click.option("--network", default="", help="The lab's S3 network for this run: local, ec2-s3, onprem-10gbe "
+                                              "(default: as `perfkit lab network` set it).")
 @click.option("--tables", "tables_file", default=None, type=click.Path(dir_okay=False),
               help="A YAML file mapping each storage to your own table location(s) (instead of generated data).")
 @click.option("--table", "table_pairs", multiple=True, metavar="STORAGE[.NAME]=URL",
               help="Your own table on one storage, e.g. --table hdfs=hdfs:///w/trips --table s3=s3://b/trips/ "
                    "(NAME for {table:NAME}); repeat per storage and table.")
-@click.option("--queries", default="", help="Query ids, comma-separated (default: the whole suite).")
-@click.option("--cold-cache/--warm-cache", default=False, help="Drop the page cache before every measured run.")
-@click.option("--query-timeout", "query_timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
-              help="Seconds; a run past it is cancelled and recorded as failed (default: no limit).")
-@click.option("--storages", default="hdfs,s3", show_default=True, help="Where the same files sit, comma-separated.")
-@click.option("--baseline", default="hdfs", show_default=True, help="Speed-ups and verdicts are against this storage.")
-@click.option("--include-throttled", is_flag=True,
-              help="Count runs the S3 server throttled in the speed-ups and verdicts (left out by default).")
-@click.option("--network", default="", help="The lab's S3 network for this run: local, ec2-s3, onprem-10gbe "
-                                              "(default: as `perfkit lab network` set it).")
-def queries_cmd(profile, bucket, engines, rows, files, file_format, runs, warmup, suite, scale, tables_file,
-                table_pairs, queries, cold_cache, query_timeout_s, storages, baseline, include_throttled, network):
+def queries_cmd(profile, bucket, network, tables_file, table_pairs, **asked):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 
-    comparison = QueryComparison(load_profile(profile, bucket=bucket, network=network), engines=_split(engines),
-                                 rows=rows,
-                                 files=files, file_format=file_format, runs=runs, warmup=warmup,
-                                 suite=suite, queries=_split(queries) or None, cold_cache=cold_cache,
-                                 query_timeout_s=query_timeout_s, storages=_split(storages), baseline=baseline,
-                                 scale=scale, tables=_tables(tables_file, table_pairs),
-                                 include_throttled=include_throttled)
+    comparison = QueryComparison(load_profile(profile, bucket=bucket, network=network),
+                                 tables=_tables(tables_file, table_pairs), **from_cli(QueryComparison, asked))
     results = _measure(comparison)
     _echo_recap(comparison)
     click.echo(f"results: {results.path}")

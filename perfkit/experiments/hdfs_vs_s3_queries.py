@@ -12,7 +12,7 @@ import contextlib
 import functools
 import inspect
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 
@@ -49,64 +49,74 @@ from perfkit.storages import get_storage, placed, storage_probes, tiers
 from perfkit.storages.pricing import monthly_storage_table
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
+from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "hdfs_vs_s3_queries"
 PLACED = placed()  # the storages a dataset is placed on
 STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
 
 
+def _optional_names(name: str, value) -> list[str] | None:
+    return None if value is None else validate.names(name, value)
+
+
 @dataclass
 class QueryComparison(Experiment):
     experiment = EXPERIMENT
     unit = "query runs"
+    # what the report asks for where it differs from the fields' defaults (perfkit.parameters), and why: a shared
+    # report is read for its verdicts, so it measures more than a quick `perfkit queries`: 4 runs, the fewest that
+    # `compare` can judge, on 1 M rows in 8 ORC files (87 MB)
+    REPORT_DEFAULTS = {"rows": 1_000_000, "files": 8, "runs": 4}
 
     profile: Profile
-    engines: list[str] = field(default_factory=lambda: ["spark", "trino", "hive"])
-    rows: int = 200_000
-    files: int = 4
-    file_format: str = "orc"
-    runs: int = 3
-    warmup: int = 1
-    queries: list[str] | None = None
-    suite: str = "taxi"
-    seed: int = 42
-    cold_cache: bool = False  # drop the page cache before every measured run (where permitted)
-    storages: list[str] = field(default_factory=lambda: list(PLACED))
-    baseline: str = "hdfs"  # speed-ups and verdicts are against this storage
-    query_timeout_s: float | None = None  # a run past this is cancelled and recorded as failed
-    health_interval_s: float = 1.0  # how often the storages are probed during a run
-    scale: str | float | None = None  # tpch: a scale factor (0.01); hibench: tiny|small|large|huge|...
-    tables: dict | str | None = None  # the user's own tables: storage -> location(s), or a YAML file of that map
-    placement: str = "copy"  # tpch, hibench: generate into HDFS and copy to S3, or "generate" into each storage
-    include_throttled: bool = False  # runs the S3 server throttled count in the speed-ups and verdicts too
-    copy_methods: list[str] = field(default_factory=lambda: list(COPY_METHODS))  # the break-even's copy to HDFS
-    accounting: bool = True  # count each run's requests and bytes at the storages and at the engine (record.io)
-    prices: str | None = None  # a YAML file of your own prices (perfkit.prices); None: the shipped AWS list prices
+    engines: list[str] = param(help="Engines: spark, trino, hive, spark-thrift (Spark SQL behind a HiveServer2 "
+                               "endpoint).", factory=lambda: ["spark", "trino", "hive"], check=validate.names)
+    rows: int = param(200_000, "Taxi trips generated.", check=validate.whole)
+    files: int = param(4, "Files the rows are split into.", check=validate.whole)
+    file_format: str = param("orc", "orc or parquet.", check=validate.choice, choices=FORMATS, option="--format")
+    runs: int = param(3, "Measured runs per query and storage, interleaved across the storages.",
+                      check=validate.whole)
+    warmup: int = param(1, "Warm-up runs per query and storage: recorded, never summarised.", check=validate.whole,
+                        minimum=0)
+    queries: list[str] | None = param(None, "Query ids of the suite (default: all).", check=_optional_names)
+    suite: str = param("taxi", "A built-in suite (taxi, tpch, hibench), or the path of a folder of .sql files that "
+                       "read {table} or {table:NAME}.", check=validate.text, empty_ok=False)
+    seed: int = param(42, "The generator's seed.", check=validate.whole, minimum=0)
+    cold_cache: bool = param(False, "Drop the page cache before every measured run (where permitted).",
+                             check=validate.flag, option="--cold-cache/--warm-cache")
+    storages: list[str] = param(help="Where the same files sit: two or more.", factory=lambda: list(PLACED),
+                                check=validate.names)
+    baseline: str = param("hdfs", "Speed-ups and verdicts are against this storage.")
+    query_timeout_s: float | None = param(None, "Seconds; a run past it is cancelled and recorded as failed "
+                                          "(default: no limit).", check=validate.number, above=0, unit="seconds",
+                                          none_means="no limit", option="--query-timeout")
+    health_interval_s: float = param(1.0, "How often the storages are probed during a run (seconds).",
+                                     check=validate.number, above=0, unit="seconds")
+    scale: str | float | None = param(None, "tpch: the scale factor (default 0.01); hibench: tiny, small, large, "
+                                      "huge, gigantic or bigdata (default tiny).")
+    tables: dict | str | None = param(None, "The user's own tables: storage -> location(s), or a YAML file of that "
+                                      "map.")
+    placement: str = param("copy", "tpch, hibench: generate into HDFS and copy to S3, or generate into each storage.",
+                           check=validate.choice, choices=PLACEMENTS)
+    include_throttled: bool = param(False, "Count runs the S3 server throttled in the speed-ups and verdicts too.",
+                                    check=validate.flag, option="--include-throttled/--leave-throttled-out")
+    copy_methods: list[str] = param(help="The break-even's copy to HDFS: the fastest of these counts.",
+                                    factory=lambda: list(COPY_METHODS), check=validate.names,
+                                    choices=list(TRANSFER_METHODS), empty_ok=True)
+    accounting: bool = param(True, "Count each run's requests and bytes at the storages and at the engine.",
+                             check=validate.flag)
+    prices: str | None = param(None, "A YAML file of your own prices (perfkit.prices); default: the shipped AWS "
+                               "list prices.")
 
     def __post_init__(self):
         """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
-        self.engines = validate.names("engines", self.engines)
+        check_fields(self)
         for name in self.engines:
             engine_class(name)  # an unknown engine is named with the choices
-        self.rows, self.files = validate.whole("rows", self.rows), validate.whole("files", self.files)
-        self.runs, self.warmup = validate.whole("runs", self.runs), validate.whole("warmup", self.warmup, minimum=0)
-        self.seed = validate.whole("seed", self.seed, minimum=0)
-        self.queries = None if self.queries is None else validate.names("queries", self.queries)
-        self.suite = validate.text("suite", self.suite, empty_ok=False)
-        self.file_format = validate.choice("file_format", self.file_format, FORMATS)
-        self.placement = validate.choice("placement", self.placement, PLACEMENTS)
-        self.cold_cache = validate.flag("cold_cache", self.cold_cache)
-        self.include_throttled = validate.flag("include_throttled", self.include_throttled)
-        self.accounting = validate.flag("accounting", self.accounting)
         self.price_table = PriceTable.load(self.prices)  # a bad price file fails here, before anything runs
         self.io_sources: list = []  # the storages' own counters (watch_storages)
-        self.copy_methods = validate.names("copy_methods", self.copy_methods, choices=list(TRANSFER_METHODS),
-                                           empty_ok=True)
         self.copy_cost = None  # measured once, by copy_to_hdfs()
-        self.query_timeout_s = validate.number("query_timeout_s", self.query_timeout_s, above=0, unit="seconds",
-                                               none_means="no limit")
-        self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
-        self.storages = validate.names("storages", self.storages)
         unknown = [s for s in self.storages if s not in STORAGES]
         if unknown or len(self.storages) < 2:
             raise PerfkitError(f"storages {self.storages!r}: give two or more distinct storages of "
