@@ -39,6 +39,7 @@ PROTOCOLS = ("random-files", "large-file")
 class ReadComparison(Experiment):
     experiment = EXPERIMENT
     unit = "read jobs"
+    REPORT_DEFAULTS = {"files_per_job": 2}  # the report's: hdfs-cli starts a JVM per file read
 
     profile: Profile
     methods: list[str] = field(default_factory=lambda: list(REGISTRY))

@@ -46,6 +46,7 @@ PLAIN_CLI = "cli-sequential"  # the published one-file-at-a-time copy: aws s3 cp
 class TransferComparison(Experiment):
     experiment = EXPERIMENT
     unit = "copies"
+    REPORT_DEFAULTS = {"files": 8}  # the report's: every method at every concurrency in minutes
 
     profile: Profile
     methods: list[str] = field(default_factory=lambda: list(REGISTRY))

@@ -54,6 +54,7 @@ WHOLE_OBJECTS = TransferConfig(multipart_threshold=1 << 40, max_concurrency=4)
 
 @dataclass
 class TierCopy(Experiment):
+    REPORT_DEFAULTS = {"objects": 4, "rounds": 1}  # the cache-tier report's: a JVM starts for every Alluxio copy
     profile: Profile
     objects: int = 8
     object_mb: float = 16

@@ -84,3 +84,46 @@ def test_the_check_names_a_parameter_passed_under_another_name():
     [(name, callee, keyword, accepts)] = [u for u in _uses(code) if u[2]]
     assert (name, callee, keyword) == ("count", "TierCopy", "objects") and "objects" in accepts
     assert not (name == keyword or name.endswith(f"_{keyword}"))
+
+
+def _values(path: Path) -> dict[str, object]:
+    """The parameters cell's values."""
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    tagged = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    return {t.id: ast.literal_eval(node.value) for node in ast.parse("".join(tagged["source"])).body
+            if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_notebook_asks_for_its_experiments_defaults_or_the_report_defaults_it_states(path):
+    """A default is declared once, on the experiment's field; a report that sizes a run otherwise says so in its
+    experiment's REPORT_DEFAULTS (with why), and the notebook's parameter cell holds exactly that."""
+    from perfkit.parameters import default_of
+
+    names, code = _cells(path)
+    values, imported = _values(path), _imported(ast.parse(code))
+    drift = []
+    for name, callee, keyword, _ in _uses(code):
+        cls = imported[callee]
+        if name not in values or not keyword or not dataclasses.is_dataclass(cls):
+            continue
+        stated = vars(cls).get("REPORT_DEFAULTS", {})
+        expected = stated.get(keyword, default_of(cls, keyword))
+        given = None if values[name] == "" and expected is None else values[name]  # a notebook's "" for None
+        if given != expected:
+            drift.append(f"{name}={values[name]!r}, but {cls.__name__}.{keyword} is {expected!r}"
+                         + (" (its REPORT_DEFAULTS)" if keyword in stated else " (its default)"))
+    assert drift == [], "state the report's value in the experiment's REPORT_DEFAULTS, or ask for the default"
+
+
+def test_a_report_default_names_a_field_and_differs_from_its_default():
+    from perfkit.experiments import (cache_tier, hdfs_vs_s3_queries, nfs_vs_hdfs_reads, s3_to_hdfs_transfer,
+                                     tier_copy)
+    from perfkit.parameters import default_of
+
+    classes = [cache_tier.CacheTierComparison, hdfs_vs_s3_queries.QueryComparison, nfs_vs_hdfs_reads.ReadComparison,
+               s3_to_hdfs_transfer.TransferComparison, tier_copy.TierCopy]
+    for cls in classes:
+        stated = vars(cls)["REPORT_DEFAULTS"]
+        assert set(stated) <= {f.name for f in dataclasses.fields(cls)}, cls
+        assert [k for k, v in stated.items() if v == default_of(cls, k)] == [], f"{cls.__name__}: no override"
