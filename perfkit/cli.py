@@ -323,40 +323,19 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-@main.command("transfer")
+@main.command("transfer", cls=FieldsCommand, experiment="perfkit.experiments.s3_to_hdfs_transfer:TransferComparison",
+              fields=["source_prefix", "methods", "concurrency", "repeats", "order", "files", "mean_mb", "checksum"])
 @click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
 @click.option("--bucket", default="", help="S3 bucket (profile emr).")
-@click.option("--source", "source_prefix", default="", help="S3 prefix to copy (default: the lab's generated files).")
-@click.option("--methods", default="", help="Copy methods, comma-separated (default: all).")
-@click.option("--concurrency", default="1,4", show_default=True, help="Levels for the parallel methods.")
-@click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--order", default="rotate", show_default=True, type=click.Choice(["given", "rotate", "shuffle"]))
-@click.option("--files", default=24, show_default=True, type=click.IntRange(min=1),
-              help="Generated file set: number of files.")
-# FloatRange lets nan and inf through (every comparison with nan is false): FileSet refuses them
-@click.option("--mean-mb", default=16.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Generated file set: mean file size.")
-@click.option("--checksum/--no-checksum", default=False, help="Also compare every copy's MD5 with its source.")
 @click.option("--network", default="", help="The lab's S3 network for this run: local, ec2-s3, onprem-10gbe "
                                               "(default: as `perfkit lab network` set it).")
-def transfer_cmd(profile, bucket, source_prefix, methods, concurrency, repeats, order, files, mean_mb, checksum,
-                 network):
+def transfer_cmd(profile, bucket, network, **asked):
     """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
-    from perfkit.transfer import REGISTRY
 
-    try:
-        levels = [int(c) for c in _split(concurrency)]
-    except ValueError:
-        levels = []
-    if not levels or min(levels) < 1:
-        raise PerfkitError(f"--concurrency {concurrency!r} is not a list of integers >= 1: write e.g. 1,4,8")
     comparison = TransferComparison(load_profile(profile, bucket=bucket, network=network),
-                                    methods=_split(methods) or list(REGISTRY),
-                                    concurrency=levels, repeats=repeats, order=order,
-                                    source_prefix=source_prefix or None, files=files, mean_mb=mean_mb,
-                                    checksum=checksum)
+                                    **from_cli(TransferComparison, asked))
     results = _measure(comparison)
     _echo_recap(comparison)
     click.echo(f"results: {results.path}")

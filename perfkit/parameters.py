@@ -56,7 +56,8 @@ def default_of(cls, name: str) -> Any:
 def _kind(cls, name: str) -> str:
     """How the command line spells the field's value: flag, list (comma-separated), int, float or text."""
     annotation = str({f.name: f.type for f in dataclasses.fields(cls)}[name]).replace(" ", "")
-    for kind, spellings in (("flag", ("bool",)), ("list", ("list[str]", "list[str]|None")), ("int", ("int",)),
+    for kind, spellings in (("flag", ("bool",)), ("list", ("list[str]", "list[str]|None")), ("ints", ("list[int]",)),
+                            ("int", ("int",)),
                             ("float", ("float", "float|None"))):
         if annotation in spellings:
             return kind
@@ -73,8 +74,8 @@ def options_of(cls, names: list[str]) -> list[click.Option]:
         spelled = declared(cls, name, "option") or "--" + name.replace("_", "-")
         if kind == "flag" and "/" not in spelled:
             spelled = f"{spelled}/--no-{spelled.removeprefix('--')}"
-        if kind == "list":
-            default = ",".join(default) if default else ""
+        if kind in ("list", "ints"):
+            default = ",".join(map(str, default)) if default else ""
         options.append(click.Option([spelled, name], default=default, show_default=default not in (None, ""),
                                     type=_click_type(declared(cls, name, "check"), kind),
                                     help=declared(cls, name, "help") or ""))
@@ -118,12 +119,27 @@ class FieldsCommand(click.Command):
 
 
 def from_cli(cls, given: dict[str, Any]) -> dict[str, Any]:
-    """The options of `cli_options` as the dataclass takes them: comma-separated names as lists (none given: the
-    field's default, None where that is None)."""
+    """The options of `options_of` as the dataclass takes them: comma-separated names as lists (none given: the
+    field's default, None where that is None), comma-separated whole numbers as ints."""
+    from perfkit.errors import PerfkitError
+
     found = {}
     for name, value in given.items():
-        if _kind(cls, name) == "list" and isinstance(value, str):
+        kind = _kind(cls, name)
+        if kind in ("list", "ints") and isinstance(value, str):
             items = [part.strip() for part in value.split(",") if part.strip()]
+            if kind == "ints":
+                check = declared(cls, name, "check")
+                least = check.keywords.get("minimum", 1) if isinstance(check, partial) else 1
+                spelled = declared(cls, name, "option") or "--" + name.replace("_", "-")
+                try:
+                    items = [int(item) for item in items]
+                except ValueError:
+                    items = []
+                if not items or min(items) < least:
+                    example = ",".join(map(str, default_of(cls, name)))
+                    raise PerfkitError(f"{spelled} {value!r} is not a list of integers >= {least}: write e.g. "
+                                       f"{example}")
             value = items if items or default_of(cls, name) is not None else None
         found[name] = value
     return found

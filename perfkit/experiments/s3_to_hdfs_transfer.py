@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -34,11 +34,16 @@ from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
 from perfkit.progress import progress_bar
+from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "s3_to_hdfs_transfer"
 STORAGE = "s3→hdfs"
 ORDERS = ("given", "rotate", "shuffle")
 MAX_CONCURRENCY = 256
+
+
+def _optional_text(name: str, value) -> str | None:
+    return validate.text(name, value, none_ok=True) or None
 PLAIN_CLI = "cli-sequential"  # the published one-file-at-a-time copy: aws s3 cp, then hadoop fs -put
 
 
@@ -49,28 +54,26 @@ class TransferComparison(Experiment):
     REPORT_DEFAULTS = {"files": 8}  # the report's: every method at every concurrency in minutes
 
     profile: Profile
-    methods: list[str] = field(default_factory=lambda: list(REGISTRY))
-    concurrency: list[int] = field(default_factory=lambda: [1, 4])  # for the parallel methods
-    repeats: int = 1
-    order: str = "rotate"  # given | rotate (each repeat starts one method later) | shuffle (seeded)
-    source_prefix: str | None = None  # an existing S3 prefix; None: the lab's generated file set
-    files: int = 24
-    mean_mb: float = 16.0
-    checksum: bool = False  # also compare every copied file's bytes with the source, read back
-    seed: int = 42
-    health_interval_s: float = 1.0  # both storages are probed this often during each copy
+    methods: list[str] = param(help="Copy methods.", factory=lambda: list(REGISTRY), check=validate.names)
+    concurrency: list[int] = param(help="Levels for the parallel methods.", factory=lambda: [1, 4],
+                                   check=validate.wholes)
+    repeats: int = param(1, "Rounds of every method.", check=validate.whole)
+    order: str = param("rotate", "given, rotate (each repeat starts one method later) or shuffle (seeded).",
+                       check=validate.choice, choices=ORDERS)
+    source_prefix: str | None = param(None, "S3 prefix to copy (default: a generated file set).",
+                                      check=_optional_text, option="--source")
+    files: int = param(24, "Generated file set: number of files.", check=validate.whole)
+    mean_mb: float = param(16.0, "Generated file set: mean file size (MB).", check=validate.number, above=0,
+                           unit="MB")
+    checksum: bool = param(False, "Also compare every copy's MD5 with its source, read back.", check=validate.flag)
+    seed: int = param(42, "The file set's and the shuffle's seed.", check=validate.whole, minimum=0)
+    health_interval_s: float = param(1.0, "How often both storages are probed during each copy (seconds).",
+                                     check=validate.number, above=0, unit="seconds")
 
     def __post_init__(self):
-        self.methods = validate.names("methods", self.methods)
+        check_fields(self)
         for name in self.methods:
             method_class(name)  # an unknown method is named with the choices
-        self.concurrency = validate.wholes("concurrency", self.concurrency)
-        self.repeats = validate.whole("repeats", self.repeats)
-        self.order = validate.choice("order", self.order, ORDERS)
-        self.source_prefix = validate.text("source_prefix", self.source_prefix, none_ok=True) or None
-        self.checksum = validate.flag("checksum", self.checksum)
-        self.seed = validate.whole("seed", self.seed, minimum=0)
-        self.health_interval_s = validate.number("health_interval_s", self.health_interval_s, above=0, unit="seconds")
         if max(self.concurrency) > MAX_CONCURRENCY:  # each level is threads or processes on this machine
             raise PerfkitError(f"concurrency {max(self.concurrency)} is more than {MAX_CONCURRENCY} parallel copies: "
                                f"give levels from 1 to {MAX_CONCURRENCY}")

@@ -61,7 +61,7 @@ def test_an_empty_profile_file_is_refused(tmp_path):
 @pytest.mark.parametrize("value", ["nan", "inf"])
 def test_transfer_refuses_a_mean_size_that_is_not_a_finite_number(value):
     line = _one_line(CliRunner().invoke(main, ["transfer", "--mean-mb", value]))
-    assert line.startswith("perfkit: a file set needs mean_mb, the mean file size in MB, to be a finite number > 0")
+    assert line == f"perfkit: mean_mb={value}: give a number of MB > 0"  # the field's check: click lets nan through
 
 
 @pytest.mark.parametrize("args, option", [
@@ -81,7 +81,7 @@ def test_counts_out_of_range_are_usage_errors(args, option):
 @pytest.mark.parametrize("levels", ["0,4", ",", "-1"])
 def test_transfer_refuses_concurrency_below_one(levels):
     line = _one_line(CliRunner().invoke(main, ["transfer", "--concurrency", levels]))
-    assert line == f"perfkit: --concurrency {levels!r} is not a list of integers >= 1: write e.g. 1,4,8"
+    assert line == f"perfkit: --concurrency {levels!r} is not a list of integers >= 1: write e.g. 1,4"
 
 
 def test_transfer_concurrency_beyond_the_machine_is_refused_before_anything_runs():
