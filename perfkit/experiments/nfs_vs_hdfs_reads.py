@@ -7,7 +7,7 @@ each access method; aggregate MB/s = bytes / (last end - first start), as the pu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +30,7 @@ from perfkit.results import UNAVAILABLE, ResultSet
 from perfkit.storages import get_storage, storage_probes
 from perfkit.validate import check_free_space, flag, names, number, whole
 from perfkit.progress import progress_bar
+from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PROTOCOLS = ("random-files", "large-file")
@@ -42,28 +43,24 @@ class ReadComparison(Experiment):
     REPORT_DEFAULTS = {"files_per_job": 2}  # the report's: hdfs-cli starts a JVM per file read
 
     profile: Profile
-    methods: list[str] = field(default_factory=lambda: list(REGISTRY))
-    protocols: list[str] = field(default_factory=lambda: list(PROTOCOLS))
-    jobs: int = 8
-    files_per_job: int = 4  # random-files: files each job reads, drawn at random from the set
-    files: int = 48  # the file set (published: ~4,600 files of 163 MB on average)
-    mean_mb: float = 8.0
-    large_file_mb: int = 256  # large-file: the file every job reads (published: 10 GB)
-    replicas: int = 1
-    cold_cache: bool = True
-    seed: int = 42
+    methods: list[str] = param(help="How the jobs read.", factory=lambda: list(REGISTRY), check=names,
+                               choices=REGISTRY)
+    protocols: list[str] = param(help="random-files, large-file.", factory=lambda: list(PROTOCOLS), check=names,
+                                 choices=PROTOCOLS)
+    jobs: int = param(8, "Read jobs at once.", check=whole)
+    files_per_job: int = param(4, "random-files: files each job reads, drawn at random from the set.", check=whole)
+    files: int = param(48, "The file set (published: ~4,600 files of 163 MB on average).", check=whole)
+    mean_mb: float = param(8.0, "The file set's mean file size (MB).", check=number, above=0, unit="MB")
+    large_file_mb: int = param(256, "large-file: the file every job reads, in MB (published: 10 GB).", check=whole)
+    replicas: int = param(1, "HDFS replicas of every file.", check=whole)
+    cold_cache: bool = param(True, "Drop the page cache before every round (where permitted).", check=flag)
+    seed: int = param(42, "The file sets' and the draws' seed.", check=whole, minimum=0)
 
     def __post_init__(self):
         """Validate every parameter before anything runs (they may arrive as any YAML value)."""
-        self.methods = names("methods", self.methods, choices=REGISTRY)
+        check_fields(self)
         for name in self.methods:
             method_class(name)  # its module imports: a missing client library is named now
-        self.protocols = names("protocols", self.protocols, choices=PROTOCOLS)
-        for name in ("jobs", "files_per_job", "files", "large_file_mb", "replicas"):
-            setattr(self, name, whole(name, getattr(self, name)))
-        self.mean_mb = number("mean_mb", self.mean_mb, above=0, unit="MB")
-        self.cold_cache = flag("cold_cache", self.cold_cache)
-        self.seed = whole("seed", self.seed, minimum=0)
         self.fileset = FileSet(self.files, self.mean_mb, self.seed)
         self.large = FileSet(1, self.large_file_mb, self.seed + 1)
         self.results: ResultSet | None = None
