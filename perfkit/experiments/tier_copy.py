@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance
+from perfkit import provenance, validate
 from perfkit.storages import s3 as s3_storage
 from perfkit.locks import network_in_use
 from perfkit.tiers.alluxio_client import AlluxioClient
@@ -35,6 +35,7 @@ from boto3.s3.transfer import TransferConfig
 from perfkit.storages.digest import UPLOAD_CONFIG
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
+from perfkit.parameters import check_fields, param
 from perfkit.experiments.cache_tier import TRIES, _verdict
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
@@ -56,25 +57,19 @@ WHOLE_OBJECTS = TransferConfig(multipart_threshold=1 << 40, max_concurrency=4)
 class TierCopy(Experiment):
     REPORT_DEFAULTS = {"objects": 4, "rounds": 1}  # the cache-tier report's: a JVM starts for every Alluxio copy
     profile: Profile
-    objects: int = 8
-    object_mb: float = 16
-    rounds: int = 2
-    seed: int = 7
-    readers: list[str] = field(default_factory=lambda: list(READERS))
+    objects: int = param(8, "objects under one S3 prefix, copied to local disk", check=validate.whole)
+    object_mb: float = param(16, "MB per object", check=validate.number, above=0, unit="MB per object")
+    rounds: int = param(2, "rounds of cold, warm, hot per reader", check=validate.whole)
+    seed: int = param(7, "the objects' random bytes (the same seed reuses the objects on S3)", check=validate.whole,
+                      minimum=0)
+    readers: list[str] = param(help="the readers, in order", factory=lambda: list(READERS), check=validate.names,
+                               choices=list(READERS))
     experiment = EXPERIMENT
     unit = "copies"
     expected: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # object name -> MD5
 
     def __post_init__(self):
-        for name in ("objects", "rounds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise PerfkitError(f"{name}={value!r}: give a whole number of at least 1")
-        if isinstance(self.object_mb, bool) or not isinstance(self.object_mb, (int, float)) or not self.object_mb > 0:
-            raise PerfkitError(f"object_mb={self.object_mb!r}: give the size of each object in MB, a number above 0")
-        unknown = [r for r in self.readers if r not in READERS]
-        if unknown or not self.readers:
-            raise PerfkitError(f"readers={self.readers!r}: choose from {', '.join(map(repr, READERS))}")
+        check_fields(self)
         if "aws s3 cp" in self.readers and (why := missing("awscli", "the reader 'aws s3 cp'")):
             raise PerfkitError(f"tier_copy: {why}, or leave that reader out (readers=...)")
         self.tier = Alluxio(self.profile)

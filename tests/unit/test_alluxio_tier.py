@@ -115,10 +115,12 @@ def _bench(lab, tmp_path, monkeypatch):
 def test_bad_parameters_are_named(lab):
     from perfkit.experiments.tier_copy import TierCopy
 
-    with pytest.raises(PerfkitError, match="objects=0: give a whole number of at least 1"):
+    with pytest.raises(PerfkitError, match="objects=0: give a whole number >= 1"):
         TierCopy(lab, objects=0)
-    with pytest.raises(PerfkitError, match="object_mb=-1: give the size of each object in MB"):
+    with pytest.raises(PerfkitError, match=r"object_mb=-1: give a number of MB per object > 0"):
         TierCopy(lab, object_mb=-1)
+    with pytest.raises(PerfkitError, match=r"readers=\['scp'\]: unknown scp: choose from aws s3 cp, alluxio fs"):
+        TierCopy(lab, readers=["scp"])
     with pytest.raises(PerfkitError, match="tier_copy: the profile names no Alluxio master"):
         TierCopy(replace(lab, alluxio_master=""))
 
