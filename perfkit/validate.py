@@ -7,7 +7,7 @@ the experiment works with (store it back: `self.rows = whole("rows", self.rows)`
 from __future__ import annotations
 
 import math
-import numbers
+from numbers import Real
 import os
 import shutil
 from datetime import date, datetime, time, timezone
@@ -41,7 +41,7 @@ def _text_number(name: str, value: str, want: str) -> PerfkitError:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)  # numpy numbers too; bool is an int
+    return isinstance(value, Real) and not isinstance(value, bool)  # numpy numbers too; bool is an int
 
 
 def whole(name: str, value, minimum: int = 1, maximum: int | None = None, why: str = "") -> int:
@@ -131,6 +131,19 @@ def names(name: str, value, choices=None, empty_ok: bool = False) -> list[str]:
     if unknown:
         raise _refuse(name, items, f"unknown {', '.join(unknown)}: choose from {', '.join(known)}")
     return items
+
+
+def numbers(name: str, value, minimum: float | None = None, above: float | None = None, unit: str = "",
+            example: str = "[85, 40]") -> list[float]:
+    """A non-empty list of distinct finite numbers within bounds (e.g. bandwidths)."""
+    if _is_number(value):
+        raise _refuse(name, value, f"one number, not a list: write {name}=[{value}]")
+    items = _as_list(name, value, example)
+    if not items:
+        raise _refuse(name, items, f"give at least one, e.g. {name}={example}")
+    checked = [number(f"{name}[{i}]", item, minimum=minimum, above=above, unit=unit) for i, item in enumerate(items)]
+    _once(name, items)  # named as given (40, not 40.0)
+    return checked
 
 
 def wholes(name: str, value, minimum: int = 1, maximum: int | None = None) -> list[int]:

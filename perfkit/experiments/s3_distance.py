@@ -19,6 +19,7 @@ from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.findings import Findings, data_size, plural, runs_phrase
 from perfkit.network import NetworkProfile, check
+from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "s3_distance"
 
@@ -31,25 +32,27 @@ class DistancePoint(QueryComparison):
 
 @dataclass
 class S3Distance:
+    """The sweep's own parameters are checked here; the rest are each point's (QueryComparison's), checked by the
+    first point made before any work, with the sweep's defaults (a sweep times more rows than one comparison)."""
+
     profile_name: str  # the profile is re-resolved at each setting: the lab's S3 endpoint changes with the network
-    engines: list[str] = field(default_factory=lambda: ["trino"])
-    rtt_ms: list[int] = field(default_factory=lambda: [0, 20, 40])  # at no bandwidth limit
-    per_connection_mb_s: list[float] = field(default_factory=lambda: [85, 40])  # at rtt 0
-    rows: int = 1_000_000
-    files: int = 8
-    runs: int = 3
-    warmup: int = 1
-    queries: list[str] | None = None
-    query_timeout_s: float | None = None
-    copy_methods: list[str] = field(default_factory=lambda: ["stream"])  # the break-even's copy, at every setting
+    engines: list[str] = param(help="engines timed at each setting", factory=lambda: ["trino"])
+    rtt_ms: list[int] = param(help="round trips to S3 (ms), at no bandwidth limit", factory=lambda: [0, 20, 40],
+                              check=validate.wholes, minimum=0)
+    per_connection_mb_s: list[float] = param(help="S3's bandwidth per connection (MB/s), at no added round trip",
+                                             factory=lambda: [85, 40], check=validate.numbers, above=0, unit="MB/s")
+    rows: int = param(1_000_000, "taxi trips generated")
+    files: int = param(8, "files the rows are split into")
+    runs: int = param(3, "measured runs per query, storage and setting")
+    warmup: int = param(1, "warm-up runs per query and storage at each setting")
+    queries: list[str] | None = param(None, "the suite's queries to time (None: every one)")
+    query_timeout_s: float | None = param(None, "seconds before a run is cancelled (None: no limit)")
+    copy_methods: list[str] = param(help="the break-even's copy, measured at every setting",
+                                    factory=lambda: ["stream"])
     points: list[DistancePoint] = field(default_factory=list, init=False)
 
     def __post_init__(self):
-        self.rtt_ms = validate.wholes("rtt_ms", self.rtt_ms, minimum=0)
-        if not isinstance(self.per_connection_mb_s, list):
-            raise PerfkitError(f"per_connection_mb_s {self.per_connection_mb_s!r}: give a list of MB/s, e.g. [85, 40]")
-        self.per_connection_mb_s = [validate.number("per_connection_mb_s", v, above=0, unit="MB/s")
-                                    for v in self.per_connection_mb_s]
+        check_fields(self)
         if len(set(self.rtt_ms)) < 2:
             raise PerfkitError(f"rtt_ms {self.rtt_ms!r}: give two or more round trips to fit a slope, e.g. [0, 20, 40]")
         sweep = "the s3_distance sweep"

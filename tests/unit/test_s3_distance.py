@@ -51,8 +51,14 @@ def test_the_sweep_refuses_what_it_cannot_fit():
         S3Distance("lab", rtt_ms=[20])
     with pytest.raises(PerfkitError, match="rtt_ms"):
         S3Distance("lab", rtt_ms=[0, -5])
-    with pytest.raises(PerfkitError, match="per_connection_mb_s"):
+    with pytest.raises(PerfkitError, match=r"per_connection_mb_s\[1\]=0: give a number of MB/s > 0"):
         S3Distance("lab", per_connection_mb_s=[85, 0])
+    with pytest.raises(PerfkitError, match=r"per_connection_mb_s=40: one number, not a list: write "
+                                           r"per_connection_mb_s=\[40\]"):
+        S3Distance("lab", per_connection_mb_s=40)
+    with pytest.raises(PerfkitError, match=r"per_connection_mb_s=\[40, 40\]: 40 given more than once: give each once"):
+        S3Distance("lab", per_connection_mb_s=[40, 40])
+    assert S3Distance("lab", per_connection_mb_s=[85, 4e1]).per_connection_mb_s == [85.0, 40.0]
 
 
 def test_the_sweep_is_refused_on_a_cluster_profile(tmp_path):
