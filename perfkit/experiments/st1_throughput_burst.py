@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance
+from perfkit import provenance, validate
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
@@ -31,7 +31,7 @@ from perfkit.protocol import drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
-from perfkit.validate import choice, flag, iso_time, names, number, text, whole
+from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "st1_throughput_burst"
 SOURCES = ("lab", "cloudwatch")
@@ -43,51 +43,46 @@ class St1Study(Experiment):
     experiment = EXPERIMENT
 
     profile: Profile
-    source: str = "lab"
-    cluster_id: str = ""  # cloudwatch: the EMR cluster whose volumes to watch ...
-    volume_ids: list[str] = field(default_factory=list)  # ... or these volumes
-    region: str = "us-east-1"
-    window_start: str = ""  # ISO 8601 UTC; empty: the TestDFSIO run's own window
-    window_end: str = ""
-    period: int = 60  # seconds: CloudWatch's period, or the diskstats sampling period on the lab
-    run_testdfsio: bool = True
-    files: int = 4  # TestDFSIO -nrFiles
-    file_mb: int = 64  # TestDFSIO -size
-    configurations: list = field(default_factory=lambda: [[4, 512], [2, 1024], [1, 2048]])
-    nodes: int = 5
-    workload_files: int = 400  # the modelled workload: TestDFSIO files ...
-    workload_file_gb: float = 4  # ... of this many GB each (the published 400 x 4 GB)
-    replication: int = 3  # HDFS replicas a write stores, in the model
-    price_per_gb_month: float | None = None  # USD per GB-month of st1; None: the price table's (`prices`)
-    prices: str | None = None  # a YAML file of your own prices (perfkit.prices); None: the shipped AWS list prices
-    node_cap_mib_s: float | None = None  # an instance's EBS bandwidth, if it should limit the model
+    source: str = param("lab", "where the volumes' figures come from", check=validate.choice, choices=SOURCES)
+    cluster_id: str = param("", "cloudwatch: the EMR cluster whose volumes to watch ...", check=validate.text)
+    volume_ids: list[str] = param(help="... or these volumes", factory=list, check=validate.names, empty_ok=True)
+    region: str = param("us-east-1", "the volumes' AWS region", check=validate.text, empty_ok=False)
+    window_start: str = param("", "ISO 8601 UTC; empty: the TestDFSIO run's own window", check=validate.iso_time)
+    window_end: str = param("", "ISO 8601 UTC; empty with window_start", check=validate.iso_time)
+    period: int = param(60, "seconds: CloudWatch's period, or the diskstats sampling period on the lab",
+                        check=validate.whole)
+    run_testdfsio: bool = param(True, "run TestDFSIO (write, then read) for the window", check=validate.flag)
+    files: int = param(4, "TestDFSIO -nrFiles", check=validate.whole)
+    file_mb: int = param(64, "TestDFSIO -size (MB)", check=validate.whole)
+    configurations: list = param(help="the model's volume configurations: [volumes per node, GiB each] (checked "
+                                      "in __post_init__)",
+                                 factory=lambda: [[4, 512], [2, 1024], [1, 2048]])
+    nodes: int = param(5, "DataNodes in the model", check=validate.whole)
+    workload_files: int = param(400, "the modelled workload: TestDFSIO files ...", check=validate.whole)
+    workload_file_gb: float = param(4, "... of this many GB each (the published 400 x 4 GB)", check=validate.number,
+                                    above=0, unit="GB")
+    replication: int = param(3, "HDFS replicas a write stores, in the model", check=validate.whole)
+    price_per_gb_month: float | None = param(None, "USD per GB-month of st1; None: the price table's (prices)",
+                                             check=validate.number, minimum=0, unit="USD",
+                                             none_means="the price table's")
+    prices: str | None = param(None, "a YAML file of your own prices (perfkit.prices); None: the shipped AWS list "
+                                     "prices")
+    node_cap_mib_s: float | None = param(None, "an instance's EBS bandwidth, if it should limit the model",
+                                         check=validate.number, above=0, unit="MiB/s", none_means="no cap")
 
     def __post_init__(self):
         """Validate every parameter before anything runs (they may arrive as any YAML value)."""
-        self.source = choice("source", self.source, SOURCES)
-        self.cluster_id, self.region = text("cluster_id", self.cluster_id), text("region", self.region, empty_ok=False)
-        self.volume_ids = names("volume_ids", self.volume_ids, empty_ok=True)
-        self.window_start = iso_time("window_start", self.window_start)
-        self.window_end = iso_time("window_end", self.window_end)
+        check_fields(self)
         if bool(self.window_start) != bool(self.window_end):
             raise PerfkitError("give both window_start and window_end (ISO 8601), "
                                "or neither for the TestDFSIO run's own window")
         if self.window_start and _utc(self.window_start) >= _utc(self.window_end):
             raise PerfkitError(f"window_start={self.window_start} is not before window_end={self.window_end}: "
                                "swap them, or widen the window")
-        self.period = whole("period", self.period)
-        self.run_testdfsio = flag("run_testdfsio", self.run_testdfsio)
-        for name in ("files", "file_mb", "nodes", "workload_files", "replication"):
-            setattr(self, name, whole(name, getattr(self, name)))
-        self.workload_file_gb = number("workload_file_gb", self.workload_file_gb, above=0, unit="GB")
         self.price_table = PriceTable.load(self.prices)
         self.price_given = self.price_per_gb_month is not None  # a price given by hand wins over the table's
-        self.price_per_gb_month = number("price_per_gb_month", self.price_per_gb_month, minimum=0, unit="USD",
-                                         none_means="the price table's")
         if self.price_per_gb_month is None:
             self.price_per_gb_month = self.price_table.ebs_per_gb_month("st1")
-        self.node_cap_mib_s = number("node_cap_mib_s", self.node_cap_mib_s, above=0, unit="MiB/s",
-                                     none_means="no cap")
         self.configurations = _configurations(self.configurations)
         if self.source == "cloudwatch" and not (self.cluster_id or self.volume_ids):
             raise PerfkitError("source 'cloudwatch' needs a cluster_id or volume_ids")
@@ -300,7 +295,8 @@ def _configurations(value) -> list[list]:
         try:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise PerfkitError("not a pair")  # the message below says what a pair is
-            pairs.append([whole("volumes", pair[0]), number("size_gib", pair[1], minimum=MIN_GIB, maximum=MAX_GIB)])
+            pairs.append([validate.whole("volumes", pair[0]),
+                          validate.number("size_gib", pair[1], minimum=MIN_GIB, maximum=MAX_GIB)])
         except PerfkitError:
             raise PerfkitError(f"configurations[{i}]={pair!r}: give [volumes per node (a whole number >= 1), GiB per "
                                f"volume ({MIN_GIB} to {MAX_GIB}, the sizes st1 offers)]") from None
