@@ -20,12 +20,15 @@ Check = Callable[[str, Any], Any]  # (name, value) -> the value as the experimen
 
 
 def param(default: Any = dataclasses.MISSING, help: str = "", *, check: Check | None = None,
-          factory: Callable[[], Any] | None = None, option: str | None = None, **check_args) -> Any:
+          factory: Callable[[], Any] | None = None, option: str | None = None, recorded: bool = True,
+          **check_args) -> Any:
     """A dataclass field with its help text and check (a function of perfkit.validate, called with the field's
-    name, its value and `check_args`); `option` is its command-line spelling when not --name-with-dashes."""
+    name, its value and `check_args`); `option` is its command-line spelling when not --name-with-dashes.
+    recorded=False: how the run is carried out, not what it measures (how often a health probe asks), so it is
+    left out of the run's recorded parameters, by which compare pairs runs."""
     if check is not None and check_args:
         check = partial(check, **check_args)
-    metadata = {"help": help, "check": check, "option": option}
+    metadata = {"help": help, "check": check, "option": option, "recorded": recorded}
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -46,6 +49,12 @@ def check_fields(obj) -> None:
     for f in dataclasses.fields(obj):
         if (check := declared(type(obj), f.name, "check")) is not None:
             setattr(obj, f.name, check(f.name, getattr(obj, f.name)))
+
+
+def recorded(obj) -> dict:
+    """What the run was asked to do: every field given to the experiment but its profile and those not recorded."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
+            if f.init and f.name != "profile" and declared(type(obj), f.name, "recorded") is not False}
 
 
 def default_of(cls, name: str) -> Any:

@@ -6,11 +6,11 @@ validated in __post_init__ before anything runs; run() fills self.results, one R
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import fields
 
 import pandas as pd
 
 from perfkit import provenance
+from perfkit.parameters import recorded
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.results import ResultSet, is_failure
 
@@ -24,8 +24,8 @@ class Experiment(ABC):
     _calibration = None
 
     def parameters(self) -> dict:
-        """What the run was asked to do: every field but the profile (recorded with each run)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "profile"}
+        """What the run was asked to do (recorded with each run): perfkit.parameters.recorded."""
+        return recorded(self)
 
     def environment(self) -> pd.DataFrame:
         return provenance.environment_table(self.profile, self.parameters())

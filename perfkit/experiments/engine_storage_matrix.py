@@ -49,9 +49,6 @@ class EngineStorageMatrix(QueryComparison):
     def cells(self) -> list[str]:
         return [cell_name(e, s) for e in self.engines for s in self.storages]
 
-    def parameters(self) -> dict:
-        return {**super().parameters(), "baseline_cell": self.baseline_cell}
-
     def run(self, progress: bool = True) -> ResultSet:
         """All engines open at once; per query, warm-up then measured rounds, each round visiting every cell."""
         rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]

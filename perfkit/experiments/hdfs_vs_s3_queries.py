@@ -92,7 +92,7 @@ class QueryComparison(Experiment):
                                           "(default: no limit).", check=validate.number, above=0, unit="seconds",
                                           none_means="no limit", option="--query-timeout")
     health_interval_s: float = param(1.0, "How often the storages are probed during a run (seconds).",
-                                     check=validate.number, above=0, unit="seconds")
+                                     check=validate.number, above=0, unit="seconds", recorded=False)
     scale: str | float | None = param(None, "tpch: the scale factor (default 0.01); hibench: tiny, small, large, "
                                       "huge, gigantic or bigdata (default tiny).")
     tables: dict | str | None = param(None, "The user's own tables: storage -> location(s), or a YAML file of that "
@@ -170,13 +170,7 @@ class QueryComparison(Experiment):
                                    "{columns: [[NAME, TYPE], ...]}")
 
     def parameters(self) -> dict:
-        return {"engines": self.engines, "rows": self.rows, "files": self.files, "file_format": self.file_format,
-                "runs": self.runs, "warmup": self.warmup, "queries": [q.id for q in self.suite_queries],
-                "suite": self.suite, "seed": self.seed, "cold_cache": self.cold_cache,
-                "query_timeout_s": self.query_timeout_s, "storages": self.storages, "baseline": self.baseline,
-                "scale": self.scale, "tables": self.tables, "placement": self.placement,
-                "include_throttled": self.include_throttled, "copy_methods": self.copy_methods,
-                "accounting": self.accounting, "prices": self.prices}
+        return {**super().parameters(), "queries": [q.id for q in self.suite_queries]}  # None resolved to the suite's
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any

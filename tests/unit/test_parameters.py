@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import click
 import pytest
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from perfkit import validate
 from perfkit.cli import main
 from perfkit.errors import PerfkitError
-from perfkit.parameters import FieldsCommand, check_fields, from_cli, options_of, param
+from perfkit.parameters import FieldsCommand, check_fields, from_cli, options_of, param, recorded
 
 
 @dataclass
@@ -93,3 +93,16 @@ def test_perfkit_commands_do_not_import_an_experiment_until_one_runs():
     assert done.stdout.strip().splitlines()[-1] == "[]"
     help_text = CliRunner().invoke(main, ["queries", "--help"]).output
     assert "--rows INTEGER RANGE" in help_text and "[default: 200000" in help_text
+
+
+@dataclass
+class Probed(Sized):
+    profile: str = "lab"
+    probe_every_s: float = param(1.0, "How often a probe asks.", check=validate.number, above=0, recorded=False)
+    found: dict = field(default_factory=dict, init=False)  # filled by the run, not asked of it
+
+
+def test_the_recorded_parameters_are_what_the_run_was_asked_to_measure():
+    probed = Probed(rows=300, probe_every_s=0.5)
+    assert recorded(probed) == {"rows": 300, "warmup": 1, "timeout_s": None, "fmt": "orc",
+                                "engines": ["spark", "trino"], "queries": None, "cold": False}
