@@ -3,7 +3,7 @@
     rows: int = param(200_000, "taxi trips generated", check=validate.whole)
 
 `check_fields(self)` in __post_init__ runs every field's check (notebook parameters arrive as any YAML type); the
-command line's options come from the same fields (`cli_options`), their defaults and help included, so the CLI, the
+command line's options come from the same fields (`options_of`), their defaults and help included, so the CLI, the
 dataclass and its checks cannot drift apart. A report may size a run otherwise (more rows for a lab report): it says
 so in one place, its experiment's REPORT_DEFAULTS, which a test holds the notebook's parameters to.
 """
@@ -66,8 +66,7 @@ def _kind(cls, name: str) -> str:
     """How the command line spells the field's value: flag, list (comma-separated), int, float or text."""
     annotation = str({f.name: f.type for f in dataclasses.fields(cls)}[name]).replace(" ", "")
     for kind, spellings in (("flag", ("bool",)), ("list", ("list[str]", "list[str]|None")), ("ints", ("list[int]",)),
-                            ("int", ("int",)),
-                            ("float", ("float", "float|None"))):
+                            ("int", ("int",)), ("float", ("float", "float|None"))):
         if annotation in spellings:
             return kind
     return "text"

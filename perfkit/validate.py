@@ -133,29 +133,28 @@ def names(name: str, value, choices=None, empty_ok: bool = False) -> list[str]:
     return items
 
 
-def numbers(name: str, value, minimum: float | None = None, above: float | None = None, unit: str = "",
-            example: str = "[85, 40]") -> list[float]:
-    """A non-empty list of distinct finite numbers within bounds (e.g. bandwidths)."""
+def _distinct_list(name: str, value, example: str, each) -> list:
+    """A non-empty list, each item checked by each(its name, item) and given once (named as given: 40, not 40.0)."""
     if _is_number(value):
         raise _refuse(name, value, f"one number, not a list: write {name}=[{value}]")
     items = _as_list(name, value, example)
     if not items:
         raise _refuse(name, items, f"give at least one, e.g. {name}={example}")
-    checked = [number(f"{name}[{i}]", item, minimum=minimum, above=above, unit=unit) for i, item in enumerate(items)]
-    _once(name, items)  # named as given (40, not 40.0)
+    checked = [each(f"{name}[{i}]", item) for i, item in enumerate(items)]
+    _once(name, items)
     return checked
+
+
+def numbers(name: str, value, minimum: float | None = None, above: float | None = None, unit: str = "",
+            example: str = "[85, 40]") -> list[float]:
+    """A non-empty list of distinct finite numbers within bounds (e.g. bandwidths)."""
+    return _distinct_list(name, value, example,
+                          lambda what, item: number(what, item, minimum=minimum, above=above, unit=unit))
 
 
 def wholes(name: str, value, minimum: int = 1, maximum: int | None = None) -> list[int]:
     """A non-empty list of distinct whole numbers (e.g. concurrency levels)."""
-    if _is_number(value):
-        raise _refuse(name, value, f"one number, not a list: write {name}=[{value}]")
-    items = _as_list(name, value, "[1, 4]")
-    if not items:
-        raise _refuse(name, items, f"give at least one, e.g. {name}=[1, 4]")
-    items = [whole(f"{name}[{i}]", item, minimum, maximum) for i, item in enumerate(items)]
-    _once(name, items)
-    return items
+    return _distinct_list(name, value, "[1, 4]", lambda what, item: whole(what, item, minimum, maximum))
 
 
 def iso_time(name: str, value) -> str:
