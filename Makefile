@@ -70,11 +70,11 @@ LABS ?= 2
 ## the linter, the tests that need no lab (in parallel), then the integration and browser tests on $(LABS) one-process
 ## labs (each started once, shared by its worker's modules, and stopped by the tests); CI runs `make test test-cluster`
 test: test-deps unit
-	$(BIN)/python -m pytest -n $(LABS) --dist loadfile --no-loadscope-reorder tests/integration --ignore=$(CLUSTER_TESTS)
+	$(BIN)/python -m pytest -n $(LABS) --dist loadfile --no-loadscope-reorder --durations=40 tests/integration --ignore=$(CLUSTER_TESTS)
 
 ## the cluster shape's tests, in a lab home and on ports of their own
 test-cluster: install
-	$(BIN)/python -m pytest $(CLUSTER_TESTS)
+	$(BIN)/python -m pytest --durations=30 $(CLUSTER_TESTS)
 
 ## the tests that need no lab (unit, and AWS APIs on moto): about a minute
 unit: install lint

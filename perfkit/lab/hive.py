@@ -92,7 +92,11 @@ class HiveServer2(Service):
                 "mapreduce.application.classpath": f"{mapred['mapreduce.application.classpath']},{self.task_lib}/*",
                 "mapreduce.map.java.opts": task_opts, "mapreduce.reduce.java.opts": task_opts,
                 # a small job would otherwise run inside HiveServer2 after all (local mode by size), not on YARN
-                "hive.exec.mode.local.auto": "false"}
+                "hive.exec.mode.local.auto": "false",
+                # a small job's tasks in its ApplicationMaster's container (MapReduce's uber mode), still on YARN: a
+                # container per task cost 15-20 s each to launch here, 43 s a job against seconds of work (the
+                # cluster shape's taxi queries through Hive: 450 s of its tests). The tasks' JVM options go there.
+                "mapreduce.job.ubertask.enable": "true", "yarn.app.mapreduce.am.command-opts": task_opts}
 
     @property
     def task_lib(self) -> Path:
