@@ -115,11 +115,10 @@ class TrinoEngine(Engine):
             self._fetch("RESET SESSION query_max_run_time")
         self.time_limit_s = timeout_s
 
-    # Trino has no SHOW TBLPROPERTIES: a table's metastore parameters are the columns of "<table>$properties"
-    def table_names(self) -> set[str]:
-        self.execute(f"CREATE SCHEMA IF NOT EXISTS {DATABASE}")
-        return {str(row[0]).lower() for row in self.execute(f"SHOW TABLES FROM {DATABASE}")}
+    make_database_sql = f"CREATE SCHEMA IF NOT EXISTS {DATABASE}"
+    list_tables_sql = f"SHOW TABLES FROM {DATABASE}"
 
+    # Trino has no SHOW TBLPROPERTIES: a table's metastore parameters are the columns of "<table>$properties"
     def table_properties(self, table: str) -> dict[str, str]:
         cursor = self.conn.cursor()
         try:

@@ -246,3 +246,19 @@ def test_partitions_that_cannot_be_added_leave_no_table_that_says_it_has_them():
     assert dict(metastore) == {}  # dropped: the next run makes it whole instead of taking it as made
     name = Run(metastore).register_shared_table("events_hdfs", EVENTS, "parquet", COLUMNS, _years(2024))
     assert metastore.partitions[name] == {"year=2024"}
+
+
+def test_a_table_listed_before_is_checked_by_its_properties_alone_and_one_dropped_since_is_made_again():
+    metastore = Metastore()
+    run = Run(metastore)
+    made = [run.register_shared_table(f"part{i}_hdfs", f"{ONE_M}/part{i}", "orc", COLUMNS) for i in range(3)]
+    run.statements.clear()
+    assert [run.register_shared_table(f"part{i}_hdfs", f"{ONE_M}/part{i}", "orc", COLUMNS) for i in range(3)] == made
+    assert run.statements == [f"SHOW TBLPROPERTIES perfkit.{name}" for name in made]  # no listing, no database
+    del metastore[made[1]]  # another run dropped it since
+    run.statements.clear()
+    assert run.register_shared_table("part1_hdfs", f"{ONE_M}/part1", "orc", COLUMNS) == made[1]
+    listing = "SHOW TABLES IN perfkit"
+    assert run.statements[:3] == [f"SHOW TBLPROPERTIES perfkit.{made[1]}", listing, listing]  # looked up afresh ...
+    assert run.statements[3].startswith(f"CREATE EXTERNAL TABLE perfkit.{made[1]} ")
+    assert made[1] in metastore and run.drops() == []  # ... and made again, nothing dropped
