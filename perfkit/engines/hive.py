@@ -211,4 +211,6 @@ class HiveEngine(HiveServer2Engine):
     def versions(self) -> dict[str, str]:
         # "Hive 4.0.1 (mr, local)": what executes the queries, and where (local mode in the lab, yarn on a cluster)
         runner, where = self.execution or self.runs_where()
+        if runner == "mr" and where == "yarn" and self.setting("mapreduce.job.ubertask.enable") == "true":
+            where += ", small jobs in uber mode"  # their tasks inside the job's ApplicationMaster: it changes times
         return {self.name: f"Hive {self.server_version()} ({runner}, {where})"}

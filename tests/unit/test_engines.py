@@ -401,3 +401,23 @@ def test_hive_on_yarn_says_why_its_s3_requests_are_not_counted():
     engine.execution = ("mr", "yarn")
     assert engine.io_counters("s3") == TASKS_ELSEWHERE and "YARN containers" in TASKS_ELSEWHERE
     assert engine.io_counters("hdfs") is None  # as in local mode: HiveServer2 shows no HDFS client counts
+
+
+def test_hive_says_where_its_jobs_run_and_uber_mode_when_it_is_set():
+    from perfkit.engines.hive import HiveEngine
+
+    class Answers(HiveEngine):  # HiveServer2's answers to SET, without a server
+        def __init__(self, settings):
+            self.settings, self.execution = settings, None
+
+        def setting(self, name):
+            return self.settings.get(name, "?")
+
+        def server_version(self):
+            return "4.0.1"
+
+    yarn = {"hive.execution.engine": "mr", "mapreduce.framework.name": "yarn"}
+    assert Answers({**yarn, "mapreduce.framework.name": "local"}).versions() == {"hive": "Hive 4.0.1 (mr, local)"}
+    assert Answers(yarn).versions() == {"hive": "Hive 4.0.1 (mr, yarn)"}
+    assert Answers({**yarn, "mapreduce.job.ubertask.enable": "true"}).versions() == {
+        "hive": "Hive 4.0.1 (mr, yarn, small jobs in uber mode)"}
