@@ -25,7 +25,9 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
     # two of the taxi queries (the smallest and the largest aggregation): the recap's verdicts are per query
     # Spark and Trino (Hive answers in test_engine_conformance and test_suites_lab)
-    params = {"rows": 5_000, "files": 2, "runs": 3, "warmup": 1, "engines": ["spark", "trino"], "queries": ["q1", "q4"]}
+    # the break-even's copy by `stream` alone (DistCp, a local MapReduce job here: test_transfer)
+    params = {"rows": 5_000, "files": 2, "runs": 3, "warmup": 1, "engines": ["spark", "trino"], "queries": ["q1", "q4"],
+              "copy_methods": ["stream"]}
     report = render("notebooks/hdfs_vs_s3_queries.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
