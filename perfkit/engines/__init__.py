@@ -47,6 +47,10 @@ class Engine(ABC):
 
     name: str = "?"
     query_timeout_s: float | None = None  # the run's time limit per statement, known before open() (get_engine)
+    make_database_sql = f"CREATE DATABASE IF NOT EXISTS {DATABASE}"  # an engine's own spelling overrides these two
+    list_tables_sql = f"SHOW TABLES IN {DATABASE}"
+    _listed: frozenset[str] = frozenset()  # the tables table_names() last found
+    _database_made = False  # perfkit's database made (if it was not there) by this engine
 
     def __init__(self, profile: Profile):
         self.profile = profile
@@ -131,20 +135,13 @@ class Engine(ABC):
         since, is looked up afresh."""
         properties = None
         if table.lower() in self._listed:
-            try:
+            with contextlib.suppress(Exception):  # dropped since it was listed: the fresh look below says so
                 properties = self.table_properties(table)
-            except Exception:  # noqa: BLE001 - dropped since it was listed: the fresh look below says so
-                properties = None
         if properties is None:
             if table.lower() not in self.table_names():
                 return False
             properties = self.table_properties(table)
         return properties.get(OWNER_PROPERTY) == "true" and properties.get(DEFINITION_PROPERTY) == digest
-
-    _listed: frozenset[str] = frozenset()  # the tables table_names() last found
-    _database_made = False  # perfkit's database made (if it was not there) by this engine
-    make_database_sql = f"CREATE DATABASE IF NOT EXISTS {DATABASE}"
-    list_tables_sql = f"SHOW TABLES IN {DATABASE}"
 
     def table_names(self) -> set[str]:
         """The tables in perfkit's database (made once, if needed), lower case."""
