@@ -139,7 +139,7 @@ class EngineStorageMatrix(QueryComparison):
         if len(ranked):
             best, rest = ranked.iloc[0], ranked.iloc[1:]
             sentences.append(
-                f"{self.suite}: {best['cell']} ranks first ({best['geomean (s)']:.3f} s geometric mean over the "
+                f"{self.suite}: fastest is {best['cell']} ({best['geomean (s)']:.3f} s geometric mean over the "
                 f"{plural(int(best['queries']), 'read query')} every cell completed)"
                 + ("; then " + ", ".join(f"{r['cell']} {r['x best']:.2f}× slower" for _, r in rest.iterrows())
                    if len(rest) else "") + ".")
