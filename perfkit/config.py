@@ -57,6 +57,7 @@ class Profile:
     alluxio_master_web: str = ""  # host:port of its web server (REST API, workers' list); default: master's host:19999
     alluxio_s3_mount: str = ""  # the Alluxio folder where s3_bucket is mounted, e.g. /s3/my-bucket
     alluxio_s3_endpoint: str = ""  # Alluxio's S3 API (its proxy), e.g. http://master:39999/api/v1/s3
+    alluxio_rest: str = ""  # its proxy's v1 REST API, e.g. http://master:39999/api/v1: frees the tier without a shell
     metastore_uri: str = ""  # the Hive metastore perfkit's Spark sessions use; empty: the cluster's own configuration
     spark_conf: dict = field(default_factory=dict)
     nfs_mount: str = ""  # where the NFS export is mounted (posix reads); none in the lab: no kernel NFS client

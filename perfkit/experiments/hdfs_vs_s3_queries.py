@@ -240,6 +240,8 @@ class QueryComparison(Experiment):
         tableset = self.tableset or self.prepare(progress)
         with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
             results = self.results = ResultSet(self.experiment, self.config())
+            for where in filter(is_tier, self.storages):  # the files may have been placed again since it looked
+                tier(where, self.profile).refresh([t.location for t in tableset.tables[BACKING].values()])
             self.watch_storages(tableset)
             try:
                 # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window); where

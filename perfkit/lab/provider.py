@@ -314,6 +314,7 @@ def lab_profile() -> Profile:
         alluxio_master_web=f"{HOST}:{ports.alluxio_master_web}",
         alluxio_s3_mount=f"/{BUCKET}",  # perfkit.lab.alluxio mounts the lab's bucket there
         alluxio_s3_endpoint=f"http://{HOST}:{ports.alluxio_proxy}/api/v1/s3",
+        alluxio_rest=f"http://{HOST}:{ports.alluxio_proxy}/api/v1",  # the proxy's v1 service (perfkit.lab.alluxio)
         metastore_uri=f"thrift://{HOST}:{ports.metastore}",
         provider=LabProvider(),
         nfs_url=f"nfs://{HOST}/?nfsport={ports.nfs}&mountport={ports.nfs}&auto-traverse-mounts=0",

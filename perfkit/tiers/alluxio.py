@@ -39,20 +39,30 @@ class Alluxio(Tier):
         return f"{base}/{key.strip('/')}" if key.strip("/") else base
 
     def empty(self) -> str:
-        """`alluxio fs free` of the whole mount: every cached block of the bucket evicted (nothing deleted). The
-        workers drop blocks at their next heartbeat: wait until the store is empty, and say so if it is not."""
+        """A free of the whole mount: every cached block of the bucket evicted (nothing deleted). The workers drop
+        blocks at their next heartbeat and the master hears of it at the one after: wait until the master counts
+        nothing held (looked at every 0.1 s: the lab's heartbeats are 0.2 s apart), and say so if it does not."""
         from perfkit.tiers.alluxio_client import AlluxioClient
 
         client = AlluxioClient(self.profile)
         client.free(self.mount)
         held = []  # bytes the workers hold, at each look
         try:
-            poll_until(lambda: held.append(client.store()[0]) or held[-1] <= 0, 15, 0.5,
+            poll_until(lambda: held.append(client.store()[0]) or held[-1] <= 0, 15, 0.1,
                        what="Alluxio's workers to drop the freed blocks")
         except WaitTimeout:
             return (f"Alluxio freed {self.mount} (the bucket's mount), yet its workers still hold "
                     f"{held[-1] / 1e6:.1f} MB")
         return f"Alluxio freed {self.mount} (the bucket's mount)"
+
+    def refresh(self, s3_urls: list[str]) -> None:
+        """The master's metadata of each folder synced with S3: it keeps each file's length from its first look
+        (no sync by default), and a file placed again since reads as corrupt ("Malformed ORC file")."""
+        from perfkit.tiers.alluxio_client import AlluxioClient
+
+        client = AlluxioClient(self.profile)
+        for url in s3_urls:
+            client.sync_metadata("/" + self.location(url).removeprefix("alluxio://").partition("/")[2])
 
     def counters(self, engine=None) -> Counters | None:
         """The workers' own counters, summed over the workers: bytes served from their cache, bytes read from S3."""

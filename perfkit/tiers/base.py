@@ -93,6 +93,10 @@ class Tier(WritesRefused, Storage):
         """Empty the tier; say what was emptied."""
         raise NotImplementedError
 
+    def refresh(self, s3_urls: list[str]) -> None:
+        """See the files at `s3_urls` as they are on S3 now: perfkit may have just placed them again. A tier that
+        keeps its own view of S3's files (their lengths) would otherwise read new bytes by the old lengths."""
+
     def current_tables(self, tables: dict[str, str]) -> dict[str, str]:
         """The tables registered to read through this tier, as read after empty(): the same for most tiers."""
         return tables

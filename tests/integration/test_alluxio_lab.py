@@ -80,3 +80,23 @@ def test_a_store_smaller_than_the_data_is_said_and_hot_copies_fetch_from_s3(prof
     assert counters.loc["hot", "MB from S3"] > 0  # evicted: not all from the cache, and the counters show it
     assert bench.failures().empty  # every byte still checked and right
     assert Alluxio(profile).size_note(32_000_000) is None  # back to the 1 GB store
+
+
+def test_a_file_placed_again_on_s3_reads_whole_through_alluxio_once_the_tier_refreshed(profile, alluxio):
+    from perfkit.storages.s3 import shared_s3_client
+
+    s3 = shared_s3_client(profile)
+    through_alluxio = TierCopy(profile, objects=1, object_mb=1, rounds=1).s3_client("boto3 via Alluxio's S3 API")
+    folder = f"{profile.prefix}/tests/alluxio-refresh"
+    key, old, new = f"{folder}/part-0.bin", b"a" * 1000, b"b" * 1500
+    try:
+        s3.put_object(Bucket=profile.s3_bucket, Key=key, Body=old)
+        assert through_alluxio.get_object(Bucket=profile.s3_bucket, Key=key)["Body"].read() == old  # Alluxio looked
+        s3.put_object(Bucket=profile.s3_bucket, Key=key, Body=new)  # placed again, longer
+        stale = through_alluxio.get_object(Bucket=profile.s3_bucket, Key=key)["Body"].read()
+        assert len(stale) == len(old)  # Alluxio's master keeps the length of its first look: a cut file
+        Alluxio(profile).refresh([f"{profile.s3_scheme}://{profile.s3_bucket}/{folder}"])
+        assert through_alluxio.get_object(Bucket=profile.s3_bucket, Key=key)["Body"].read() == new
+    finally:
+        s3.delete_object(Bucket=profile.s3_bucket, Key=key)
+        Alluxio(profile).refresh([f"{profile.s3_scheme}://{profile.s3_bucket}/{folder}"])  # gone from its view too
