@@ -55,6 +55,8 @@ def why_table(frame: pd.DataFrame) -> pd.DataFrame:
             "S3 HEADs, LISTs": _median(_server(io, "s3_head", "s3_list") for io in group["io"]),
             "tier metadata RPCs": sum(rpcs.values()) if rpcs else None,
             "of which": ", ".join(f"{name} {n:g}" for name, n in rpcs.items() if n) or ("-" if rpcs else None),
+            # a new client context asks the master for the cluster's configuration first: one per client started
+            "tier clients started": rpcs.get("getConfiguration") if rpcs else None,
             "tier blocks read": _median(a.get("worker blocks read") for a in activity) if activity else None})
     table = pd.DataFrame(rows)
     if table.empty:
@@ -81,6 +83,10 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
             part = (f"through {where} {_range(counted['tier metadata RPCs'], '{:g}')} metadata RPCs to its master "
                     f"({kinds}) and "
                     f"{_range(counted['tier blocks read'], '{:g}')} block reads from its worker")
+            started = counted["tier clients started"].dropna()
+            if len(started) and (started > 0).all():  # Trino's Alluxio file system starts a client per file it opens
+                part += (f", {_range(started, '{:g}')} of its clients started for the query (each asks the master "
+                         "for the cluster's configuration first)")
             gets = counted["S3 GETs"].dropna()
             if len(gets) and (gets == 0).all():
                 part += ", none to S3"

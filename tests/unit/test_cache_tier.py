@@ -191,12 +191,14 @@ def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_count
     assert list(table.index) == ["s3", "alluxio", "trino-cache"]  # S3 first, then the tiers
     assert table.loc["s3", ["hot (s)", "MB read", "reading (s)", "CPU (s)", "splits", "S3 GETs", "S3 HEADs, LISTs"]
                      ].tolist() == [0.8, 0.89, 0.85, 0.2, 8.0, 33.0, 1.0]
-    assert table.loc["alluxio", ["tier metadata RPCs", "of which", "tier blocks read"]].tolist() == [
-        17.0, "GetStatus 8, getConfiguration 9", 16.0]  # 8 + (8 + 10) / 2; ListStatus 0 is left out
+    # 8 + (8 + 10) / 2 RPCs, ListStatus 0 left out; a client started per getConfiguration
+    assert table.loc["alluxio", ["tier metadata RPCs", "of which", "tier blocks read", "tier clients started"]
+                     ].tolist() == [17.0, "GetStatus 8, getConfiguration 9", 16.0, 9.0]
     assert pd.isna(table.loc["trino-cache", "tier metadata RPCs"])  # its counters are bytes only
     assert [s for s in c.findings().sentences if s.startswith("What a hot query asked")] == [
         "What a hot query asked, trino (medians per query): on S3 directly 33 GETs and 1 HEADs and LISTs to S3; "
         "through alluxio 17 metadata RPCs to its master (GetStatus 8, getConfiguration 9) and 16 block reads "
-        "from its worker, none to S3. Trino's own stats, the same queries: its drivers spent 0.85 s reading and 0.20 s "
-        "of CPU on S3 directly, 1.20 s reading and 0.20 s of CPU through alluxio, 0.30 s reading and 0.20 s of CPU "
-        "through trino-cache."]
+        "from its worker, 9 of its clients started for the query (each asks the master for the cluster's "
+        "configuration first), none to S3. Trino's own stats, the same queries: its drivers spent 0.85 s reading and "
+        "0.20 s of CPU on S3 directly, 1.20 s reading and 0.20 s of CPU through alluxio, 0.30 s reading and 0.20 s "
+        "of CPU through trino-cache."]
