@@ -57,8 +57,12 @@ class Alluxio(Tier):
 
     def refresh(self, s3_urls: list[str]) -> None:
         """The master's metadata of each folder synced with S3: it keeps each file's length from its first look
-        (no sync by default), and a file placed again since reads as corrupt ("Malformed ORC file")."""
+        (no sync by default), and a file placed again since reads as corrupt ("Malformed ORC file"). Nothing to
+        sync where the profile names no Alluxio: its runs are recorded as unavailable."""
         from perfkit.tiers.alluxio_client import AlluxioClient
+
+        if self.unavailable():
+            return
 
         client = AlluxioClient(self.profile)
         for url in s3_urls:

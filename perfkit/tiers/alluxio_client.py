@@ -64,12 +64,14 @@ class AlluxioClient:
         try:
             urllib.request.urlopen(request, timeout=600).close()
         except urllib.error.HTTPError as err:  # Alluxio's own reason, e.g. {"message": "Path ... does not exist."}
-            said, status = err.read().decode(errors="replace"), ""
+            said = err.read().decode(errors="replace")
             try:
-                said, status = json.loads(said).get("message", said), json.loads(said).get("statusCode", "")
+                answer = json.loads(said)
             except ValueError:
-                pass
-            if gone_ok and status == "NOT_FOUND":
+                answer = None
+            if isinstance(answer, dict):
+                said = answer.get("message", said)
+            if gone_ok and isinstance(answer, dict) and answer.get("statusCode") == "NOT_FOUND":
                 return
             raise PerfkitError(f"Alluxio's REST API refused to {doing} {path} (HTTP {err.code}): "
                                f"{root_cause(said, 300)}. Fix: check that {path} is under the folder where the bucket "

@@ -185,3 +185,8 @@ def test_without_the_rest_api_the_shell_frees_and_loads_the_metadata(cluster, mo
     Alluxio(profile).refresh(["s3://b/perfkit/t"])
     assert Alluxio(profile).empty() == "Alluxio freed /b (the bucket's mount)"
     assert shell == [("loadMetadata", "-R", "-F", "/b/perfkit/t"), ("free", "-f", "/b")]
+
+
+def test_a_profile_without_alluxio_refreshes_nothing_and_its_runs_stay_unavailable(monkeypatch):
+    monkeypatch.setattr(AlluxioClient, "fs", lambda self, *args, **kw: pytest.fail(f"alluxio fs {args} was run"))
+    Alluxio(load_profile("emr", bucket="b")).refresh(["s3://b/perfkit/t"])
