@@ -28,6 +28,10 @@ class Alluxio(Tier):
     def location(self, s3_url: str) -> str:
         """s3a://<bucket>/<key> -> alluxio://<master>/<mount>/<key>: the same object through Alluxio. The master's
         address stays in the URL: Hive and Spark store alluxio:///x as alluxio:/x, which Trino refuses."""
+        return f"alluxio://{self.profile.alluxio_master}{self.namespace_path(s3_url)}"
+
+    def namespace_path(self, s3_url: str) -> str:
+        """s3a://<bucket>/<key> -> /<mount>/<key>: where the object is in Alluxio's namespace."""
         scheme, _, rest = s3_url.partition("://")
         bucket, _, key = rest.partition("/")
         if scheme not in ("s3", "s3a", "s3n") or bucket != self.profile.s3_bucket:
@@ -35,8 +39,7 @@ class Alluxio(Tier):
             raise PerfkitError(f"{s3_url} is not on the S3 bucket the Alluxio tier mounts ({bucket_url} at "
                                f"alluxio://{self.mount}): give a location on that bucket, or mount its "
                                "bucket in Alluxio and name it in the profile (alluxio_s3_mount)")
-        base = f"alluxio://{self.profile.alluxio_master}{self.mount}"
-        return f"{base}/{key.strip('/')}" if key.strip("/") else base
+        return f"{self.mount}/{key.strip('/')}" if key.strip("/") else self.mount
 
     def empty(self) -> str:
         """A free of the whole mount: every cached block of the bucket evicted (nothing deleted). The workers drop
@@ -66,7 +69,7 @@ class Alluxio(Tier):
 
         client = AlluxioClient(self.profile)
         for url in s3_urls:
-            client.sync_metadata("/" + self.location(url).removeprefix("alluxio://").partition("/")[2])
+            client.sync_metadata(self.namespace_path(url))
 
     def counters(self, engine=None) -> Counters | None:
         """The workers' own counters, summed over the workers: bytes served from their cache, bytes read from S3."""
