@@ -36,10 +36,11 @@ def pytest_configure(config):
 
 # The longest modules go first: pytest-xdist hands a free worker the next module in this order (`make test` turns off
 # its own order, by number of tests, which put one-test modules of a minute or more, like test_sigterm_lab, last).
-# Seconds from CI's two-lab run of 593d757 (the lab start falls on whichever module a worker runs first).
-LONGEST_FIRST = {"test_suites_lab.py": 360, "test_notebook.py": 310, "test_io_accounting_lab.py": 185,
-                 "test_alluxio_lab.py": 145, "test_query_faults.py": 120, "test_sigterm_lab.py": 75,
-                 "test_queries.py": 60, "test_cache_tier_lab.py": 55}
+# Seconds from the two-lab run of c3ee97b (the lab start falls on whichever module a worker runs first), the matrix
+# notebook's 304 s counted with test_suites_lab, where it went since (it reuses that module's TPC-H data).
+LONGEST_FIRST = {"test_suites_lab.py": 1280, "test_notebook.py": 735, "test_io_accounting_lab.py": 362,
+                 "test_alluxio_lab.py": 323, "test_queries.py": 197, "test_cache_tier_lab.py": 140,
+                 "test_engine_conformance.py": 83, "test_sigterm_lab.py": 76}
 # test_zz_lab_down stops its worker's lab, after every other module of that worker; the cluster module's own lab after
 LAST = "test_zz"
 
@@ -122,5 +123,28 @@ def s3_counts_agree(profile):
                 f"{r.subject} {r.case} iteration {r.iteration}: {r.io}"
         for r in (r for r in runs if r.storage == "hdfs"):
             assert r.io["server"].get("s3_get", 0) == 0 and r.io["server"]["hdfs_read_ops"] > 0, (r.subject, r.case)
+
+    return check
+
+
+# a quote around a sentence, as the HTML export escapes it
+QUOTE = r"(?:'|&#x27;|&#39;)"
+
+
+@pytest.fixture
+def reads_well():
+    """A check of a rendered report's HTML for none of what a reader tripped over (issue 43): a column of row numbers,
+    a cell cut with "...", a sentence shown as a quoted Python string, a raw float with six decimals, "after 1 runs"."""
+
+    def check(page: str) -> None:
+        numbered = re.search(r"<tr>\s*<th>\d+</th>", page)
+        assert not numbered, page[max(0, numbered.start() - 400):numbered.end()] if numbered else ""
+        assert "...</td>" not in page
+        quoted = re.findall(rf"<pre>{QUOTE}[A-Z][^<]*\.{QUOTE}</pre>", page)
+        assert not quoted, quoted
+        raw = [n for n in re.findall(r"<td>-?([\d,]*\.\d+)</td>", page)
+               if len(n.replace(",", "").replace(".", "").lstrip("0")) > 4]
+        assert not raw, raw  # more than 4 significant digits: 1.444147, not 1.44 or 0.00632
+        assert not re.search(r"\b1 runs\b", page)
 
     return check

@@ -4,24 +4,7 @@ import re
 from perfkit.report import render
 
 
-QUOTE = r"(?:'|&#x27;|&#39;)"
-
-
-def _reads_well(page: str) -> None:
-    """None of what a reader tripped over (issue 43): a column of row numbers, a cell cut with "...", a sentence shown
-    as a quoted Python string, a raw float with six decimals, "after 1 runs"."""
-    numbered = re.search(r"<tr>\s*<th>\d+</th>", page)
-    assert not numbered, page[max(0, numbered.start() - 400):numbered.end()] if numbered else ""
-    assert "...</td>" not in page
-    quoted = re.findall(rf"<pre>{QUOTE}[A-Z][^<]*\.{QUOTE}</pre>", page)
-    assert not quoted, quoted
-    raw = [n for n in re.findall(r"<td>-?([\d,]*\.\d+)</td>", page) if len(n.replace(",", "").replace(".", "")
-                                                                            .lstrip("0")) > 4]
-    assert not raw, raw  # more than 4 significant digits: 1.444147, not 1.44 or 0.00632
-    assert not re.search(r"\b1 runs\b", page)
-
-
-def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypatch):
+def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypatch, reads_well):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
     # two of the taxi queries (the smallest and the largest aggregation): the recap's verdicts are per query
     # Spark and Trino (Hive answers in test_engine_conformance and test_suites_lab)
@@ -41,7 +24,7 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     said_under = page[page.index("Prices:"):]  # S3 at local: no emulator counts S3's bytes, and a line says so
     assert "the server's S3 MB read of" in said_under and "no network emulator between" in said_under
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
-    _reads_well(page)
+    reads_well(page)
     assert "No run failed." in page
     # an embedded plot's base64 may spell any of these (CI once found "WARN" in a PNG): look at the text only
     text = re.sub(r"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", "", page)
@@ -58,7 +41,7 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     assert len(list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl"))) == 1
 
 
-def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path, monkeypatch):
+def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path, monkeypatch, reads_well):
     from perfkit.network import PROFILES
 
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
@@ -70,7 +53,7 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
         lab.set_network(PROFILES["local"])  # the sweep leaves the lab behind its last setting
     assert report.ok, report.error
     page = report.html.read_text()
-    _reads_well(page)
+    reads_well(page)
     for shown in ("s_per_ms_rtt", "bound_by", "rtt 40 ms: 40 ms round trip",
                   "bandwidth 20 MB/s: 0 ms round trip, 20 MB/s per connection",
                   "rtt 0 ms: 0 ms round trip",
@@ -82,7 +65,7 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
     assert first["config"]["network"]["network"]["rtt_ms"] in (0, 40)
 
 
-def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, tmp_path, monkeypatch):
+def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, tmp_path, monkeypatch, reads_well):
     from perfkit.transfer import REGISTRY
 
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
@@ -90,7 +73,7 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     report = render("notebooks/s3_to_hdfs_transfer.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
-    _reads_well(page)
+    reads_well(page)
     for heading in ("Duration", "Method", "MB/s", "data:image/png;base64"):
         assert heading in page
     for method in REGISTRY:
@@ -98,42 +81,26 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     assert "unavailable: s3-dist-cp is not on PATH" in page
 
 
-def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatch):
+def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatch, reads_well):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
     report = render("notebooks/st1_throughput_burst.ipynb", {"files": 2, "file_mb": 8}, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
-    _reads_well(page)
+    reads_well(page)
     for text in ("read time (s)", "write MiB/s", "cost per month (USD)", "measured (lab, TestDFSIO 2 × 8 MB)",
                  "modelled (400 × 4 GB)", "page cache dropped",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
         assert text in page
 
 
-def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_path, monkeypatch):
+def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_path, monkeypatch, reads_well):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
     params = {"jobs": 2, "files_per_job": 2, "files": 4, "mean_mb": 1, "large_file_mb": 4}
     report = render("notebooks/nfs_vs_hdfs_reads.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
-    _reads_well(page)
+    reads_well(page)
     for text in ("random-files", "large-file", "libnfs (nfs)", "hdfs-cli (hdfs)", "webhdfs (hdfs)",
                  "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
                  "data:image/png;base64"):
         assert text in page
-
-
-def test_the_matrix_notebook_ranks_every_cell_of_both_suites(lab, tmp_path, monkeypatch):
-    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
-    # TPC-H's 22 queries on every engine and storage: test_suites_lab; here 3 of them, and HiBench's reads and writes
-    params = {"engines": ["trino", "spark"], "suite": ["tpch", "hibench"], "queries": {"tpch": ["q1", "q3", "q6"]},
-              "runs": 1, "warmup": 0, "scale": {"tpch": 0.01, "hibench": "tiny"}}
-    report = render("notebooks/engine_storage_matrix.ipynb", params, out_root=tmp_path / "reports")
-    assert report.ok, report.error
-    page = report.html.read_text()
-    _reads_well(page)
-    for heading in ("Ranking, best to worst", "geomean (s)", "x best", "Heat map", "Write workloads, apart",
-                    "Every engine ran every query.", "trino/hdfs", "spark/s3"):
-        assert heading in page, heading
-    assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite
-    assert len(list((tmp_path / "results" / "engine_storage_matrix").glob("*.jsonl"))) == 2

@@ -1,5 +1,6 @@
-"""Issue 10 on the lab: TPC-H and HiBench generated into both storages and run through spark, trino and hive;
-a user's own .sql folder on a user's own table locations from the CLI; bad tables named before any work."""
+"""Issue 10 on the lab: TPC-H and HiBench generated into both storages and run through spark, trino and hive (the
+matrix notebook rendered on them too); a user's own .sql folder on a user's own table locations from the CLI; bad
+tables named before any work."""
 import hashlib
 import io
 
@@ -17,6 +18,8 @@ from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.report import render
+from perfkit.results import read_result_file, records_frame
 from perfkit.suites import load_suite
 
 ENGINES = ["spark", "trino"]  # timed on both storages; Hive answers every query on HDFS, untimed (below)
@@ -125,25 +128,56 @@ def test_a_copy_that_reads_other_bytes_than_listed_stops_with_the_file_named(pro
         locations.delete_tree(profile, dst)
 
 
-def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile):
+@pytest.fixture(scope="module")
+def matrix_report(profile, tpch, tmp_path_factory):
+    """The matrix notebook rendered on both suites through every engine: TPC-H's data is the fixture's above, placed
+    once (three of its queries here), HiBench's generated and written through Spark, Trino and Hive. The report and
+    the records of both suites' runs."""
+    out = tmp_path_factory.mktemp("matrix-report")
+    params = {"engines": [*ENGINES, "hive"], "suite": ["tpch", "hibench"], "queries": {"tpch": ["q1", "q3", "q6"]},
+              "runs": 1, "warmup": 0, "scale": {"tpch": 0.01, "hibench": "tiny"}}
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PERFKIT_RESULTS", str(out / "results"))
+        report = render("notebooks/engine_storage_matrix.ipynb", params, out_root=out / "reports")
+    runs = {}
+    for path in sorted((out / "results" / "engine_storage_matrix").glob("*.jsonl")):
+        rows = read_result_file(path)
+        runs[rows[0]["config"]["dataset"]["generator"]] = records_frame(rows)
+    return report, runs
+
+
+def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, reads_well):
+    report, runs = matrix_report
+    assert report.ok, report.error
+    page = report.html.read_text()
+    reads_well(page)
+    for heading in ("Ranking, best to worst", "geomean (s)", "x best", "Heat map", "Write workloads, apart",
+                    "Every engine ran every query.", "trino/hdfs", "spark/s3", "hive/s3"):
+        assert heading in page, heading
+    assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite
+    assert sorted(runs) == ["hibench", "tpch"]
+
+
+def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile, matrix_report):
+    """HiBench's writes through each engine, from the matrix report's records (a failure or a result differing
+    between cells fails the report: report.ok above)."""
     engines = [*ENGINES, "hive"]
-    matrix = EngineStorageMatrix(profile, engines=engines, suite="hibench", scale="tiny", runs=1, warmup=0,
-                                 query_timeout_s=600)
-    matrix.run(progress=False)
-    frame = matrix.results.to_frame()
+    frame = matrix_report[1]["hibench"]
     assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
-    assert matrix.problems().empty, matrix.problems().to_string()
-    uservisits = _read_orc_folder(profile, matrix.tableset.tables["hdfs"]["uservisits"].location)
+    cells = {f"{e}/{s}" for e in engines for s in ("hdfs", "s3")}
+    for case, group in frame.groupby("case"):
+        assert set(group["subject"] + "/" + group["storage"]) == cells, case
+    uservisits = _read_orc_folder(profile, str(locations.profile_location(profile, "hdfs", "datasets", "hibench-tiny",
+                                                                          "orc", "uservisits")))
     assert len(uservisits) == 1000  # HiBench's tiny scale
     scans = frame[frame["case"] == "scan"]
-    assert (scans["rows"] == len(uservisits)).all()
+    assert len(scans) == len(cells) and (scans["rows"] == len(uservisits)).all()
     sums = uservisits.groupby("sourceip")["adrevenue"].sum()
     expected = result_hash([(ip, float(total)) for ip, total in sums.items()])
     assert set(frame.loc[frame["case"] == "aggregation", "result_hash"]) == {expected}
     for where in ("hdfs", "s3"):  # what the writes wrote is gone: the run's own folder only
-        run_folder = locations.profile_location(profile, where, "runs", matrix.results.run_id)
+        run_folder = locations.profile_location(profile, where, "runs", frame["run_id"].iloc[0])
         assert not locations.list_files(profile, run_folder)
-    assert set(matrix.ranking("write")["cell"]) == {f"{e}/{s}" for e in engines for s in ("hdfs", "s3")}
 
 
 def _read_orc_folder(profile, url: str) -> pd.DataFrame:
