@@ -21,6 +21,7 @@ from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.experiments.copy_cost import COPY_METHODS
+from perfkit.experiments.recording import recording
 from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
@@ -239,24 +240,17 @@ class QueryComparison(Experiment):
         results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
         tableset = self.tableset or self.prepare(progress)
         with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
-            results = self.results = ResultSet(self.experiment, self.config())
+            config = self.config()
             for where in filter(is_tier, self.storages):  # the files may have been placed again since it looked
                 tier(where, self.profile).refresh([t.location for t in tableset.tables[BACKING].values()])
             self.watch_storages(tableset)
-            try:
+            with recording(self.experiment, config, cleanup=self.cleanup) as results:
+                self.results = results
                 # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window); where
                 # HDFS's daemons refresh their JMX too seldom to read it around each run, HDFS's count per window
                 with s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages), \
                         hdfs_read_window(self.profile, results, self.accounting and "hdfs" in self.placed_storages):
                     yield results, tableset
-            except BaseException:
-                results.config["interrupted"] = True
-                raise
-            finally:
-                try:
-                    results.save()  # a save that fails (a full disk) keeps the records elsewhere and says where
-                finally:
-                    self.cleanup()
 
     @staticmethod
     def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:

@@ -19,6 +19,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError, shorten
 from perfkit.experiments.base import Experiment
+from perfkit.experiments.recording import recording
 from perfkit.findings import Findings, plural, times
 from perfkit.health import HealthWatch
 from perfkit.protocol import drop_page_cache
@@ -149,34 +150,37 @@ class ReadComparison(Experiment):
     def run(self, progress: bool = True) -> ResultSet:
         results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         config = provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
-        results = self.results = ResultSet(EXPERIMENT, config)
         steps = [(p, m) for p in self.protocols for m in self.methods]
-        for protocol, name in progress_bar(steps, desc=EXPERIMENT, unit="test", disable=not progress):
-            method = get_method(name, self.profile)
-            reason = method.unavailable()
-            if reason:
-                results.add_unavailable(name, method.storage, protocol, reason, params={"job": None})
-                continue
-            if self.cold_cache:
-                self.notes[f"{protocol}/{name}"] = drop_page_cache()
-            relative = self.plan(protocol)
-            plan = [[method.location(rel) for rel in job] for job in relative]
-            # the HDFS probe reads a file of this test through a DataNode
-            probes = storage_probes(self.profile, [method.storage],
-                                    {"hdfs": "/" + relative[0][0].lstrip("/")})
-            with HealthWatch(probes) as watch:
-                jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
-            for j, job in enumerate(jobs):
-                ok = job["ok"] and not watch.problem  # jobs that read through a storage outage are not samples
-                error = "; ".join(e for e in (watch.problem, job["error"]) if e) or None
-                results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=j,
-                            started_at=pd.Timestamp(job["start"], unit="s", tz="UTC").isoformat(),
-                            wall_s=job["end"] - job["start"] if ok else None, ok=ok,
-                            error=error, bytes=job["bytes"],
-                            params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
-            results.save()
-        results.save()
+        with recording(EXPERIMENT, config) as results:
+            self.results = results
+            for protocol, name in progress_bar(steps, desc=EXPERIMENT, unit="test", disable=not progress):
+                self._test(results, protocol, name)
         return results
+
+    def _test(self, results: ResultSet, protocol: str, name: str) -> None:
+        """One access method's parallel jobs on one protocol's file set, recorded job by job."""
+        method = get_method(name, self.profile)
+        reason = method.unavailable()
+        if reason:
+            results.add_unavailable(name, method.storage, protocol, reason, params={"job": None})
+            return
+        if self.cold_cache:
+            self.notes[f"{protocol}/{name}"] = drop_page_cache()
+        relative = self.plan(protocol)
+        plan = [[method.location(rel) for rel in job] for job in relative]
+        # the HDFS probe reads a file of this test through a DataNode
+        probes = storage_probes(self.profile, [method.storage], {"hdfs": "/" + relative[0][0].lstrip("/")})
+        with HealthWatch(probes) as watch:
+            jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
+        for j, job in enumerate(jobs):
+            ok = job["ok"] and not watch.problem  # jobs that read through a storage outage are not samples
+            error = "; ".join(e for e in (watch.problem, job["error"]) if e) or None
+            results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=j,
+                        started_at=pd.Timestamp(job["start"], unit="s", tz="UTC").isoformat(),
+                        wall_s=job["end"] - job["start"] if ok else None, ok=ok,
+                        error=error, bytes=job["bytes"],
+                        params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
+        results.save()
 
     # -- tables -------------------------------------------------------------------------------
     def jobs_frame(self) -> pd.DataFrame:

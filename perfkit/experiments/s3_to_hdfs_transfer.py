@@ -29,6 +29,7 @@ from perfkit.experiments.base import Experiment
 from perfkit.findings import Findings, plural, times, where
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
+from perfkit.experiments.recording import recording
 from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
@@ -125,12 +126,17 @@ class TransferComparison(Experiment):
         config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network(), dataset={
             "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
             "bytes": manifest.total_bytes})
-        results = self.results = ResultSet(EXPERIMENT, config, run_id=self.run_id)
         hdfs = hdfs_storage.webhdfs_client(self.profile)
         self.probes = storage_probes(self.profile, ["hdfs", "s3"])
         scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
+
+        def cleanup() -> None:
+            shutil.rmtree(scratch_root, ignore_errors=True)
+            self.cleanup(hdfs)
+
         unavailable: dict[str, str] = {}
-        try:
+        with recording(EXPERIMENT, config, run_id=self.run_id, cleanup=cleanup) as results:
+            self.results = results
             plan = self.plan()
             with progress_bar(plan, desc=EXPERIMENT, unit="copy", disable=not progress) as bar:
                 for repeat, name, level in bar:
@@ -146,14 +152,6 @@ class TransferComparison(Experiment):
                     self.copy_once(results, method, manifest, self.destination(name, level, repeat),
                                    repeat, scratch_root, hdfs)
                     results.save()
-        except BaseException:
-            results.config["interrupted"] = True  # the run's file says it is incomplete
-            results.save()
-            raise
-        finally:
-            shutil.rmtree(scratch_root, ignore_errors=True)
-            self.cleanup(hdfs)
-        results.save()
         return results
 
     def copy_once(self, results: ResultSet, method, manifest: Manifest, dest: str, repeat: int,

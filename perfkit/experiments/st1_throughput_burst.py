@@ -28,6 +28,7 @@ from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table
 from perfkit.prices import PriceTable
 from perfkit.protocol import drop_page_cache
+from perfkit.experiments.recording import recording
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
@@ -98,21 +99,22 @@ class St1Study(Experiment):
     # -- measuring --------------------------------------------------------------------------
     def run(self, progress: bool = True) -> ResultSet:
         results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
-        results = self.results = ResultSet(EXPERIMENT, provenance.run_config(self.profile, self.parameters()))
-        if self.run_testdfsio:
-            blocks = self.profile.provider.hdfs_blocks()
-            if self.source == "lab" and blocks is not None:  # the DataNodes' disk is this machine's
-                from perfkit.metrics.diskstats import DiskStatsSampler
+        config = provenance.run_config(self.profile, self.parameters())
+        # nothing measured (run_testdfsio=false): no empty result file
+        with recording(EXPERIMENT, config, keep_empty=False) as results:
+            self.results = results
+            if self.run_testdfsio:
+                blocks = self.profile.provider.hdfs_blocks()
+                if self.source == "lab" and blocks is not None:  # the DataNodes' disk is this machine's
+                    from perfkit.metrics.diskstats import DiskStatsSampler
 
-                with DiskStatsSampler(blocks, period=min(self.period, 1)) as sampler:
+                    with DiskStatsSampler(blocks, period=min(self.period, 1)) as sampler:
+                        self._testdfsio(results)
+                    self._metrics = with_throughput(sampler.frame(), sampler.period)
+                else:
                     self._testdfsio(results)
-                self._metrics = with_throughput(sampler.frame(), sampler.period)
-            else:
-                self._testdfsio(results)
-        if self.window_start:
-            self.window = (_utc(self.window_start), _utc(self.window_end))
-        if results.records:  # nothing measured (run_testdfsio=false): no empty result file
-            results.save()
+            if self.window_start:
+                self.window = (_utc(self.window_start), _utc(self.window_end))
         return results
 
     def _testdfsio(self, results: ResultSet) -> None:

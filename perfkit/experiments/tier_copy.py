@@ -35,6 +35,8 @@ from boto3.s3.transfer import TransferConfig
 from perfkit.storages.digest import UPLOAD_CONFIG
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
+from perfkit.experiments.recording import recording
+from perfkit.paths import results_dir_checked
 from perfkit.parameters import check_fields, param
 from perfkit.experiments.cache_tier import TRIES, _verdict
 from perfkit.protocol import drop_page_cache
@@ -194,15 +196,17 @@ class TierCopy(Experiment):
             return self._run(progress)
 
     def _run(self, progress: bool) -> ResultSet:
+        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
         if not self.expected:
             self.prepare(progress)
         client = AlluxioClient(self.profile)
         config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network())
         config["versions"]["alluxio"] = client.version()
-        results = self.results = ResultSet(EXPERIMENT, config)
         readers = list(self.readers)
-        with progress_bar(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
-                  disable=not progress) as bar:
+        with recording(EXPERIMENT, config) as results, \
+                progress_bar(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
+                             disable=not progress) as bar:
+            self.results = results
             for round_ in range(self.rounds):
                 shift = round_ % len(readers)
                 for reader in readers[shift:] + readers[:shift]:
