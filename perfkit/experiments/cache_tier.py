@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from perfkit import provenance
-from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, plural
 from perfkit.experiments.cache_tier_why import why_sentences, why_table
@@ -63,14 +61,8 @@ class CacheTierComparison(QueryComparison):
             for note in results.config["tier_notes"].values():
                 print(f"warning: {note}", flush=True)
             for engine_name in self.engines:
-                with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
-                    provenance.record_engine(results.config, engine)
-                    try:
-                        tables = self.register_tables(engine, tableset)
-                    except PerfkitError:
-                        raise
-                    except Exception as err:  # noqa: BLE001 - this engine cannot run the suite: recorded
-                        self._engine_unusable(results, engine_name, err)
+                with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
+                    if engine is None:
                         bar.update(total // len(self.engines))
                         continue
                     for query in self.suite_queries:

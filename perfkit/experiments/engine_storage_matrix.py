@@ -16,8 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance
-from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, p_value, paired_over_cases, plural
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
@@ -71,15 +69,9 @@ class EngineStorageMatrix(QueryComparison):
         """Each engine opened and its tables registered; one that cannot is recorded for every query, and left out."""
         engines, tables = {}, {}
         for name in self.engines:
-            try:
-                engine = stack.enter_context(get_engine(name, self.profile, self.query_timeout_s))
-                provenance.record_engine(results.config, engine)
-                tables[name] = self.register_tables(engine, tableset)
-                engines[name] = engine
-            except PerfkitError:
-                raise
-            except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: recorded, the others go on
-                self._engine_unusable(results, name, err)
+            engine, registered = stack.enter_context(self.engine_with_tables(results, name, tableset))
+            if engine is not None:
+                engines[name], tables[name] = engine, registered
         return engines, tables
 
     # ---- the report's tables -------------------------------------------------------------------------------

@@ -258,15 +258,26 @@ class QueryComparison(Experiment):
         results.add(subject=engine_name, storage="all", case="register tables", phase="measured",
                     iteration=0, started_at=now(), wall_s=None, ok=False, error=root_cause(err, 500))
 
-    def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
-        with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
-            provenance.record_engine(results.config, engine)
+    @contextlib.contextmanager
+    def engine_with_tables(self, results: ResultSet, engine_name: str, tableset: TableSet):
+        """The engine open, its version recorded and the run's tables registered: (engine, {storage: tables}); or
+        (None, None) when it cannot run this suite, recorded as one failed record, so the run goes on without it. A
+        PerfkitError (a service down, a bad setting) stops the run: it names its fix."""
+        with contextlib.ExitStack() as stack:
             try:
+                engine = stack.enter_context(get_engine(engine_name, self.profile, self.query_timeout_s))
+                provenance.record_engine(results.config, engine)
                 tables = self.register_tables(engine, tableset)
             except PerfkitError:
                 raise
-            except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: record it, go on
+            except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: recorded, the others go on
                 self._engine_unusable(results, engine_name, err)
+                engine = tables = None
+            yield engine, tables
+
+    def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
+        with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
+            if engine is None:
                 bar.update(len(self.suite_queries) * self.protocol.count(self.storages))
                 return
             for query in self.suite_queries:

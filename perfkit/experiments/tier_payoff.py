@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance, stats, validate
+from perfkit import stats, validate
 from perfkit.datasets.taxi import SCHEMA
-from perfkit.engines import get_engine
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.experiments.engine_storage_matrix import _rotated
@@ -57,9 +56,10 @@ class PayoffPoint(CacheTierComparison):
                 progress_bar(total=total, desc=f"{self.experiment} {self.profile_network()}", unit="query",
                              disable=not progress) as bar:
             for engine_name in self.engines:
-                with get_engine(engine_name, self.profile, self.query_timeout_s) as engine:
-                    provenance.record_engine(results.config, engine)
-                    tables = self.register_tables(engine, tableset)
+                with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
+                    if engine is None:
+                        bar.update(total // len(self.engines))
+                        continue
                     tables = {where: tier(where, self.profile).current_tables(tables[where]) if is_tier(where)
                               else tables[where] for where in self.storages}
                     for round_ in range(-1 if self.fill else 0, self.runs):  # -1: the read that fills the tiers

@@ -394,7 +394,7 @@ def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tm
     starts = iter(START + timedelta(seconds=5 * i) for i in range(100))  # the runs start in the window, in minute 0-1
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     monkeypatch.setattr(module, "now", lambda: next(starts).isoformat())
-    monkeypatch.setattr(own, "get_engine", lambda name, *args: _CountingEngine())
+    monkeypatch.setattr(module, "get_engine", lambda name, *args: _CountingEngine())  # every experiment opens here
     Comparison = module.QueryComparison
     monkeypatch.setattr(Comparison, "prepare", lambda self, progress=True: "tables")
     monkeypatch.setattr(Comparison, "config", lambda self: {"versions": {}})
