@@ -55,6 +55,7 @@ from perfkit.parameters import check_fields, param
 EXPERIMENT = "hdfs_vs_s3_queries"
 PLACED = placed()  # the storages a dataset is placed on
 STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
+S3_FAULTS = ("s3_throttled", "s3_retried")  # the S3 requests a run had throttled or retried: flagged, not failed
 
 
 def _optional_names(name: str, value) -> list[str] | None:
@@ -413,7 +414,7 @@ class QueryComparison(Experiment):
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
         accounting = self.run_accounting(engine, step.storage)
-        before = {} if accounting else self.s3_requests(results, engine, step.storage)
+        before = {} if accounting else self.s3_fault_counters(engine, step.storage)
         with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
             if watch.problem:  # do not even start: the run would only wait in storage-client retries
                 results.add(**record, started_at=now(), wall_s=None, ok=False, error=watch.problem)
@@ -441,11 +442,7 @@ class QueryComparison(Experiment):
             writes = getattr(query, "writes", None)
             digest = result_hash(rows) if error is None and not writes else None
             record["io"] = accounting.after() if accounting else {}
-        if accounting:
-            changed = self.s3_faults(results, engine, step.storage, record["io"])
-        else:
-            after = self.s3_requests(results, engine, step.storage) if before else {}
-            changed = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+        changed = self.s3_faults(results, engine, step.storage, record["io"] if accounting else None, before)
         for name, key in (("throttled", "s3_throttled"), ("retried", "s3_retried")):  # flagged, not failed
             if (n := changed.get(key, 0)) > 0:
                 params[name] = int(n)
@@ -472,14 +469,19 @@ class QueryComparison(Experiment):
         settle = getattr(engine, "settle", None)
         return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage, settle=settle)
 
-    def s3_faults(self, results: ResultSet, engine, where: str, io: dict) -> dict[str, float]:
-        """The engine's throttled and retried S3 requests during the run, from its I/O counters (s3_requests, read
-        once instead of twice more); the run's config says whether this engine counts them."""
-        counted = io.get("engine", {}) if where == BACKING or is_tier(where) else {}
-        found = {key: counted[key] for key in ("s3_throttled", "s3_retried") if key in counted}
-        if where == BACKING or is_tier(where):
-            flags = results.config.setdefault("s3_throttling_counted", {})
-            flags[engine.name] = flags.get(engine.name, False) or bool(found)
+    def s3_faults(self, results: ResultSet, engine, where: str, io: dict | None, before: dict) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests during one run on a storage that reads S3 (s3, a tier in
+        front of it): from the run's I/O snapshot `io` where the run was accounted, else its counters now less
+        `before` (s3_fault_counters). The run's config says, per engine, whether the engine counts them at all."""
+        if where != BACKING and not is_tier(where):
+            return {}
+        if io is not None:
+            found = {key: value for key, value in io.get("engine", {}).items() if key in S3_FAULTS}
+        else:
+            after = self.s3_fault_counters(engine, where) if before else {}
+            found = {key: after.get(key, 0) - before.get(key, 0) for key in after}
+        counted = results.config.setdefault("s3_throttling_counted", {})
+        counted[engine.name] = counted.get(engine.name, False) or bool(found or before)
         return found
 
     def storage_io(self) -> pd.DataFrame:
@@ -535,19 +537,16 @@ class QueryComparison(Experiment):
         """Every measured run with its I/O counters, for plots.time_vs_requests."""
         return io_frame(self._frame())
 
-    def s3_requests(self, results: ResultSet, engine, where: str) -> dict[str, float]:
-        """The engine's throttled and retried S3 requests so far, on a storage that reads S3 (s3, a tier in front
-        of it); {} when the engine does not count them, which the run's config records per engine."""
+    def s3_fault_counters(self, engine, where: str) -> dict[str, float]:
+        """The engine's throttled and retried S3 requests so far, on a storage that reads S3; {} when the engine does
+        not count them (or its counter cannot be read: not counted, the run goes on)."""
         if where != BACKING and not is_tier(where):
             return {}
         try:
             found = get_storage(where, self.profile).snapshot(engine)
         except Exception:  # noqa: BLE001 - a counter that cannot be read is not counted; the run goes on
             found = {}
-        found = {k: v for k, v in found.items() if k in ("s3_throttled", "s3_retried")}
-        counted = results.config.setdefault("s3_throttling_counted", {})
-        counted[engine.name] = counted.get(engine.name, False) or bool(found)
-        return found
+        return {key: value for key, value in found.items() if key in S3_FAULTS}
 
     def comparison(self) -> pd.DataFrame:
         """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left

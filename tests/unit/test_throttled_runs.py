@@ -44,10 +44,12 @@ class OneQuery:
         return f"SELECT * FROM {tables['table']}"
 
 
-@pytest.fixture
-def cmp(tmp_path):
+@pytest.fixture(params=[True, False], ids=["accounted", "not-accounted"])
+def cmp(tmp_path, request):
+    """Both ways a run's throttling is counted: from the run's I/O snapshot (accounting on) or from the engine's
+    counters read before and after it (accounting off)."""
     comparison = QueryComparison(load_profile("lab"), engines=["spark"], rows=10, files=1, runs=1, warmup=0,
-                                 queries=["q1"], health_interval_s=0.05)
+                                 queries=["q1"], health_interval_s=0.05, accounting=request.param)
     comparison.results = ResultSet("test", {}, folder=tmp_path)
     comparison.probes = {"s3": lambda: None, "hdfs": lambda: None}
     return comparison
