@@ -124,3 +124,14 @@ def test_the_import_check_knows_what_perfkit_installs(importable_with_perfkit):
     # with perfkit
     assert {"perfkit", "pandas", "IPython", "yaml", "matplotlib"} <= importable_with_perfkit
     assert not {"pytest", "moto"} & importable_with_perfkit
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_cell_has_its_own_id(path):
+    """nbformat 4.5 cells carry ids: without one, every render prints nbformat's "Cell is missing an id field"
+    warning on the user's terminal (and a later nbformat refuses the notebook)."""
+    nb = _load(path)
+    ids = [cell.get("id") for cell in nb["cells"]]
+    assert (nb["nbformat"], nb["nbformat_minor"]) >= (4, 5) and all(ids), \
+        f"{path.name}: {sum(not i for i in ids)} cells without an id"
+    assert len(set(ids)) == len(ids), f"{path.name}: ids repeat"
