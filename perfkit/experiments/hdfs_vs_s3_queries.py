@@ -46,7 +46,7 @@ from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
-from perfkit.storages import get_storage, placed, storage_probes, tiers
+from perfkit.storages import backing_of, get_storage, placed, storage_probes, tiers
 from perfkit.storages.pricing import monthly_storage_table
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
@@ -461,7 +461,7 @@ class QueryComparison(Experiment):
         run reads (a tier reads S3); a stand-in engine may count only throttled S3 requests, or nothing."""
         if not self.accounting:
             return None
-        storage = "s3" if where == BACKING or is_tier(where) else where
+        storage = backing_of(where) or where  # a tier reads its backing storage
         counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
         if counts is not None and "storage" in inspect.signature(counts).parameters:  # an engine that can narrow them
             counts = functools.partial(counts, storage=where)
@@ -473,7 +473,7 @@ class QueryComparison(Experiment):
         """The engine's throttled and retried S3 requests during one run on a storage that reads S3 (s3, a tier in
         front of it): from the run's I/O snapshot `io` where the run was accounted, else its counters now less
         `before` (s3_fault_counters). The run's config says, per engine, whether the engine counts them at all."""
-        if where != BACKING and not is_tier(where):
+        if backing_of(where) != BACKING:  # s3, or a tier in front of it
             return {}
         if io is not None:
             found = {key: value for key, value in io.get("engine", {}).items() if key in S3_FAULTS}
@@ -540,7 +540,7 @@ class QueryComparison(Experiment):
     def s3_fault_counters(self, engine, where: str) -> dict[str, float]:
         """The engine's throttled and retried S3 requests so far, on a storage that reads S3; {} when the engine does
         not count them (or its counter cannot be read: not counted, the run goes on)."""
-        if where != BACKING and not is_tier(where):
+        if backing_of(where) != BACKING:  # s3, or a tier in front of it
             return {}
         try:
             found = get_storage(where, self.profile).snapshot(engine)
