@@ -31,8 +31,8 @@ from perfkit.lab.shape import LabShape, current_shape, save_shape
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
 from perfkit.lab.yarn import Yarn
-from perfkit.lab.settings import (HOST, LabPorts, checked_home, default_s3_endpoint, lab_credentials, lab_s3_endpoint,
-                                  set_lab_s3_endpoint)
+from perfkit.lab.settings import (HOST, JAVA_OPTIONS_FILE, LabPorts, checked_home, default_s3_endpoint, lab_credentials,
+                                  lab_s3_endpoint, note_java_options, set_lab_s3_endpoint)
 from perfkit.locks import network_change
 from perfkit.network import PROFILES, NetworkProfile
 
@@ -133,6 +133,7 @@ class Lab:
             self._check_ports(service)
         if network is not None:
             self.set_network(network)
+        note_java_options(self.home, whole_lab_down=not self.running([s.name for s in self.services]))
         self.skipped = start_together(services, self._start)
         return self.status(names and [s.name for s in services])
 
@@ -259,6 +260,7 @@ class Lab:
         stopped = []
         for service in reversed(start_order(self.services)):
             stopped += service.stop()
+        (self.home / JAVA_OPTIONS_FILE).unlink(missing_ok=True)
         return stopped
 
     def status(self, names: list[str] | None = None) -> list[ServiceStatus]:

@@ -21,7 +21,7 @@ from perfkit.errors import PerfkitError, ServiceError
 from perfkit.lab import alluxio_dist, tools
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import (BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint,
+from perfkit.lab.settings import (BUCKET, HOST, LabPorts, lab_java_options, lab_credentials, lab_s3_endpoint,
                                   write_private)
 
 HEAP = "-Xmx512m"
@@ -202,7 +202,7 @@ class AlluxioServer(Service):
 
     def java(self, main: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         conf = conf_dir or self.conf_dir
-        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), *ADD_OPENS,
+        return [str(tools.java_home() / "bin" / "java"), HEAP, *lab_java_options(self.home), *ADD_OPENS,
                 f"-Dalluxio.conf.dir={conf}",
                 f"-Dalluxio.logs.dir={self.home / 'logs'}",  # a JVM property only: Alluxio refuses it in the site file
                 f"-Dlog4j2.configurationFile={(conf / 'log4j2.properties').as_uri()}", "-Duser.timezone=UTC",

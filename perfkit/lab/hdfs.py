@@ -12,7 +12,7 @@ from perfkit.errors import ServiceError
 from perfkit.lab import alluxio, tools
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, node_ports
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options, lab_credentials, node_ports
 from perfkit.lab.shape import LabShape, current_shape, node_env
 from perfkit.lab.spark_conf import lab_spark_conf
 
@@ -128,8 +128,8 @@ class Hdfs(Service):
     def java(self, main_class: str, *args: str, conf_dir: Path | None = None) -> list[str]:
         java = tools.java_home() / "bin" / "java"
         classpath = f"{conf_dir or self.conf_dir}:{tools.hadoop_lib()}/*"
-        return [str(java), HEAP, java_tmpdir(self.home), f"-Dhadoop.log.dir={self.home / 'logs'}", "-cp", classpath,
-                main_class, *args]
+        return [str(java), HEAP, *lab_java_options(self.home), f"-Dhadoop.log.dir={self.home / 'logs'}",
+                "-cp", classpath, main_class, *args]
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         if daemon is None or daemon is self.namenode:

@@ -16,7 +16,7 @@ from perfkit.lab.metastore import HIVE_OPENS as OPENS
 from perfkit.lab.metastore import LOG4J2, s3a_env, s3a_settings, warehouse
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options
 from perfkit.lab.yarn import CONTAINER_HEAP, Yarn
 
 HEAP = "-Xmx1536m"  # every local MapReduce task runs in this JVM (see site())
@@ -130,7 +130,7 @@ class HiveServer2(Service):
         classpath = (f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:"
                      f"{alluxio_dist.alluxio_client_jar()}")
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
-        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
+        return [str(tools.java_home() / "bin" / "java"), HEAP, *lab_java_options(self.home), "-Duser.timezone=UTC",
                 f"-Dlog4j2.configurationFile={log4j}",
                 *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in OPENS),
                 "--add-opens=java.sql/java.sql=ALL-UNNAMED", "-cp", classpath, MAIN]

@@ -11,7 +11,7 @@ from perfkit.lab import alluxio, alluxio_dist, hive_jars, tools, versions
 from perfkit.lab.hdfs import site_xml
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options, lab_credentials
 from perfkit.lab.spark_conf import lab_spark_conf
 
 # Hive 4 on Java 17: reflection into these packages (Kryo plans, "Error caching map.xml" without java.util.concurrent);
@@ -123,7 +123,7 @@ class HiveMetastore(Service):
         # the metastore checks and makes table locations: alluxio:// ones through Alluxio's client
         classpath = (f"{self.conf_dir}:{hive_jars.metastore_home() / 'lib'}/*:{tools.hadoop_lib()}/*:"
                      f"{alluxio_dist.alluxio_client_jar()}:{hive_jars.hive_exec_jar()}")
-        return [str(tools.java_home() / "bin" / "java"), HEAP, java_tmpdir(self.home), "-Duser.timezone=UTC",
+        return [str(tools.java_home() / "bin" / "java"), HEAP, *lab_java_options(self.home), "-Duser.timezone=UTC",
                 # hive-exec reads HiveServer2's partition filters with Kryo, which reaches into java.base
                 *(f"--add-opens=java.base/{pkg}=ALL-UNNAMED" for pkg in HIVE_OPENS),
                 f"-Dlog4j2.configurationFile={log4j.as_uri()}", f"-Dderby.stream.error.file={self.root / 'derby.log'}",

@@ -17,8 +17,8 @@ from perfkit.lab.hdfs import METRICS_PERIOD_MS
 from perfkit.lab.s3 import S3Server, s3_access_log
 from perfkit.lab.s3_network import current_network
 from perfkit.lab.yarn import NODE_MEMORY_MB, NODE_VCORES
-from perfkit.lab.settings import (BUCKET, HOST, LabPorts, java_tmpdir, lab_credentials, lab_home,
-                                  lab_s3_endpoint)
+from perfkit.lab.settings import (BUCKET, HOST, JAVA_OPTIONS_ENV, LabPorts, extra_java_options, java_options_in_use,
+                                  lab_credentials, lab_home, lab_java_options, lab_s3_endpoint)
 from perfkit.providers import Provider
 
 # what `hadoop <sub>` runs, for the lab where there is no `hadoop` script, only jars
@@ -45,7 +45,7 @@ class LabProvider(Provider):
 
         java = tools.java_home() / "bin" / "java"
         classpath = f"{lab_home() / 'hadoop-conf'}:{tools.hadoop_lib()}/*:{alluxio_client_jar()}"
-        return [str(java), "-Xmx512m", java_tmpdir(), "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
+        return [str(java), "-Xmx512m", *lab_java_options(), "-Dhadoop.root.logger=WARN,stderr", "-cp", classpath,
                 MAIN_CLASSES[sub], *args]
 
     def testdfsio_command(self, *args: str) -> list[str]:
@@ -71,7 +71,7 @@ class LabProvider(Provider):
                 "spark.jars": ",".join(str(j) for j in [*s3a_jars, alluxio_client_jar()]),
                 "spark.driver.memory": "2g",
                 # Hive's <session>_resources folder and Spark's block files: under the lab home, not /tmp
-                "spark.driver.extraJavaOptions": java_tmpdir(),
+                "spark.driver.extraJavaOptions": " ".join(lab_java_options()),
                 "spark.local.dir": str(lab_home() / "tmp"),
                 "spark.hadoop.hadoop.tmp.dir": str(lab_home() / "tmp"),  # S3A's upload buffers (fs.s3a.buffer.dir)
                 # the metastore Hive and Trino share, through a Hive client Spark loads (its built-in 2.3 cannot)
@@ -178,7 +178,10 @@ class LabProvider(Provider):
         return lab_home() / "hdfs"
 
     def versions(self) -> dict[str, str]:
-        return {"hadoop (lab)": versions.HADOOP}
+        found = {"hadoop (lab)": versions.HADOOP}
+        if options := java_options_in_use():  # times measured on JVMs started so (the tests' C1-only) say it
+            found["lab JVM options"] = f"{options} ({JAVA_OPTIONS_ENV})"
+        return found
 
     def s3_request_log(self) -> Path:
         return s3_access_log(lab_home())
@@ -226,7 +229,7 @@ class LabClusterProvider(LabProvider):
                 "spark.executor.cores": str(self.EXECUTOR_CORES),
                 "spark.executor.memory": self.EXECUTOR_MEMORY,
                 "spark.yarn.am.memory": "512m",
-                "spark.executor.extraJavaOptions": "-Duser.timezone=UTC"}
+                "spark.executor.extraJavaOptions": " ".join(["-Duser.timezone=UTC", *extra_java_options()])}
 
     def spark_environment(self) -> dict[str, str]:
         from perfkit.lab.yarn import Yarn

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -134,6 +135,46 @@ def java_tmpdir(home: Path | None = None) -> str:
     folder = checked_home(home) / "tmp"
     folder.mkdir(parents=True, exist_ok=True)
     return f"-Djava.io.tmpdir={folder}"
+
+
+JAVA_OPTIONS_ENV = "PERFKIT_LAB_JAVA_OPTIONS"
+JAVA_OPTIONS_FILE = "java-options"  # in the lab home: the extra options a running daemon of the lab was started with
+
+
+def extra_java_options() -> list[str]:
+    """What PERFKIT_LAB_JAVA_OPTIONS adds to every JVM the lab starts: the integration tests run their labs
+    C1-only (-XX:TieredStopAtLevel=1), a third less CPU for the same work (they check behaviour, not speed)."""
+    text = os.environ.get(JAVA_OPTIONS_ENV, "")
+    try:
+        options = shlex.split(text)
+    except ValueError as err:
+        raise PerfkitError(f"{JAVA_OPTIONS_ENV}={text!r}: {err}. Fix: quote it as a shell would, or unset it") from None
+    if bad := [option for option in options if not option.startswith("-")]:
+        raise PerfkitError(f"{JAVA_OPTIONS_ENV}={text!r}: {bad[0]!r} is not a JVM option. Fix: give options that "
+                           "start with '-' (e.g. -XX:TieredStopAtLevel=1), or unset it")
+    return options
+
+
+def lab_java_options(home: Path | None = None) -> list[str]:
+    """The options every JVM of the lab gets: its temporary folder under the lab home, then PERFKIT_LAB_JAVA_OPTIONS."""
+    return [java_tmpdir(home), *extra_java_options()]
+
+
+def note_java_options(home: Path, whole_lab_down: bool) -> None:
+    """Before daemons start: keep the extra options they start with, for the runs' records (java_options_in_use).
+    Started without any, the note stays while a daemon started with them may still run."""
+    note = home / JAVA_OPTIONS_FILE
+    if extra := extra_java_options():
+        atomic.write_text(note, " ".join(extra) + "\n")
+    elif whole_lab_down:
+        note.unlink(missing_ok=True)
+
+
+def java_options_in_use(home: Path | None = None) -> str:
+    """The extra JVM options of this lab's daemons (their note) or of the JVMs this process starts; "" when none."""
+    note = (home or lab_home()) / JAVA_OPTIONS_FILE
+    noted = note.read_text().split() if note.is_file() else []
+    return " ".join(dict.fromkeys([*noted, *extra_java_options()]))
 
 
 S3_ENDPOINT_FILE = "s3-endpoint"  # in the lab home: where the lab's S3 clients send requests, when not direct

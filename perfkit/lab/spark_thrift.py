@@ -10,7 +10,7 @@ from perfkit.lab import hs2
 from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, write_private
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options, lab_credentials, write_private
 from perfkit.lab.spark_conf import lab_spark_conf
 from perfkit.engines.spark_settings import spark_properties
 
@@ -37,7 +37,7 @@ class SparkThriftServer(Service):
         conf = {
             **lab_spark_conf(self.ports, lab_credentials(home=self.home)),
             **spark_metastore_conf(self.ports),
-            "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC {java_tmpdir(self.home)}",
+            "spark.driver.extraJavaOptions": " ".join(["-Duser.timezone=UTC", *lab_java_options(self.home)]),
             "spark.local.dir": str(self.home / "tmp"),  # shuffle and block files
         }
         write_private(self.properties_file, spark_properties(conf))

@@ -18,7 +18,7 @@ from perfkit.lab.hdfs import site_xml
 from perfkit.lab.shape import lab_replication
 from perfkit.lab.process import Daemon, port_in_use
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, lab_credentials, lab_s3_endpoint, write_private
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options, lab_credentials, lab_s3_endpoint, write_private
 from perfkit.s3_retries import trino_s3_retries
 
 HEAP = "-Xmx2G"  # the notes' small-node memory settings below assume 2 GiB: 768 MB per query + 512 MB headroom
@@ -130,7 +130,8 @@ class TrinoServer(Service):
         alluxio = AlluxioServer(self.home, self.ports)
         alluxio.write_client_config()
         alluxio_conf = f"-Dalluxio.conf.dir={alluxio.client_conf_dir}"
-        (self.etc / "jvm.config").write_text("\n".join([*JVM_OPTIONS, java_tmpdir(self.home), alluxio_conf]) + "\n")
+        options = [*JVM_OPTIONS, *lab_java_options(self.home), alluxio_conf]
+        (self.etc / "jvm.config").write_text("\n".join(options) + "\n")
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         """The launcher exec's java itself: the pid the lab records is the server's JVM."""

@@ -19,7 +19,7 @@ from perfkit.lab.hdfs import LOG4J, site_xml
 from perfkit.lab.metastore import s3a_env
 from perfkit.lab.process import Daemon
 from perfkit.lab.service import Service
-from perfkit.lab.settings import HOST, LabPorts, java_tmpdir, node_ports, write_private
+from perfkit.lab.settings import HOST, LabPorts, lab_java_options, node_ports, write_private
 from perfkit.lab.shape import LabShape, current_shape, node_env
 
 RM_MAIN = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
@@ -157,7 +157,7 @@ class Yarn(Service):
         else:
             conf, main = self.root / f"nm{self.nodemanagers.index(daemon)}" / "conf", NM_MAIN
         java = tools.java_home() / "bin" / "java"
-        return [str(java), HEAP, java_tmpdir(self.home), f"-Dhadoop.log.dir={self.home / 'logs'}",
+        return [str(java), HEAP, *lab_java_options(self.home), f"-Dhadoop.log.dir={self.home / 'logs'}",
                 "-cp", f"{conf}:{tools.yarn_lib()}/*:{tools.hadoop_lib()}/*", main]
 
     def env(self, i: int | None) -> dict[str, str]:

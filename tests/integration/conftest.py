@@ -6,7 +6,7 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.lab import Lab
-from perfkit.lab.settings import LabPorts, lab_home
+from perfkit.lab.settings import JAVA_OPTIONS_ENV, LabPorts, lab_home
 from perfkit.network import PROFILES
 
 # a failed lab test shows the causes its daemons logged meanwhile: CI keeps no lab log, and a HiveServer2 answer
@@ -16,12 +16,19 @@ CAUSES_SHOWN = 12
 # `make test` runs these tests on two labs side by side (pytest-xdist, one lab per worker): worker gwN beyond the
 # first gets a lab of its own, its ports each the default + N * WORKER_PORT_SHIFT (clear of the cluster module's +100)
 WORKER_PORT_SHIFT = 200
+# The JVMs of the labs these tests start (daemons, Spark's driver, the Hadoop tools) compile with C1 only: the tests
+# check behaviour, not speed, and C2's compiles were a third of the CPU on CI's two busy cores (test_suites_lab alone:
+# 766 -> 539 CPU-s, 423 -> 378 s). The runs' versions say so ("lab JVM options"). PERFKIT_LAB_JAVA_OPTIONS="" runs
+# them with the JVMs' full JIT, as `make report` does.
+TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def pytest_configure(config):
     """Under pytest-xdist, worker gwN (N >= 1) runs on a lab of its own: its home, ports, locks and logs, set in this
     process's environment before any lab or profile is made, so every perfkit process it starts inherits them.
-    gw0 (and a run without workers) keeps the default lab, which may already be up."""
+    gw0 (and a run without workers) keeps the default lab, which may already be up. The labs these tests start run
+    their JVMs as TEST_JAVA_OPTIONS says, unless PERFKIT_LAB_JAVA_OPTIONS is set already."""
+    os.environ.setdefault(JAVA_OPTIONS_ENV, TEST_JAVA_OPTIONS)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     index = int(worker[2:]) if worker.startswith("gw") else 0
     if not index:
