@@ -19,6 +19,7 @@ import pandas as pd
 from perfkit import provenance, stats, validate
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
+from perfkit.experiments.attempt import Observer, Run, RunIo, S3Faults, StorageHealth, Watched
 from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
 from perfkit.experiments.copy_cost import COPY_METHODS
 from perfkit.experiments.recording import recording
@@ -39,7 +40,6 @@ from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
 from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
-from perfkit.health import HealthWatch
 from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
@@ -55,7 +55,6 @@ from perfkit.parameters import check_fields, param
 EXPERIMENT = "hdfs_vs_s3_queries"
 PLACED = placed()  # the storages a dataset is placed on
 STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
-S3_FAULTS = ("s3_throttled", "s3_retried")  # the S3 requests a run had throttled or retried: flagged, not failed
 
 
 def _optional_names(name: str, value) -> list[str] | None:
@@ -411,50 +410,47 @@ class QueryComparison(Experiment):
                 engine.drop_own_table(tables[query.writes].split(".", 1)[1])
 
     def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
+        """Times the engine's call; the observers (attempt.py) add the storage's health, the run's I/O and S3's
+        throttled requests to its record."""
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
-        accounting = self.run_accounting(engine, step.storage)
-        before = {} if accounting else self.s3_fault_counters(engine, step.storage)
-        with HealthWatch({step.storage: self.probes[step.storage]}, self.health_interval_s) as watch:
-            if watch.problem:  # do not even start: the run would only wait in storage-client retries
-                results.add(**record, started_at=now(), wall_s=None, ok=False, error=watch.problem)
+        with Watched(self.observers(results, engine, step.storage)) as watched:
+            if watched.refused:
+                results.add(**record, started_at=now(), wall_s=None, ok=False, error=watched.refused)
                 return
-            if accounting:
-                accounting.before()
-            # started_at + wall_s is the timed interval: the snapshot above is outside both
+            # started_at + wall_s is the timed interval: the observers' snapshots are outside both
             started, t0 = now(), time.perf_counter()
             try:
                 rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
                 error = None
-                watch.answered()
+                watched.answered()
             except Exception as err:  # noqa: BLE001 - any engine error fails this run only
                 error = get_storage(step.storage, self.profile).explain(str(err)) or root_cause(err, 500)
             except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
-                if accounting:
-                    accounting.abandon()
                 results.add(**record, started_at=started, wall_s=None, ok=False,
                             error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: "
                                   "not a sample")
                 raise
             wall = time.perf_counter() - t0
-            if accounting:
-                accounting.finish()  # the after snapshot's reads go out; the answer is hashed while they are out
+            watched.stop()
             writes = getattr(query, "writes", None)
             digest = result_hash(rows) if error is None and not writes else None
-            record["io"] = accounting.after() if accounting else {}
-        changed = self.s3_faults(results, engine, step.storage, record["io"] if accounting else None, before)
-        for name, key in (("throttled", "s3_throttled"), ("retried", "s3_retried")):  # flagged, not failed
-            if (n := changed.get(key, 0)) > 0:
-                params[name] = int(n)
-        if watch.problem:  # the storage's fault is the cause, whatever the engine said
-            error = watch.problem + (f"; the engine said: {error}" if error else "")
-        if error:
-            results.add(**record, started_at=started, wall_s=wall, ok=False, error=error)
+            run = watched.end(Run(record, error))
+        if run.error:
+            results.add(**record, io=run.io, started_at=started, wall_s=wall, ok=False, error=run.error)
             return
         if writes:  # what was written, read back outside the timing
             rows = engine.execute(f"SELECT * FROM {tables[writes]}")
             digest = result_hash(rows)
-        results.add(**record, started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
+        results.add(**record, io=run.io, started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
+
+    def observers(self, results: ResultSet, engine, where: str) -> list[Observer]:
+        """What watches each run on `where`: the storage's health, S3's throttled requests and, where asked, the
+        run's I/O (S3Faults reads what RunIo counted: it ends after it)."""
+        accounting = self.run_accounting(engine, where)
+        return [StorageHealth({where: self.probes[where]}, self.health_interval_s),
+                S3Faults(self.profile, results.config, engine, where, counted=accounting is not None),
+                *([RunIo(accounting)] if accounting else [])]
 
     def run_accounting(self, engine, where: str) -> RunAccounting | None:
         """The snapshots around one run on `where`: the storages' own counters and the engine's, of the storage the
@@ -468,21 +464,6 @@ class QueryComparison(Experiment):
         source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
         settle = getattr(engine, "settle", None)
         return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage, settle=settle)
-
-    def s3_faults(self, results: ResultSet, engine, where: str, io: dict | None, before: dict) -> dict[str, float]:
-        """The engine's throttled and retried S3 requests during one run on a storage that reads S3 (s3, a tier in
-        front of it): from the run's I/O snapshot `io` where the run was accounted, else its counters now less
-        `before` (s3_fault_counters). The run's config says, per engine, whether the engine counts them at all."""
-        if backing_of(where) != BACKING:  # s3, or a tier in front of it
-            return {}
-        if io is not None:
-            found = {key: value for key, value in io.get("engine", {}).items() if key in S3_FAULTS}
-        else:
-            after = self.s3_fault_counters(engine, where) if before else {}
-            found = {key: after.get(key, 0) - before.get(key, 0) for key in after}
-        counted = results.config.setdefault("s3_throttling_counted", {})
-        counted[engine.name] = counted.get(engine.name, False) or bool(found or before)
-        return found
 
     def storage_io(self) -> pd.DataFrame:
         """What each run asked of the storage, per engine, storage and query (medians over its runs): S3 requests by
@@ -536,17 +517,6 @@ class QueryComparison(Experiment):
     def io_runs(self) -> pd.DataFrame:
         """Every measured run with its I/O counters, for plots.time_vs_requests."""
         return io_frame(self._frame())
-
-    def s3_fault_counters(self, engine, where: str) -> dict[str, float]:
-        """The engine's throttled and retried S3 requests so far, on a storage that reads S3; {} when the engine does
-        not count them (or its counter cannot be read: not counted, the run goes on)."""
-        if backing_of(where) != BACKING:  # s3, or a tier in front of it
-            return {}
-        try:
-            found = get_storage(where, self.profile).snapshot(engine)
-        except Exception:  # noqa: BLE001 - a counter that cannot be read is not counted; the run goes on
-            found = {}
-        return {key: value for key, value in found.items() if key in S3_FAULTS}
 
     def comparison(self) -> pd.DataFrame:
         """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left
