@@ -133,7 +133,8 @@ class Lab:
             self._check_ports(service)
         if network is not None:
             self.set_network(network)
-        note_java_options(self.home, whole_lab_down=not self.running([s.name for s in self.services]))
+        if any(None in service.pids().values() for service in services):  # what starts now, starts with them
+            note_java_options(self.home, whole_lab_down=not self.running([s.name for s in self.services]))
         self.skipped = start_together(services, self._start)
         return self.status(names and [s.name for s in services])
 

@@ -12,7 +12,7 @@ from perfkit.errors import PerfkitError
 from perfkit.lab import Lab, process, tools
 from perfkit.lab.process import Daemon, port_owner
 from perfkit.lab.service import Service
-from perfkit.lab.settings import LabPorts
+from perfkit.lab.settings import JAVA_OPTIONS_ENV, JAVA_OPTIONS_FILE, LabPorts
 from perfkit.waiting import poll_until
 
 
@@ -250,3 +250,18 @@ def test_up_with_a_network_sets_it_after_the_tools_and_before_any_service_starts
     monkeypatch.setattr(service, "start", lambda: order.append("start") or real_start())
     lab.up(network=PROFILES["ec2-s3"])
     assert order == ["tools", "network ec2-s3", "start"]
+
+
+def test_the_java_options_are_noted_by_the_start_that_uses_them_not_by_an_up_that_starts_nothing(toy, monkeypatch):
+    lab, service = toy
+    monkeypatch.delenv(JAVA_OPTIONS_ENV, raising=False)
+    lab.up()  # the whole lab, full JIT
+    monkeypatch.setenv(JAVA_OPTIONS_ENV, "-XX:TieredStopAtLevel=1")
+    lab.up()  # every daemon runs already: none starts with the options
+    assert not (lab.home / JAVA_OPTIONS_FILE).exists()
+    os.kill(service.daemons[0].pid(), 9)
+    _wait_dead(service.daemons[0])
+    lab.up()  # the dead one starts with them
+    assert (lab.home / JAVA_OPTIONS_FILE).read_text().split() == ["-XX:TieredStopAtLevel=1"]
+    lab.down()
+    assert not (lab.home / JAVA_OPTIONS_FILE).exists()
