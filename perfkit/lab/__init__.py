@@ -134,7 +134,7 @@ class Lab:
         if network is not None:
             self.set_network(network)
         if any(None in service.pids().values() for service in services):  # what starts now, starts with them
-            note_java_options(self.home, whole_lab_down=not self.running([s.name for s in self.services]))
+            note_java_options(self.home, whole_lab_down=not self.pids())
         self.skipped = start_together(services, self._start)
         return self.status(names and [s.name for s in services])
 

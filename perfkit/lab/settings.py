@@ -165,7 +165,7 @@ def note_java_options(home: Path, whole_lab_down: bool) -> None:
     Started without any, the note stays while a daemon started with them may still run."""
     note = home / JAVA_OPTIONS_FILE
     if extra := extra_java_options():
-        atomic.write_text(note, " ".join(extra) + "\n")
+        atomic.write_text(note, shlex.join(extra) + "\n")
     elif whole_lab_down:
         note.unlink(missing_ok=True)
 
@@ -173,8 +173,8 @@ def note_java_options(home: Path, whole_lab_down: bool) -> None:
 def java_options_in_use(home: Path | None = None) -> str:
     """The extra JVM options of this lab's daemons (their note) or of the JVMs this process starts; "" when none."""
     note = (home or lab_home()) / JAVA_OPTIONS_FILE
-    noted = note.read_text().split() if note.is_file() else []
-    return " ".join(dict.fromkeys([*noted, *extra_java_options()]))
+    noted = shlex.split(note.read_text()) if note.is_file() else []
+    return shlex.join(dict.fromkeys([*noted, *extra_java_options()]))
 
 
 S3_ENDPOINT_FILE = "s3-endpoint"  # in the lab home: where the lab's S3 clients send requests, when not direct
