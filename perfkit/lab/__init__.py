@@ -128,6 +128,7 @@ class Lab:
             # every download before the first start: a slow fetch never leaves half a lab, and the starts, which
             # run side by side, never fetch at once (Maven's local repository takes one writer)
             self.fetch_tools(yarn=True) if self.shape.yarn else self.fetch_tools()
+            tools.spark_home()  # pyspark, which pip installs (not fetched here)
         lab_credentials(create=True, home=self.home)
         for service in services:
             self._check_ports(service)
@@ -169,7 +170,6 @@ class Lab:
         with ThreadPoolExecutor(len(chains)) as pool:
             for future in [pool.submit(_fetch_in_order, chain) for chain in chains]:
                 future.result()
-        tools.spark_home()
 
     def skipped_daemons(self) -> set[str]:
         """The daemons of the services the last up() left down on purpose (it said why)."""
