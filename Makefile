@@ -13,8 +13,8 @@ OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*
 
 ## make report's sizes, stated here once: each report still answers its question with its intervals (4 runs a query
 ## and storage, 3 rounds a payoff point, 3 round trips a fit) on fewer queries, files, jobs and settings than the
-## notebooks' defaults, which `perfkit report NOTEBOOK` and JupyterLab run. Why: the defaults' eight reports take
-## 21 min of measurement on this 2-core lab, these about half (the README has the figures)
+## notebooks' defaults, which `perfkit report NOTEBOOK` and JupyterLab run. Why: on a fresh 2-core machine the eight
+## reports took 1271 s at the defaults, 938 s at these sizes (each right after the lab's first start)
 SIZE_hdfs_vs_s3_queries := -p 'queries=[q1, q4]'
 SIZE_engine_storage_matrix := -p 'queries={tpch: [q1, q3, q5, q6, q10, q12, q14, q19]}'
 SIZE_cache_tier := -p copy_object_mb=8
