@@ -1,5 +1,7 @@
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import fields
 
 import pytest
@@ -23,12 +25,18 @@ WORKER_PORT_SHIFT = 200
 TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
+RESULTS_APART: dict[str, str] = {}
+
+
 def pytest_configure(config):
     """Under pytest-xdist, worker gwN (N >= 1) runs on a lab of its own: its home, ports, locks and logs, set in this
     process's environment before any lab or profile is made, so every perfkit process it starts inherits them.
     gw0 (and a run without workers) keeps the default lab, which may already be up. The labs these tests start run
     their JVMs as TEST_JAVA_OPTIONS says, unless PERFKIT_LAB_JAVA_OPTIONS is set already."""
     os.environ.setdefault(JAVA_OPTIONS_ENV, TEST_JAVA_OPTIONS)
+    # the runs these tests record go to a folder of this process's, removed at its end: not the checkout's
+    # data/results, where a user's compare report looks for "the latest two comparable runs"
+    RESULTS_APART["folder"] = os.environ["PERFKIT_RESULTS"] = tempfile.mkdtemp(prefix="perfkit-test-runs-")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     index = int(worker[2:]) if worker.startswith("gw") else 0
     if not index:
@@ -39,6 +47,11 @@ def pytest_configure(config):
                        "PERFKIT_LOG_DIR": str(state / "logs")})
     for port in fields(LabPorts):
         os.environ[f"PERFKIT_LAB_PORT_{port.name.upper()}"] = str(getattr(ports, port.name) + index * WORKER_PORT_SHIFT)
+
+
+def pytest_unconfigure(config):
+    if folder := RESULTS_APART.pop("folder", None):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # The longest modules go first: pytest-xdist hands a free worker the next module in this order (`make test` turns off
