@@ -48,8 +48,9 @@ def test_every_s3_client_of_the_lab_goes_through_the_emulated_network(lab, tmp_p
         assert profile.s3_endpoint == proxy.endpoint == direct.s3_endpoint  # the clients' address never changes
         check_s3(profile)  # the profile and the lab's engines agree: no refusal
         far = calibrate(profile)
-        # the round trip asked, on top of the direct path: within a few ms (the proxy's own hop costs ~2 ms here)
-        assert 18 <= far.small_get_ms - far.small_get_direct_ms <= 26, far
+        # the round trip asked once, on top of the direct path (twice would be 40 ms): the proxy's own hop costs ~2 ms
+        # on an idle machine, 6.3 ms in a CI run with the other worker's lab busy on both cores
+        assert 18 <= far.small_get_ms - far.small_get_direct_ms <= 30, far
         assert abs(far.small_get_direct_ms - local.small_get_ms) < 10, (far, local)
         assert far.headline().startswith("S3 behind an emulated network (custom: 20 ms round trip)")
         assert lab.set_network(network_profile({"rtt_ms": 20})) == []  # the same again: nothing restarts
