@@ -45,10 +45,10 @@ def test_a_missing_tool_is_named_with_a_non_zero_exit(monkeypatch, capsys):
         raise PerfkitError("lab: Java was not found. Fix: install Java 17+")
 
     monkeypatch.setattr(tools, "java_home", no_java)
-    monkeypatch.setattr(Lab, "fetch_tools", staticmethod(lambda: pytest_fail()))
+    monkeypatch.setattr(Lab, "fetch_tools", staticmethod(_must_not_fetch))
     assert fetch.main() == 1
     assert capsys.readouterr().err.strip() == "perfkit: lab: Java was not found. Fix: install Java 17+"
 
 
-def pytest_fail():
+def _must_not_fetch():
     raise AssertionError("no fetch without Java")
