@@ -61,6 +61,12 @@ def store_size() -> str:
     return raw.upper().replace(" ", "")
 
 
+def size_bytes(size: str) -> int:
+    """Alluxio's reading of a size such as 12MB: its units are powers of 1024 (FormatUtils.parseSpaceSize)."""
+    number, unit = re.match(r"([\d.]+)\s*([A-Z]+)$", size.upper()).groups()
+    return int(float(number) * 1024 ** ["B", "KB", "MB", "GB", "TB"].index(unit))
+
+
 def store_medium() -> str:
     """Where the worker keeps its blocks: MEM (a folder of its own in /dev/shm, memory) as a cluster co-locating
     Alluxio with its compute does, or SSD (the lab home's disk) where there is no /dev/shm to write, or when
@@ -231,9 +237,19 @@ class AlluxioServer(Service):
     def stop(self) -> list[str]:
         """The daemons stopped, then a store in memory given back: its blocks die with the worker, as on a node."""
         stopped = super().stop()
+        self._give_back_memory()
+        return stopped
+
+    def stop_worker(self) -> bool:
+        """The worker alone stopped (and its memory given back): `start` brings a worker again, with the store size
+        set then, against the master and the proxy that kept running. True if a worker was stopped."""
+        stopped = self.worker.stop()
+        self._give_back_memory()
+        return stopped
+
+    def _give_back_memory(self) -> None:
         if self.worker.pid() is None:  # also after a switch to SSD: the memory of the worker that stopped
             shutil.rmtree(self.memory_store, ignore_errors=True)
-        return stopped
 
     def start(self) -> None:
         self.write_config()
@@ -244,12 +260,19 @@ class AlluxioServer(Service):
                                "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
         self.store.mkdir(parents=True, exist_ok=True)  # here, not with the configuration: memory only when it runs
         # the worker and the proxy need only the master: both start now, beside the mount
+        new_worker = self.worker.pid() is None
         for daemon in (self.worker, self.proxy):
             if daemon.pid() is None:
                 daemon.start(self.argv(daemon), env=self.env(), cwd=self.root)
         self.mount_bucket()
-        self.worker.wait_until(lambda: self._live_workers() >= 1, 240,
-                               "read the log; `perfkit lab up alluxio` starts the missing worker")
+        # the master lists a worker that died until its heartbeat times out (minutes): a worker started now is
+        # waited for until it answers and the master lists the store it was given
+        store = size_bytes(store_size())
+
+        def worker_ready() -> bool:
+            return self._worker_answers() and self._registered_store() == store if new_worker else bool(self._workers())
+
+        self.worker.wait_until(worker_ready, 240, "read the log; `perfkit lab up alluxio` starts the missing worker")
         self.proxy.wait_until(self._proxy_answers, 240, "read the log; `perfkit lab up alluxio` starts it again")
 
     def _proxy_answers(self) -> bool:
@@ -294,20 +317,27 @@ class AlluxioServer(Service):
             return None
         return self._get(self.ports.alluxio_master_web, "/api/v1/master/info")
 
-    def _live_workers(self) -> int:
+    def _workers(self) -> list[dict]:
         info = self._get(self.ports.alluxio_master_web, "/api/v1/master/info?QUERY_RAW_CONFIGURATION=false") or {}
-        return len(info.get("workers") or [])
+        return info.get("workers") or []
+
+    def _registered_store(self) -> int:
+        """The bytes the workers the master lists can hold, by what each registered with."""
+        return sum(int(worker.get("capacityBytes") or 0) for worker in self._workers())
+
+    def _worker_answers(self) -> bool:
+        return self._get(self.ports.alluxio_worker_web, "/metrics/json/") is not None
 
     def health(self) -> tuple[bool, str]:
         info = self.master_info()
         if info is None:
             return False, "master not answering"
-        workers = self._live_workers()
+        workers = len(self._workers())
         if workers < 1:
             return False, "no live worker"
         if self.proxy.pid() is not None and not self._proxy_answers():
             return False, "the S3 API does not answer"
-        return True, f"{workers} worker{'s' if workers != 1 else ''}, store {store_size()}"
+        return True, f"{workers} worker{'s' if workers != 1 else ''}, store {self._registered_store() / 2**20:g} MB"
 
 
 def _properties(values: dict[str, object]) -> str:

@@ -54,6 +54,12 @@ def test_the_store_size_is_checked(monkeypatch):
             lab_alluxio.store_size()
 
 
+def test_a_store_size_is_read_in_powers_of_1024_as_alluxio_reads_it():
+    # the bytes the lab waits for the master to list: 12MB is 12 MiB (the integration test's 12.6 "MB")
+    assert [lab_alluxio.size_bytes(s) for s in ("12MB", "1GB", "512KB", "1.5GB", "100B")] == \
+        [12 * 1048576, 1073741824, 524288, 1610612736, 100]
+
+
 def test_the_worker_keeps_its_blocks_in_memory_in_a_folder_of_its_lab_and_gives_it_back_at_stop(tmp_path,
                                                                                                  monkeypatch):
     shm = tmp_path / "shm"
