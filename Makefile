@@ -90,8 +90,9 @@ report:
 CLUSTER_TESTS := tests/integration/test_zzz_cluster_shape_lab.py
 ## pytest-xdist's workers: the tests that need no lab run side by side, one per core
 WORKERS ?= auto
-## labs side by side for the integration tests: one per pytest-xdist worker, a test module at a time (worker gwN
-## beyond the first on a lab of its own: tests/integration/conftest.py). Two on 2 cores: 1540 s -> 1168 s, 13.5 GB peak
+## labs side by side for the integration tests: one per pytest-xdist worker, a test module at a time (the modules
+## that use Alluxio as one; worker gwN beyond the first on a lab of its own: tests/integration/conftest.py).
+## Two on 2 cores: 1540 s -> 1168 s, 13.5 GB peak
 LABS ?= 2
 
 ## the linter, the tests that need no lab (in parallel), then the integration and browser tests on $(LABS) one-process

@@ -63,6 +63,34 @@ LONGEST_FIRST = {"test_suites_lab.py": 1280, "test_notebook.py": 735, "test_io_a
                  "test_engine_conformance.py": 83, "test_sigterm_lab.py": 76}
 # test_zz_lab_down stops its worker's lab, after every other module of that worker; the cluster module's own lab after
 LAST = "test_zz"
+# A worker's lab starts without these services; each starts when the first module that uses it begins (the table
+# below): Alluxio's three JVMs are a sixth of a lab's start and a third of its CPU at rest. The modules that use
+# Alluxio run one after another on one worker (pytest_xdist_make_scheduler), so the other lab never starts it.
+# (test_lab, test_lab_faults and test_transfer_faults check or heal the whole lab: they use both)
+WHOLE_LAB = {"test_lab.py", "test_lab_faults.py", "test_transfer_faults.py"}
+ON_DEMAND = {
+    "alluxio": {"test_alluxio_lab.py", "test_cache_tier_lab.py", "test_promote_lab.py", "test_s3_network_lab.py",
+                "test_storage_conformance.py", *WHOLE_LAB},
+    "spark-thrift": {"test_engine_conformance.py", "test_partitions_lab.py", "test_query_faults.py",
+                     "test_s3_network_lab.py", "test_zz_lab_down.py", *WHOLE_LAB},
+}
+ALLUXIO_GROUP = "modules using alluxio"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s --dist loadfile (a module at a time, module fixtures shared) with one change: the modules
+    that use Alluxio are one unit. pytest-xdist's own loadgroup cannot say it with pytest 9 (its group suffix on
+    the node id no longer reaches the scheduler)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class AlluxioModulesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return ALLUXIO_GROUP if module.rsplit("/", 1)[-1] in ON_DEMAND["alluxio"] else module
+
+    return AlluxioModulesTogether(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -111,10 +139,17 @@ def lab():
     started_here = not lab.is_up()
     # the tests expect S3 on this machine (a `make report` leaves it behind ec2-s3); set before the clients start
     lab.set_network(PROFILES["local"])
-    lab.up()
+    lab.up([s.name for s in lab.shaped(lab.services) if s.name not in ON_DEMAND])
     yield lab
     if started_here:
         lab.down()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab_services(request):
+    """The services of ON_DEMAND the module uses, started (with what they need) before its tests."""
+    if used := sorted(name for name, modules in ON_DEMAND.items() if request.node.path.name in modules):
+        request.getfixturevalue("lab").up(used)
 
 
 @pytest.fixture(scope="session")
