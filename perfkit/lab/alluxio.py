@@ -62,9 +62,9 @@ def store_size() -> str:
 
 
 def size_bytes(size: str) -> int:
-    """Alluxio's reading of a size such as 12MB: its units are powers of 1024 (FormatUtils.parseSpaceSize)."""
-    number, unit = re.match(r"([\d.]+)\s*([A-Z]+)$", size.upper()).groups()
-    return int(float(number) * 1024 ** ["B", "KB", "MB", "GB", "TB"].index(unit))
+    """Alluxio's reading of a size store_size() checked, such as 12MB: powers of 1024 (FormatUtils.parseSpaceSize)."""
+    unit = _SIZE.match(size).group(2).upper()
+    return int(float(size[:-len(unit)]) * 1024 ** ["B", "KB", "MB", "GB", "TB"].index(unit))
 
 
 def store_medium() -> str:
@@ -270,7 +270,8 @@ class AlluxioServer(Service):
         store = size_bytes(store_size())
 
         def worker_ready() -> bool:
-            return self._worker_answers() and self._registered_store() == store if new_worker else bool(self._workers())
+            workers, registered = self._registered(self.master_info())
+            return self._worker_answers() and registered == store if new_worker else workers > 0
 
         self.worker.wait_until(worker_ready, 240, "read the log; `perfkit lab up alluxio` starts the missing worker")
         self.proxy.wait_until(self._proxy_answers, 240, "read the log; `perfkit lab up alluxio` starts it again")
@@ -317,13 +318,11 @@ class AlluxioServer(Service):
             return None
         return self._get(self.ports.alluxio_master_web, "/api/v1/master/info")
 
-    def _workers(self) -> list[dict]:
-        info = self._get(self.ports.alluxio_master_web, "/api/v1/master/info?QUERY_RAW_CONFIGURATION=false") or {}
-        return info.get("workers") or []
-
-    def _registered_store(self) -> int:
-        """The bytes the workers the master lists can hold, by what each registered with."""
-        return sum(int(worker.get("capacityBytes") or 0) for worker in self._workers())
+    @staticmethod
+    def _registered(info: dict | None) -> tuple[int, int]:
+        """From the master's info: the workers it lists, and the bytes their stores registered with."""
+        info = info or {}
+        return len(info.get("workers") or []), int((info.get("capacity") or {}).get("total") or 0)
 
     def _worker_answers(self) -> bool:
         return self._get(self.ports.alluxio_worker_web, "/metrics/json/") is not None
@@ -332,12 +331,12 @@ class AlluxioServer(Service):
         info = self.master_info()
         if info is None:
             return False, "master not answering"
-        workers = len(self._workers())
+        workers, store = self._registered(info)
         if workers < 1:
             return False, "no live worker"
         if self.proxy.pid() is not None and not self._proxy_answers():
             return False, "the S3 API does not answer"
-        return True, f"{workers} worker{'s' if workers != 1 else ''}, store {self._registered_store() / 2**20:g} MB"
+        return True, f"{workers} worker{'s' if workers != 1 else ''}, store {store / 2**20:g} MB"
 
 
 def _properties(values: dict[str, object]) -> str:
