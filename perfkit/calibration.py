@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 from botocore.config import Config
 from botocore.exceptions import ClientError
@@ -92,6 +92,11 @@ class Calibration:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "headline": self.headline()}
+
+    @classmethod
+    def from_dict(cls, recorded: dict) -> Calibration:
+        """A calibration as a run recorded it (as_dict)."""
+        return cls(**{f.name: recorded[f.name] for f in fields(cls)})
 
 
 def s3_path(profile) -> tuple[dict | None, str]:

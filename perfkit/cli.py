@@ -266,15 +266,16 @@ def queries_cmd(profile, bucket, network, tables_file, table_pairs, **asked):
 
     comparison = QueryComparison(load_profile(profile, bucket=bucket, network=network),
                                  tables=_tables(tables_file, table_pairs), **from_cli(QueryComparison, asked))
-    results = _measure(comparison)
-    _echo_recap(comparison)
+    results = _measure(comparison, lambda: comparison.report().recap())
+    _echo_recap(comparison, comparison.report().recap())
     click.echo(f"results: {results.path}")
-    comparison.raise_for_failures()
+    comparison.report().raise_for_failures()
 
 
-def _measure(comparison):
-    """comparison.run(); when its results could not be saved, the recap of what was measured is printed before the
-    error (which says where the records were kept): a full disk at the end must not hide an hour of measuring."""
+def _measure(comparison, recap):
+    """comparison.run(); when its results could not be saved, the recap of what was measured (`recap()`) is printed
+    before the error (which says where the records were kept): a full disk at the end must not hide an hour of
+    measuring."""
     from perfkit.keep import ResultsNotSaved
 
     try:
@@ -282,17 +283,17 @@ def _measure(comparison):
     except ResultsNotSaved:
         if comparison.results is not None and comparison.results.records:
             click.echo("perfkit: the results could not be saved; what was measured:", err=True)
-            _echo_recap(comparison)
+            _echo_recap(comparison, recap())
         raise
 
 
-def _echo_recap(comparison) -> None:
+def _echo_recap(comparison, recap) -> None:
     import pandas as pd
 
     if comparison.measured_network is not None:  # where S3 sat, first: the times mean nothing without it
         click.echo(comparison.measured_network.headline())
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        click.echo(comparison.recap().to_string(index=False))
+        click.echo(recap.to_string(index=False))
 
 
 def _tables(tables_file: str | None, pairs: tuple[str, ...]):
@@ -336,8 +337,8 @@ def transfer_cmd(profile, bucket, network, **asked):
 
     comparison = TransferComparison(load_profile(profile, bucket=bucket, network=network),
                                     **from_cli(TransferComparison, asked))
-    results = _measure(comparison)
-    _echo_recap(comparison)
+    results = _measure(comparison, comparison.recap)
+    _echo_recap(comparison, comparison.recap())
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
 

@@ -167,9 +167,11 @@ def runs_phrase(runs: int, warmup: int) -> str:
 
 
 def where(profile, calibration=None, config: dict | None = None) -> str:
-    """'lab' or the profile's name (a cluster id when it has one), the cluster's shape and where each engine ran its
-    work (from the run's records, `config`, when given), and where S3 sat when it was measured."""
-    place = getattr(profile, "cluster_id", None) or getattr(profile, "name", "") or "?"
+    """'lab' or the profile's name (a cluster id when it has one; `profile` may be the name a run recorded), the
+    cluster's shape and where each engine ran its work (from the run's records, `config`, when given), and where S3
+    sat when it was measured."""
+    place = (profile if isinstance(profile, str)  # a profile's name, as a run recorded it
+             else getattr(profile, "cluster_id", None) or getattr(profile, "name", "")) or "?"
     place = {"lab": "the embedded lab on this machine",
              "lab-cluster": "the embedded lab in its cluster shape on this machine"}.get(place, place)
     config = config or {}

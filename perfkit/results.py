@@ -75,6 +75,16 @@ class ResultSet:
         self.folder = Path(folder) if folder else results_dir()
         self.records: list[Record] = []
 
+    @classmethod
+    def load(cls, path: Path | str) -> ResultSet:
+        """A saved run read back whole (read_result_file's checks), its records sharing one config as when it ran."""
+        rows = read_result_file(path)
+        first = rows[0]
+        results = cls(first["experiment"], first["config"], run_id=first["run_id"], folder=Path(path).parent.parent)
+        for row in rows:
+            results.records.append(Record(**{**row, "config": results.config}))
+        return results
+
     @property
     def path(self) -> Path:
         return self.folder / self.experiment / f"{self.run_id}.jsonl"

@@ -17,10 +17,50 @@ from perfkit.results import ResultSet, is_failure
 FAILURE_COLUMNS = ["subject", "storage", "case", "phase", "iteration", "error"]
 
 
-class Experiment(ABC):
+class RunRecords:
+    """What a run's records alone say of its failures: shared by an experiment and the report built from its records
+    (perfkit.experiments.query_report)."""
     experiment: str = "?"  # results go to data/results/<experiment>/
     unit: str = "runs"  # what one record is, in failure messages: "query runs", "copies", "read jobs"
     results: ResultSet | None = None
+
+    def _results(self) -> ResultSet:
+        if self.results is None:
+            raise PerfkitError(f"{self.experiment}: nothing has run yet: call run() first")
+        return self.results
+
+    def _frame(self) -> pd.DataFrame:
+        """The run's records as a frame, for the tables: before run() a clear error, not an AttributeError."""
+        return self._results().to_frame()
+
+    def problems(self) -> pd.DataFrame:
+        """Failures that are not records of a failed attempt (e.g. results that differ); rows of FAILURE_COLUMNS."""
+        return pd.DataFrame(columns=FAILURE_COLUMNS)
+
+    def failures(self) -> pd.DataFrame:
+        """Every failed attempt (a subject unavailable here is not one), then the other problems."""
+        results = self._results()
+        mask = [is_failure(r) for r in results.records]
+        rows = results.to_frame().loc[mask, FAILURE_COLUMNS]
+        extra = self.problems()
+        return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows.reset_index(drop=True)
+
+    def raise_for_failures(self) -> None:
+        """For batch runs: once everything is recorded and shown, fail loudly (non-zero exit) with the causes."""
+        results = self._results()
+        messages = []
+        if results.failures:
+            first: dict[str, str] = {}  # the first cause of each failing subject, so the message says why
+            for r in results.failures:
+                first.setdefault(r.subject, root_cause(r.error or "no reason recorded", 200))
+            messages.append(f"{len(results.failures)} {self.unit} failed ("
+                            + "; ".join(f"{subject}: {why}" for subject, why in sorted(first.items())) + ")")
+        messages += [f"{row.subject}/{row.case}: {row.error}" for row in self.problems().itertuples()]
+        if messages:
+            raise PerfkitError(f"{'; '.join(messages)}; the records are in {results.path}")
+
+
+class Experiment(RunRecords, ABC):
     _calibration = None
 
     def parameters(self) -> dict:
@@ -67,38 +107,3 @@ class Experiment(ABC):
 
     def cleanup(self) -> None:
         """Remove what this run created (only that)."""
-
-    def _results(self) -> ResultSet:
-        if self.results is None:
-            raise PerfkitError(f"{self.experiment}: nothing has run yet: call run() first")
-        return self.results
-
-    def _frame(self) -> pd.DataFrame:
-        """The run's records as a frame, for the tables: before run() a clear error, not an AttributeError."""
-        return self._results().to_frame()
-
-    def problems(self) -> pd.DataFrame:
-        """Failures that are not records of a failed attempt (e.g. results that differ); rows of FAILURE_COLUMNS."""
-        return pd.DataFrame(columns=FAILURE_COLUMNS)
-
-    def failures(self) -> pd.DataFrame:
-        """Every failed attempt (a subject unavailable here is not one), then the other problems."""
-        results = self._results()
-        mask = [is_failure(r) for r in results.records]
-        rows = results.to_frame().loc[mask, FAILURE_COLUMNS]
-        extra = self.problems()
-        return pd.concat([rows, extra], ignore_index=True) if len(extra) else rows.reset_index(drop=True)
-
-    def raise_for_failures(self) -> None:
-        """For batch runs: once everything is recorded and shown, fail loudly (non-zero exit) with the causes."""
-        results = self._results()
-        messages = []
-        if results.failures:
-            first: dict[str, str] = {}  # the first cause of each failing subject, so the message says why
-            for r in results.failures:
-                first.setdefault(r.subject, root_cause(r.error or "no reason recorded", 200))
-            messages.append(f"{len(results.failures)} {self.unit} failed ("
-                            + "; ".join(f"{subject}: {why}" for subject, why in sorted(first.items())) + ")")
-        messages += [f"{row.subject}/{row.case}: {row.error}" for row in self.problems().itertuples()]
-        if messages:
-            raise PerfkitError(f"{'; '.join(messages)}; the records are in {results.path}")

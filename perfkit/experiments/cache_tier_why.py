@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from perfkit.experiments.hdfs_vs_s3_queries import _range
+from perfkit.experiments.query_report import _range
 from perfkit.tiers import BACKING
 
 MASTER = "master "  # the prefix of an Alluxio master RPC's name in a run's tier activity

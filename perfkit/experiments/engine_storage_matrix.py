@@ -1,7 +1,7 @@
 """Every engine on every storage for every query of a suite: the on-prem study's engine x storage matrix.
 
     m = EngineStorageMatrix(load_profile("lab"), engines=["spark", "trino", "hive"], suite="tpch", scale=0.01)
-    m.run(); m.ranking(); m.speedups(); m.unsupported()
+    report = m.run_report(); report.ranking(); report.speedups(); report.unsupported()
 
 A cell is one (engine, storage). Runs are interleaved across every cell (query by query, one round of all
 cells after another), so a drift in the machine's load hits every cell alike. The ranking orders cells by
@@ -13,12 +13,10 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
 
 from perfkit.errors import PerfkitError
-from perfkit.findings import Findings, p_value, paired_over_cases, plural
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.matrix_report import MatrixReport, cell_name
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.progress import progress_bar
@@ -26,13 +24,11 @@ from perfkit.progress import progress_bar
 EXPERIMENT = "engine_storage_matrix"
 
 
-def cell_name(engine: str, storage: str) -> str:
-    return f"{engine}/{storage}"
-
-
 @dataclass
 class EngineStorageMatrix(QueryComparison):
     experiment = EXPERIMENT
+    Report = MatrixReport
+    BREAK_EVEN = False  # the matrix ranks engines and storages: no copy measured
 
     suite: str = "tpch"
     baseline_cell: str = ""  # "engine/storage" speed-ups are against; default: the first engine on the baseline storage
@@ -74,169 +70,11 @@ class EngineStorageMatrix(QueryComparison):
                 engines[name], tables[name] = engine, registered
         return engines, tables
 
-    # ---- the report's tables -------------------------------------------------------------------------------
-    def cell_times(self) -> pd.DataFrame:
-        """One row per (query, cell): median and min of the measured runs, runs ok, the first error if any."""
-        frame = self._frame()
-        frame = frame[frame["case"] != "register tables"]
-        rows = []
-        for (case, subject, where), group in frame.groupby(["case", "subject", "storage"], sort=False):
-            measured = group[group["phase"] == "measured"]
-            ok = measured[measured["ok"].astype(bool)]["wall_s"].to_numpy(dtype=float)
-            errors = group.loc[~group["ok"].astype(bool), "error"].dropna()
-            rows.append({"query": case, "engine": subject, "storage": where, "cell": cell_name(subject, where),
-                         "kind": "write" if case in self._writes() else "read",
-                         "median_s": float(np.median(ok)) if len(ok) else np.nan,
-                         "min_s": float(ok.min()) if len(ok) else np.nan,
-                         "runs_ok": len(ok), "runs": len(measured),
-                         "error": errors.iloc[0] if len(errors) else ""})
-        return pd.DataFrame(rows)
-
-    def _writes(self) -> set[str]:
-        return {q.id for q in self.suite_queries if q.writes}
-
-    def _complete(self, kind: str) -> tuple[pd.DataFrame, list[str]]:
-        """The cell times of `kind` queries, and the queries every cell completed (with equal results)."""
-        times = self.cell_times()
-        times = times[times["kind"] == kind]
-        differ = set(self.problems()["case"]) if len(self.problems()) else set()
-        wide = times.pivot(index="query", columns="cell", values="median_s").reindex(columns=self.cells())
-        done = [q for q in wide.index if wide.loc[q].notna().all() and q not in differ]
-        return times, done
-
-    def ranking(self, kind: str = "read") -> pd.DataFrame:
-        """Cells best to worst by the geometric mean of median times over the queries every cell completed."""
-        times, done = self._complete(kind)
-        rows = []
-        for cell in self.cells():
-            mine = times[(times["cell"] == cell) & times["query"].isin(done)]
-            geo = geometric_mean(mine["median_s"])
-            failed = times[(times["cell"] == cell) & times["median_s"].isna()]
-            rows.append({"cell": cell, "engine": cell.split("/")[0], "storage": cell.split("/")[1],
-                         "geomean (s)": round(geo, 3) if geo == geo else np.nan, "queries": len(mine),
-                         "failed": ", ".join(failed["query"]) or "none"})
-        table = pd.DataFrame(rows).sort_values("geomean (s)", na_position="last").reset_index(drop=True)
-        best = table["geomean (s)"].min()
-        table["x best"] = (table["geomean (s)"] / best).round(2)
-        table.insert(0, "rank", range(1, len(table) + 1))
-        return table
-
-    def findings(self) -> Findings:
-        """The ranking first (best cell, each other cell's factor over it), then per engine how the storages compared
-        beyond noise, the queries an engine could not run, and the S3 requests per query; all prefixed by the suite."""
-        found = super().findings()
-        found.undecided = [f"{self.suite}: {u}" for u in found.undecided]
-        ranked = self.ranking().dropna(subset=["geomean (s)"])
-        sentences = []
-        if len(ranked):
-            best, rest = ranked.iloc[0], ranked.iloc[1:]
-            sentences.append(
-                f"{self.suite}: fastest is {best['cell']} ({best['geomean (s)']:.3f} s geometric mean over the "
-                f"{plural(int(best['queries']), 'read query')} every cell completed)"
-                + ("; then " + ", ".join(f"{r['cell']} {r['x best']:.2f}× slower" for _, r in rest.iterrows())
-                   if len(rest) else "") + ".")
-        else:
-            found.undecided.insert(0, f"{self.suite}: no ranking: no read query completed in every cell")
-        over_queries, too_few = self._storages_over_queries()
-        sentences += over_queries
-        for engine, group in self.unsupported().groupby("engine", sort=True):
-            found.undecided.append(f"{self.suite}: {engine} failed {', '.join(group['query'])}: "
-                                   f"{group['message'].iloc[0][:160]}")
-        found.sentences = sentences + [f"{self.suite}: {s}" for s in found.sentences]
-        found.undecided += too_few
-        return found
-
-    def _storages_over_queries(self) -> tuple[list[str], list[str]]:
-        """Per engine, each storage against the baseline storage with the queries as the replicates (each query's
-        median ratio; the Wilcoxon signed-rank test over them): a verdict even when too few runs per query allow one
-        query by query."""
-        times, done = self._complete("read")  # the queries every cell completed, with equal results
-        wide = times[times["query"].isin(done)].pivot(index="query", columns="cell", values="median_s")
-        versions = self._results().config.get("versions", {})
-        found, undecided = [], []
-        for engine in self.engines:
-            base = wide.get(cell_name(engine, self.baseline))
-            for where in self.storages:
-                other = wide.get(cell_name(engine, where))
-                if where == self.baseline or base is None or other is None:
-                    continue
-                ratios = (other / base).dropna()
-                if not len(ratios):
-                    continue
-                verdict, p = paired_over_cases(ratios)
-                label = f"{self.suite}, {versions.get(engine, engine)}: {where.upper()} ÷ {self.baseline.upper()}"
-                if p != p:  # too few queries to tell
-                    undecided.append(f"{label}: {verdict}")
-                    continue
-                found.append(
-                    f"{label} per query, geometric mean {geometric_mean(ratios):.2f}× ({where.upper()} slower on "
-                    f"{int((ratios > 1).sum())} of {plural(len(ratios), 'query')}); Wilcoxon signed-rank "
-                    f"{p_value(p)} over the queries: {verdict}.")
-        return found, undecided
-
-    def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:
-        """Median seconds, one row per query and one column per cell (NaN: failed or unsupported)."""
-        times = self.cell_times()
-        times = times[times["kind"] == kind]
-        order = [q.id for q in self.suite_queries if q.id in set(times["query"])]
-        return times.pivot(index="query", columns="cell", values="median_s").reindex(index=order, columns=self.cells())
-
-    def speedups(self, kind: str = "read") -> pd.DataFrame:
-        """Per query, every cell's speed-up against the baseline cell (its median / the cell's median: >1 faster)."""
-        wide = self.heatmap_frame(kind)
-        base = wide[self.baseline_cell]
-        table = wide.rdiv(base, axis=0).round(2)
-        table.insert(0, f"{self.baseline_cell} median (s)", base.round(3))
-        return table
-
-    def unsupported(self) -> pd.DataFrame:
-        """Per engine, each query it failed on every storage or some, with its first message."""
-        times = self.cell_times()
-        failed = times[times["error"] != ""]
-        rows = []
-        for (engine, query), group in failed.groupby(["engine", "query"], sort=False):
-            rows.append({"engine": engine, "query": query, "storages": ", ".join(group["storage"]),
-                         "runs failed": int((group["runs"] - group["runs_ok"]).sum()),
-                         "message": group["error"].iloc[0][:300]})
-        frame = self._frame()
-        for row in frame[frame["case"] == "register tables"].itertuples():
-            rows.append({"engine": row.subject, "query": "all", "storages": "all", "runs failed": 0,
-                         "message": f"could not register the tables: {row.error}"})
-        return pd.DataFrame(rows, columns=["engine", "query", "storages", "runs failed", "message"])
-
-    def problems(self) -> pd.DataFrame:
-        """A query whose results differ between storages or engines: not comparable, listed as a failure."""
-        frame = self._frame()
-        across_storages = result_mismatches(frame)
-        ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()]
-        rows = []
-        for case, group in ok.groupby("case", sort=False):
-            if group["result_hash"].nunique() > 1 and case not in set(across_storages["case"]):
-                seen = "; ".join(f"{e} {','.join(sorted(set(g)))}" for e, g in group.groupby("subject")["result_hash"])
-                rows.append({"subject": "all", "storage": "all", "case": case, "phase": "measured", "iteration": None,
-                             "error": f"not comparable: engines return different results ({seen})"})
-        return pd.concat([across_storages, pd.DataFrame(rows, columns=across_storages.columns)], ignore_index=True)
-
 
 def _rotated(items: list, by: int) -> list:
     """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
     k = by % len(items) if items else 0
     return items[k:] + items[:k]
-
-
-def geometric_mean(values) -> float:
-    values = np.asarray(values, dtype=float)
-    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
-
-
-def matrix_findings(matrices: list[EngineStorageMatrix]) -> Findings:
-    """One Findings for every suite's matrix, their conditions joined."""
-    parts = [m.findings() for m in matrices]
-    conditions = "; ".join(dict.fromkeys(
-        f"{m.suite}{f' at scale {m.scale}' if m.scale is not None else ''}" for m in matrices))
-    shared = parts[0].conditions.split("; ", 1)[1] if parts and "; " in parts[0].conditions else ""
-    return Findings([s for p in parts for s in p.sentences], f"{conditions}; {shared}".strip("; "),
-                    [u for p in parts for u in p.undecided])
 
 
 def matrices(profile, suites, scale=None, queries=None, **options) -> list[EngineStorageMatrix]:

@@ -1,7 +1,7 @@
 """The same SQL on the same files, on HDFS and on S3, through one or more engines.
 
     cmp = QueryComparison(load_profile("lab"), engines=["spark", "trino", "hive"], rows=200_000)
-    cmp.prepare(); results = cmp.run(); cmp.recap()
+    report = cmp.run_report(); report.recap()
 
 The data is a suite's dataset (taxi rows, TPC-H at a scale factor, HiBench at a scale), generated and
 verified equal on every storage, or the user's own tables (`tables`: each storage's locations).
@@ -16,12 +16,13 @@ from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 
-from perfkit import provenance, stats, validate
+from perfkit import provenance, validate
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
 from perfkit.experiments.attempt import Observer, Run, RunIo, S3Faults, StorageHealth, Watched
-from perfkit.experiments.base import FAILURE_COLUMNS, Experiment
+from perfkit.experiments.base import Experiment
 from perfkit.experiments.copy_cost import COPY_METHODS
+from perfkit.experiments.query_report import QueryReport
 from perfkit.experiments.recording import recording
 from perfkit.config import Profile
 from perfkit.datasets import locations
@@ -35,10 +36,8 @@ from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
-from perfkit.accounting.table import io_frame, io_table
 from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
-from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
 from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
@@ -47,7 +46,6 @@ from perfkit.results import ResultSet, now
 from perfkit.suites import DEFAULT_TABLE, Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
 from perfkit.storages import backing_of, get_storage, placed, storage_probes, tiers
-from perfkit.storages.pricing import monthly_storage_table
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
 from perfkit.parameters import check_fields, param
@@ -65,6 +63,8 @@ def _optional_names(name: str, value) -> list[str] | None:
 class QueryComparison(Experiment):
     experiment = EXPERIMENT
     unit = "query runs"
+    Report = QueryReport  # what report() builds from the records
+    BREAK_EVEN = True  # run_report() measures the break-even's copy too, where HDFS and S3 are both compared
     # what the report asks for where it differs from the fields' defaults (perfkit.parameters), and why: a shared
     # report is read for its verdicts, so it measures more than a quick `perfkit queries`: 4 runs, the fewest that
     # `compare` can judge, on 1 M rows in 8 ORC files (87 MB)
@@ -206,22 +206,66 @@ class QueryComparison(Experiment):
         needed = {BACKING if is_tier(s) else s for s in self.storages}
         return [s for s in PLACED if s in needed]
 
-    def dataset_table(self) -> pd.DataFrame:
-        tableset = self.tableset or self.prepare()
-        frame = pd.DataFrame(tableset.summary())
-        if self.placed is not None:
-            frame["re-placed"] = [", ".join(r for r in self.placed.replaced if r.startswith(f"{s}/")) or "none"
-                                  for s in frame["storage"]]
-        return frame
-
     def config(self) -> dict:
+        """What every record of the run carries, and all its report needs besides the records (QueryReport): the
+        dataset as placed, the queries' titles, how S3 was counted."""
+        return provenance.run_config(self.profile, self.parameters(), network=self.s3_network(),
+                                     dataset=self.dataset_record(),
+                                     query_titles={q.id: q.title for q in self.suite_queries},
+                                     write_queries=[q.id for q in self.suite_queries if getattr(q, "writes", None)],
+                                     **self.accounting_record())
+
+    def accounting_record(self) -> dict:
+        """How the run's S3 requests were counted, as its report says: run by run from the S3 server's own log, or
+        not by the server at all (only per window where CloudWatch counts them)."""
+        return {"s3_counted_run_by_run": self.profile.provider.s3_request_log() is not None}
+
+    def dataset_record(self) -> dict:
+        """The placed data as the run records it: its name and verification, its table on every storage, one copy's
+        bytes (every storage holds the same files) and the replication its files have on HDFS."""
         tableset = self.tableset
-        dataset = {"name": tableset.name, "verified": tableset.verified, **tableset.details}
+        dataset = {"name": tableset.name, "verified": tableset.verified, **tableset.details,
+                   "summary": self._dataset_summary(),
+                   "one_copy_bytes": sum(t.bytes for t in next(iter(tableset.tables.values())).values()),
+                   "hdfs_replication": self._hdfs_replication(tableset.tables.get("hdfs", {}))}
         if self.placed is not None:
             placed = self.placed
             dataset.update({"format": placed.file_format, "files": len(placed.files), "bytes": placed.total_bytes,
                             "replaced": placed.replaced, **asdict(self.dataset)})
-        return provenance.run_config(self.profile, self.parameters(), network=self.s3_network(), dataset=dataset)
+        return dataset
+
+    def _dataset_summary(self) -> list[dict]:
+        """One row per storage and table, for the report's dataset table; the taxi files say which were re-placed."""
+        rows = self.tableset.summary()
+        if self.placed is not None:
+            for row in rows:
+                row["re-placed"] = ", ".join(r for r in self.placed.replaced
+                                             if r.startswith(f"{row['storage']}/")) or "none"
+        return rows
+
+    def _hdfs_replication(self, hdfs_tables: dict) -> int | None:
+        """What the dataset's HDFS files have (a one-DataNode lab keeps 1); None where none is on HDFS."""
+        from urllib.parse import urlsplit
+
+        from perfkit.storages import Location
+
+        for table in hdfs_tables.values():
+            found = get_storage("hdfs", self.profile).replication(Location("hdfs", urlsplit(table.location).path))
+            if found:
+                return found
+        return None
+
+    def report(self) -> QueryReport:
+        """This run's report, from its records (QueryReport; a subclass's Report adds its own tables)."""
+        return self.Report(self._results())
+
+    def run_report(self, progress: bool = True) -> QueryReport:
+        """Measure (the data placed, the runs, and the break-even's copy where HDFS and S3 are both compared), then
+        the report. QueryReport.load(path).run_report() is a stored run's report, measuring nothing."""
+        self.run(progress)
+        if self.BREAK_EVEN and {"hdfs", "s3"} <= set(self.storages):
+            self.copy_to_hdfs(progress)
+        return self.report()
 
     def run(self, progress: bool = True) -> ResultSet:
         """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
@@ -465,160 +509,6 @@ class QueryComparison(Experiment):
         settle = getattr(engine, "settle", None)
         return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage, settle=settle)
 
-    def storage_io(self) -> pd.DataFrame:
-        """What each run asked of the storage, per engine, storage and query (medians over its runs): S3 requests by
-        type and MB, HDFS MB, as the storages counted them beside the engine's own count, and what 1,000 runs cost in
-        requests at the price table's prices (the frame's attrs["basis"] says which)."""
-        table = io_table(self._frame(), self.price_table)
-        table.attrs["basis"] = self.price_table.basis()
-        return table
-
-    def s3_window(self):
-        """On a cluster that counts S3's requests per window (CloudWatch request metrics), S3's count of the whole
-        experiment beside the engines' sum; elsewhere a sentence saying how S3 was counted instead."""
-        counted_otherwise = ("S3's requests were counted run by run (above), not per window: no CloudWatch request "
-                             "metrics asked." if self.profile.provider.s3_request_log() is not None else
-                             "S3's own count was not asked for: this profile asks for no CloudWatch request metrics "
-                             "(s3_request_metrics: true counts each experiment's window); the engines' count is above.")
-        return _window(self._results().config.get("s3_request_metrics"), "S3's request metrics for this run",
-                       counted_otherwise)
-
-    def hdfs_window(self):
-        """Where HDFS's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default
-        metrics period), HDFS's count of the whole experiment beside the engines' sum; elsewhere a sentence, or
-        nothing ("") when no run read HDFS or nothing was counted."""
-        if "hdfs" not in self.placed_storages or not self.accounting:
-            return ""
-        return _window(self._results().config.get("hdfs_window"), "HDFS's count for this run",
-                       "HDFS's reads were counted run by run (above), not per window.")
-
-    def storage_cost(self) -> pd.DataFrame:
-        """A month of this run's dataset on each storage at the price table's prices: S3 Standard, and HDFS with every
-        replica on EBS (st1 and gp3), at the replication its files on HDFS have; attrs["basis"] says the prices."""
-        tables = (self.tableset or self.prepare()).tables
-        one_copy = sum(t.bytes for t in next(iter(tables.values())).values())  # every storage holds the same files
-        replication = self._hdfs_replication(tables.get("hdfs", {}))
-        table = monthly_storage_table(self.price_table, one_copy, replication, volume_types=("st1", "gp3"))
-        table.attrs["replication"], table.attrs["bytes"] = replication, one_copy
-        return table
-
-    def _hdfs_replication(self, hdfs_tables: dict) -> int:
-        """What the dataset's HDFS files have (a one-DataNode lab keeps 1); 3, HDFS's default, where none is on HDFS."""
-        from urllib.parse import urlsplit
-
-        from perfkit.storages import Location
-
-        for table in hdfs_tables.values():
-            found = get_storage("hdfs", self.profile).replication(Location("hdfs", urlsplit(table.location).path))
-            if found:
-                return found
-        return 3
-
-    def io_runs(self) -> pd.DataFrame:
-        """Every measured run with its I/O counters, for plots.time_vs_requests."""
-        return io_frame(self._frame())
-
-    def comparison(self) -> pd.DataFrame:
-        """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left
-        out unless include_throttled."""
-        return stats.compare_storages(self._frame(), self.storages, self.baseline,
-                                      include_throttled=self.include_throttled)
-
-    def recap(self) -> pd.DataFrame:
-        """One row per engine and query; each engine labelled with the version that executed it."""
-        titles = {q.id: q.title for q in self.suite_queries}
-        if len(self.storages) == 2:
-            table = recap_table(self.comparison(), titles, self.baseline, self._others()[0])
-        else:
-            table = recap_wide(self.comparison(), titles, self.baseline, self._others())
-        versions = self._results().config.get("versions", {})
-        table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
-        return table
-
-    def findings(self) -> Findings:
-        """What this run found, first in its report: per engine, how the storages compared beyond noise; when copying
-        to HDFS paid off (when the copy was measured); the S3 requests each engine made per query; the conditions."""
-        from perfkit.findings import data_size, runs_phrase, storage_verdicts, where
-
-        comparison = self.comparison()
-        versions = self._results().config.get("versions", {})
-        if not comparison.empty:
-            comparison = comparison.assign(subject=[versions.get(e, e) for e in comparison["subject"]])
-        sentences, undecided = storage_verdicts(comparison, self.baseline)
-        if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
-            sentences.append(self._break_even_sentence())
-        sentences += self._request_sentences()
-        sentences += self._locality_sentences()
-        if self.tableset is not None:
-            sentences.append(self._storage_cost_sentence())
-        if len(failed := self.failures()):
-            undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
-                             + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}"
-                                                 for r in failed.itertuples()})[:6]))
-        data = (f"your tables ({self.suite})" if self.tables else
-                data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
-        conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; "
-                      f"{where(self.profile, self.measured_network, self._results().config)}")
-        return Findings(sentences, conditions, undecided)
-
-    def _break_even_sentence(self) -> str:
-        cost = self.copy_cost
-        if cost.fastest is None:
-            return cost.sentence()
-        table = self.break_even()
-        pays = table["runs"].dropna()
-        if pays.empty:
-            return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
-        runs = (plural(int(pays.min()), "run") if pays.min() == pays.max()
-                else f"{int(pays.min())}–{int(pays.max())} runs")
-        return (f"Copying to HDFS pays off after {runs} of a query "
-                f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
-
-    def _storage_cost_sentence(self) -> str:
-        cost = self.storage_cost()
-        column = cost.columns[-1]
-        each = "; ".join(f"{row['storage']} {money(row[column])}" for _, row in cost.iterrows())
-        return (f"A month of keeping the {size(cost.attrs['bytes'])} of data, in {column.split()[0]}: {each} "
-                f"({cost.attrs['basis'].split(' (')[0]}).")
-
-    def _locality_sentences(self) -> list[str]:
-        """On a cluster (a run that recorded one), how much of what the DataNodes sent went to a reader on their own
-        node: what replication and placement gave each engine's readers, part of why HDFS beats S3 on a cluster."""
-        if not self.accounting or "hdfs" not in self.storages or not self._results().config.get("cluster"):
-            return []
-        from perfkit.accounting.table import hdfs_locality
-
-        found = hdfs_locality(self._frame())
-        if not found:
-            return []
-        parts = [f"{engine} {100 * local / sent:.0f}% of {sent / 1e6:.1f} MB"
-                 for engine, (local, sent) in found.items()]
-        return ["HDFS locality (the DataNodes' count over the measured runs on HDFS): the share of the bytes they sent "
-                "that went to a reader on their own node: " + "; ".join(parts) + "."]
-
-    def _request_sentences(self) -> list[str]:
-        """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,
-        else the engine's), so an engine that asks S3 for much more than another shows on the first screen."""
-        if not self.accounting or "s3" not in self.storages:
-            return []
-        from perfkit.accounting.counters import S3_REQUESTS
-        from perfkit.accounting.table import counted
-
-        runs = io_frame(self._frame())
-        if runs.empty:  # runs recorded without their I/O
-            return []
-        runs = runs[runs["storage"] == "s3"]
-        parts = []
-        for engine, group in runs.groupby("engine", sort=True):
-            per_query = group.assign(requests=counted(group, S3_REQUESTS),
-                                     mb=counted(group, ("s3_bytes_read",)) / 1e6).groupby("query")[["requests", "mb"]]
-            medians = per_query.median().dropna(subset=["requests"])
-            if len(medians):
-                mb = medians["mb"].dropna()
-                parts.append(f"{engine} {_range(medians['requests'], '{:.0f}')}"
-                             + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else ""))
-        return [f"S3 requests per query (median run of each): {'; '.join(parts)}."] if parts else []
-
     def copy_to_hdfs(self, progress: bool = False):
         """The copy half of the break-even, measured once after the query runs, behind the same network: the S3
         tables' files copied to HDFS by each of copy_methods (verified; saved with the transfer runs)."""
@@ -630,34 +520,10 @@ class QueryComparison(Experiment):
             locations = [t.location for t in self.tableset.tables["s3"].values()]
             self.copy_cost = measure_copy(self.profile, locations, self.copy_methods, progress=progress,
                                           calibration=self.measured_network)
+            if self.results is not None:  # the report reads it from the run's records
+                self.results.config["copy"] = asdict(self.copy_cost)
+                self.results.save()
         return self.copy_cost
-
-    def break_even(self, progress: bool = False) -> pd.DataFrame:
-        """After how many runs of each query copying the data to HDFS once, then querying HDFS, beats querying S3
-        directly (the first study's trade): the measured copy time over each query's measured S3 penalty."""
-        from perfkit.breakeven import break_even_table
-
-        if not {"hdfs", "s3"} <= set(self.storages):
-            raise PerfkitError("break-even compares querying S3 with copying to HDFS: give storages hdfs and s3")
-        cost = self.copy_to_hdfs(progress)
-        if cost.fastest is None:
-            return pd.DataFrame({"finding": [cost.sentence()]})
-        table = break_even_table(self._frame(), cost.fastest[1])
-        table.insert(2, "copied by", cost.fastest[0])
-        return table
-
-    def engines_table(self) -> pd.DataFrame:
-        """What executed the queries: each engine with the version its server reported during the run."""
-        versions = self._results().config.get("versions", {})
-        return pd.DataFrame([{"engine": name, "version": versions.get(name, "? (did not start)")}
-                             for name in self.engines])
-
-    def _others(self) -> list[str]:
-        return [s for s in self.storages if s != self.baseline]
-
-    def problems(self) -> pd.DataFrame:
-        """Every query whose results differ between storages: listed as a failure, never compared."""
-        return result_mismatches(self._results().to_frame())
 
     @property
     def has_reference(self) -> bool:
@@ -712,19 +578,6 @@ def with_tiers(tableset: TableSet, storages: list[str], profile: Profile) -> Tab
     return replace(tableset, tables=tables)
 
 
-def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (engine, query) whose successful runs returned different results across storages."""
-    ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()]
-    rows = []
-    for (subject, case), group in ok.groupby(["subject", "case"], sort=True):
-        by_storage = group.groupby("storage")["result_hash"].agg(lambda h: ",".join(sorted(set(h))))
-        if group["result_hash"].nunique() > 1:
-            seen = "; ".join(f"{where} {hashes}" for where, hashes in by_storage.items())
-            rows.append({"subject": subject, "storage": "all", "case": case, "phase": "measured",
-                         "iteration": None, "error": f"not comparable: results differ ({seen})"})
-    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
-
-
 def reference_table(frame: pd.DataFrame, answers: dict, by: str) -> pd.DataFrame:
     """Per query: the reference answer's rows and hash, the successful runs compared with it, and a verdict.
 
@@ -756,79 +609,3 @@ def raise_for_reference(table: pd.DataFrame) -> None:
         raise PerfkitError(f"TPC-H answers differ from the independent reference ({table.attrs.get('by', '?')}): "
                            f"{listed}. An engine or the data is wrong there: compare that engine's rows with the "
                            "reference's before trusting its times")
-
-
-def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",
-                other: str = "s3") -> pd.DataFrame:
-    """The published shape: HDFS | S3 | speed-up | query, by median and by minimum, in seconds."""
-    c, b, o = comparison, stats.label(baseline), stats.label(other)
-    return pd.DataFrame({
-        "engine": c["subject"],
-        f"{b} median (s)": c[f"{baseline}_median"].round(3),
-        f"{o} median (s)": c[f"{other}_median"].round(3),
-        "speed-up (median)": c["speedup_median"].round(2),
-        f"{b} min (s)": c[f"{baseline}_min"].round(3),
-        f"{o} min (s)": c[f"{other}_min"].round(3),
-        "speed-up (min)": c["speedup_min"].round(2),
-        "95% CI": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
-        "verdict": c["verdict"],
-        "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
-        "check": [_check(row) for row in c.itertuples()],
-    }).reset_index(drop=True)
-
-
-def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, others: list[str]) -> pd.DataFrame:
-    """More than two storages: the baseline's median, then per other storage its median, speed-up and verdict."""
-    rows = []
-    for (subject, case), group in comparison.groupby(["subject", "case"], sort=True):
-        first = group.iloc[0]
-        row = {"engine": subject, f"{stats.label(baseline)} median (s)": round(first[f"{baseline}_median"], 3)}
-        for other in others:
-            mine = group[group["storage"] == other]
-            if mine.empty:
-                continue
-            r = mine.iloc[0]
-            name = stats.label(other)
-            row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
-            row[f"{name} speed-up"] = round(r["speedup_median"], 2)
-            row[f"{name} 95% CI"] = _ci(r["ci_low"], r["ci_high"])
-            row[f"{name} verdict"] = r["verdict"]
-        row["query"] = f"{case}: {titles.get(case, case)}"
-        row["check"] = "; ".join(sorted({_check(r) for r in group.itertuples()} - {"ok"})) or "ok"
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _ci(low: float, high: float) -> str:
-    return f"{low:.2f}–{high:.2f}" if low == low else "–"
-
-
-def _check(row) -> str:
-    notes = []
-    if not row.results_match:
-        notes.append("RESULTS DIFFER between storages: not compared")
-    if row.failed_runs:
-        notes.append(f"{row.failed_runs} failed runs")
-    if row.noisy:
-        notes.append("noisy (CV > 10%)")
-    if getattr(row, "throttled_runs", 0):
-        kept = "kept in the verdict" if row.throttled_kept else "left out of the verdict"
-        notes.append(f"throttled: {row.throttled_requests} requests ({row.throttled_runs} runs, {kept})")
-    return "; ".join(notes) or "ok"
-
-
-def _range(values, fmt: str) -> str:
-    low, high = fmt.format(min(values)), fmt.format(max(values))
-    return low if low == high else f"{low}–{high}"
-
-
-def _window(found: dict | None, whose: str, counted_otherwise: str) -> pd.DataFrame | str:
-    """A window's stored comparison (results.config) as a table, its notes in attrs; or a sentence: how the storage
-    was counted instead when there is no window, or why `whose` count is missing."""
-    if not found:
-        return counted_otherwise
-    if found.get("missing") and not found.get("compared"):
-        return f"{whose}: {found['missing']}"
-    table = pd.DataFrame(found.get("compared", []))
-    table.attrs["notes"] = found.get("notes", [])
-    return table

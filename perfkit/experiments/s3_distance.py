@@ -98,7 +98,7 @@ class S3Distance:
 
     def environment(self) -> pd.DataFrame:
         """Versions, host, profile and a setting's parameters (the same at every setting but the network)."""
-        return self.points[0].environment() if self.points else pd.DataFrame(columns=["setting", "value"])
+        return self.points[0].report().environment() if self.points else pd.DataFrame(columns=["setting", "value"])
 
     def calibrations(self) -> pd.DataFrame:
         """What each setting asked and what its path measured."""
@@ -112,12 +112,12 @@ class S3Distance:
 
     def break_even(self) -> pd.DataFrame:
         """Each setting's break-even (its own copy time and S3 penalties), one block of rows per setting."""
-        frames = [point.break_even().assign(network=self._network(point)) for point in self.points]
+        frames = [point.report().break_even().assign(network=self._network(point)) for point in self.points]
         table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return table[["network", *[c for c in table.columns if c != "network"]]] if len(table) else table
 
     def failures(self) -> pd.DataFrame:
-        frames = [point.failures().assign(network=self._network(point)) for point in self.points]
+        frames = [point.report().failures().assign(network=self._network(point)) for point in self.points]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def findings(self) -> Findings:
@@ -151,7 +151,7 @@ class S3Distance:
 
     def raise_for_failures(self) -> None:
         for point in self.points:
-            point.raise_for_failures()
+            point.report().raise_for_failures()
 
 
 def fit_slopes(samples: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

@@ -38,7 +38,7 @@ from perfkit.experiments.base import Experiment
 from perfkit.experiments.recording import recording
 from perfkit.paths import results_dir_checked
 from perfkit.parameters import check_fields, param
-from perfkit.experiments.cache_tier import TRIES, _verdict
+from perfkit.experiments.cache_tier_report import TRIES, _verdict
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.tiers import Alluxio

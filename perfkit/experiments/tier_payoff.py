@@ -201,12 +201,12 @@ class TierPayoff:
                 f"{plural(self.runs, 'round')} each")
 
     def failures(self) -> pd.DataFrame:
-        frames = [point.failures().assign(network=point.profile_network()) for point in self.points]
+        frames = [point.report().failures().assign(network=point.profile_network()) for point in self.points]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def raise_for_failures(self) -> None:
         for point in self.points:
-            point.raise_for_failures()
+            point.report().raise_for_failures()
 
 
 def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:

@@ -2,7 +2,8 @@
 the machine, and a worker store smaller than the data said and shown by the counters."""
 import pytest
 
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.query_report import result_mismatches
 from perfkit.experiments.tier_copy import TierCopy
 from perfkit.lab.sockets import SocketWatch
 from perfkit.tiers import Alluxio

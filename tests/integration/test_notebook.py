@@ -1,7 +1,11 @@
 import json
 import re
 
+import nbformat
+
+from perfkit.findings import FINDINGS_MIME
 from perfkit.report import render
+from perfkit.report.outline import outline
 
 
 def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypatch, reads_well):
@@ -38,7 +42,22 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     nb = json.loads(report.notebook.read_text())
     assert nb["metadata"]["papermill"]["parameters"]["rows"] == 5_000
     assert nb["metadata"]["perfkit"]["ok"] is True
-    assert len(list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl"))) == 1
+    [stored] = (tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl")
+    mtime_after_run = stored.stat().st_mtime_ns
+    # the same report again from the run's file alone (issue 45): every Finding, table and plot, nothing measured
+    again = render("notebooks/hdfs_vs_s3_queries.ipynb", {"results": str(stored)}, out_root=tmp_path / "again")
+    assert again.ok, again.error
+    first, second = (nbformat.read(r.notebook, as_version=4) for r in (report, again))
+    assert _findings(second) == _findings(first) and _findings(first)
+    assert outline(second) == outline(first)
+    assert list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl")) == [stored]  # no run recorded
+    assert stored.stat().st_mtime_ns == mtime_after_run
+
+
+def _findings(nb) -> list[str]:
+    """Every Findings sentence of an executed notebook, as shown."""
+    return [s for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
+            for s in output.get("data", {}).get(FINDINGS_MIME, {}).get("sentences", [])]
 
 
 def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path, monkeypatch, reads_well):

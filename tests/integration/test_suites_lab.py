@@ -45,11 +45,11 @@ def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_
     frame = tpch.results.to_frame()
     assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
     assert len(frame) == 22 * len(ENGINES) * 2
-    assert tpch.problems().empty, tpch.problems().to_string()
+    assert tpch.report().problems().empty, tpch.report().problems().to_string()
     for case, hashes in frame.groupby("case")["result_hash"]:
         assert set(hashes) == {reference[case]}, case
     assert tpch.tableset.details["rows"]["lineitem"] == 60175  # TPC-H's lineitem at scale factor 0.01
-    ranking = tpch.ranking()
+    ranking = tpch.report().ranking()
     assert sorted(ranking["cell"]) == sorted(f"{e}/{s}" for e in ENGINES for s in ("hdfs", "s3"))
     assert (ranking["queries"] == 22).all()
 

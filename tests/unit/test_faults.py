@@ -7,7 +7,8 @@ import pytest
 from perfkit.config import load_profile
 from perfkit.engines import QueryTimeout, run_with_deadline
 from perfkit.errors import PerfkitError, root_cause
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, result_mismatches
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.query_report import result_mismatches
 from perfkit.health import HealthWatch
 from perfkit.storages.hdfs import hdfs_probe
 from perfkit.protocol import Step
@@ -117,7 +118,7 @@ class FakeEngine:
 def _comparison(tmp_path, probes):
     cmp = QueryComparison(load_profile("lab"), engines=["spark"], rows=10, files=1, runs=1, warmup=0,
                           queries=["q1"], health_interval_s=0.02)
-    cmp.results = ResultSet("test", {}, folder=tmp_path)
+    cmp.results = ResultSet("test", {"parameters": cmp.parameters()}, folder=tmp_path)
     cmp.probes = probes
     return cmp
 
@@ -172,9 +173,9 @@ def test_results_that_differ_are_failures_and_fail_the_batch(tmp_path):
     assert all(r.ok for r in cmp.results.records)
     differ = result_mismatches(cmp.results.to_frame())
     assert list(differ["case"]) == ["q1"] and differ["error"][0].startswith("not comparable: results differ")
-    assert "not comparable" in cmp.failures()["error"].iloc[-1]
+    assert "not comparable" in cmp.report().failures()["error"].iloc[-1]
     with pytest.raises(PerfkitError, match=r"fake/q1: not comparable: results differ \(hdfs \w+; s3 \w+\)"):
-        cmp.raise_for_failures()
+        cmp.report().raise_for_failures()
 
 
 def test_equal_results_pass_the_batch(tmp_path):
@@ -182,8 +183,8 @@ def test_equal_results_pass_the_batch(tmp_path):
     cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
     for where in ("hdfs", "s3"):
         cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), {"table": f"t_{where}"})
-    assert result_mismatches(cmp.results.to_frame()).empty and cmp.failures().empty
-    cmp.raise_for_failures()
+    assert result_mismatches(cmp.results.to_frame()).empty and cmp.report().failures().empty
+    cmp.report().raise_for_failures()
 
 
 CHECKSUM = ("Query 20261124_010203_00004_abcde failed: Error opening Hive split hdfs://127.0.0.1:9000/perfkit/datasets/"

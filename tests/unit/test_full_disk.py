@@ -129,7 +129,7 @@ def comparison_class(monkeypatch):
     cleaned = []
     monkeypatch.setattr(module, "get_engine", FakeEngine)
     monkeypatch.setattr(QueryComparison, "prepare", lambda self, progress=True: "tables")
-    monkeypatch.setattr(QueryComparison, "config", lambda self: {"versions": {}})
+    monkeypatch.setattr(QueryComparison, "config", lambda self: {"versions": {}, "parameters": self.parameters()})
     monkeypatch.setattr(QueryComparison, "watch_storages",
                         lambda self, tableset: setattr(self, "probes", {"hdfs": lambda: None, "s3": lambda: None}))
     monkeypatch.setattr(QueryComparison, "register_tables", lambda self, engine, tableset: {

@@ -1,6 +1,5 @@
 """HDFS counted over an experiment's window where its daemons refresh JMX too seldom to count each run: the two fresh
 reads, the comparison with the engines' sum over the same runs, and the report's table (no HDFS needed)."""
-import dataclasses
 import math
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
@@ -137,16 +136,18 @@ def test_an_experiment_stopped_in_its_window_keeps_it_missing_and_raises_on():
 
 def test_the_report_shows_hdfs_s_window_says_it_was_counted_run_by_run_or_says_nothing(tmp_path):
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.experiments.query_report import QueryReport
     from perfkit.results import ResultSet
 
-    cmp = QueryComparison(load_profile("lab"), engines=["trino"])
-    cmp.results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
-    assert cmp.hdfs_window() == "HDFS's reads were counted run by run (above), not per window."
-    cmp.results.config["hdfs_window"] = {"notes": ["n1"], "compared": [
+    parameters = QueryComparison(load_profile("lab"), engines=["trino"]).parameters()
+    report = QueryReport(ResultSet("hdfs_vs_s3_queries", {"parameters": parameters}, folder=tmp_path))
+    assert report.hdfs_window() == "HDFS's reads were counted run by run (above), not per window."
+    report.results.config["hdfs_window"] = {"notes": ["n1"], "compared": [
         {"counter": "hdfs_bytes_read", "what": "bytes read", SERVER: 11.0, "engines": 9.0, "difference": 2.0}]}
-    table = cmp.hdfs_window()
+    table = report.hdfs_window()
     assert table.to_dict("records")[0]["difference"] == 2.0 and table.attrs["notes"] == ["n1"]
-    cmp.results.config["hdfs_window"] = {"missing": STOPPED, "notes": []}
-    assert cmp.hdfs_window() == f"HDFS's count for this run: {STOPPED}"
-    assert dataclasses.replace(cmp, storages=["s3", "trino-cache"], baseline="s3").hdfs_window() == ""  # no HDFS
-    assert dataclasses.replace(cmp, accounting=False).hdfs_window() == ""
+    report.results.config["hdfs_window"] = {"missing": STOPPED, "notes": []}
+    assert report.hdfs_window() == f"HDFS's count for this run: {STOPPED}"
+    for other in ({"storages": ["s3", "trino-cache"], "baseline": "s3"}, {"accounting": False}):  # no HDFS, no count
+        config = {**report.results.config, "parameters": {**parameters, **other}}
+        assert QueryReport(ResultSet("hdfs_vs_s3_queries", config, folder=tmp_path)).hdfs_window() == ""

@@ -14,7 +14,7 @@ from perfkit.suites import load_suite
 def _matrix(tmp_path, runs):
     """A matrix over the taxi suite whose records are `runs`: (engine, storage, query, seconds or error, hash)."""
     m = EngineStorageMatrix(load_profile("lab"), engines=["trino", "hive"], suite="taxi", runs=2, warmup=0)
-    m.results = ResultSet("test_matrix", {}, folder=tmp_path)
+    m.results = ResultSet("test_matrix", {"parameters": m.parameters(), "profile": {"name": "lab"}}, folder=tmp_path)
     for engine, where, query, value, digest in runs:
         for i in range(2):
             if isinstance(value, str):
@@ -38,7 +38,7 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
         ("hive", "hdfs", "q3", "SemanticException: count_if", None),
         ("hive", "s3", "q3", "SemanticException: count_if", None),
     ])
-    ranking = m.ranking()
+    ranking = m.report().ranking()
     assert list(ranking["cell"]) == ["trino/hdfs", "trino/s3", "hive/hdfs", "hive/s3"]
     def median(s):
         return (s + 2 * s) / 2  # the two runs take s and 2s
@@ -50,12 +50,12 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
     assert list(ranking["queries"]) == [2, 2, 2, 2]
     assert ranking["x best"].iloc[0] == 1.0
 
-    speedups = m.speedups()  # against the first engine on the baseline storage
+    speedups = m.report().speedups()  # against the first engine on the baseline storage
     assert m.baseline_cell == "trino/hdfs"
     assert speedups.loc["q2", "hive/s3"] == pytest.approx(round(median(4) / median(80), 2))
     assert math.isnan(speedups.loc["q3", "hive/hdfs"])
 
-    unsupported = m.unsupported()
+    unsupported = m.report().unsupported()
     assert list(unsupported["query"]) == ["q3"] and unsupported["engine"].iloc[0] == "hive"
     assert unsupported["storages"].iloc[0] == "hdfs, s3" and "count_if" in unsupported["message"].iloc[0]
 
@@ -67,9 +67,9 @@ def test_results_that_differ_between_engines_are_listed_and_not_ranked(tmp_path)
         ("trino", "hdfs", "q2", 1.0, "b"), ("trino", "s3", "q2", 1.0, "b"),
         ("hive", "hdfs", "q2", 2.0, "b"), ("hive", "s3", "q2", 2.0, "b"),
     ])
-    problems = m.problems()
+    problems = m.report().problems()
     assert list(problems["case"]) == ["q1"] and "engines return different results" in problems["error"].iloc[0]
-    assert list(m.ranking()["queries"]) == [1, 1, 1, 1]  # q2 only
+    assert list(m.report().ranking()["queries"]) == [1, 1, 1, 1]  # q2 only
 
 
 def test_a_baseline_cell_outside_the_matrix_and_an_empty_suite_list_are_refused():
@@ -104,7 +104,7 @@ def test_the_findings_open_with_the_ranking_and_name_what_an_engine_could_not_ru
         ("hive", "hdfs", "q3", "SemanticException: count_if", None),
         ("hive", "s3", "q3", "SemanticException: count_if", None),
     ])
-    found = m.findings()
+    found = m.report().findings()
     # medians: trino/hdfs 1.5, trino/s3 3.0, hive/hdfs 15, hive/s3 30 over q1, the one query every cell completed
     assert found.sentences[0] == ("taxi: fastest is trino/hdfs (1.500 s geometric mean over the 1 read query every "
                                   "cell completed); then trino/s3 2.00× slower, hive/hdfs 10.00× slower, "
@@ -121,7 +121,7 @@ def test_the_findings_subjects_do_not_depend_on_which_cell_won(tmp_path):
         folder.mkdir()
         m = _matrix(folder, [("trino", "hdfs", "q1", hdfs_s, "a"), ("trino", "s3", "q1", s3_s, "a"),
                              ("hive", "hdfs", "q1", 10.0, "a"), ("hive", "s3", "q1", 20.0, "a")])
-        return [subject(s) for s in m.findings().sentences]
+        return [subject(s) for s in m.report().findings().sentences]
 
     hdfs_won, s3_won = subjects(1.0, 1.1, tmp_path / "a"), subjects(1.1, 1.0, tmp_path / "b")
     assert hdfs_won[0] == s3_won[0] == "taxi: fastest"
@@ -133,7 +133,7 @@ def test_each_engine_s_storages_are_compared_with_the_queries_as_replicates(tmp_
     for i in range(1, 7):  # six queries: S3 twice HDFS's time for trino, equal for hive
         runs += [("trino", "hdfs", f"q{i}", float(i), f"h{i}"), ("trino", "s3", f"q{i}", 2.0 * i, f"h{i}"),
                  ("hive", "hdfs", f"q{i}", 10.0 * i, f"h{i}"), ("hive", "s3", f"q{i}", 10.0 * i, f"h{i}")]
-    found = _matrix(tmp_path, runs).findings()
+    found = _matrix(tmp_path, runs).report().findings()
     # six ratios of 2 all one way: the exact two-sided signed-rank p is 2 / 2**6
     assert ("taxi, trino: S3 ÷ HDFS per query, geometric mean 2.00× (S3 slower on 6 of 6 queries); Wilcoxon "
             "signed-rank p = 0.031 over the queries: beyond noise.") in found.sentences

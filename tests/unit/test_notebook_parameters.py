@@ -60,10 +60,20 @@ def _uses(code: str) -> list[tuple[str, str, str, set[str] | None]]:
     imported = _imported(tree)
     uses = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and callable(imported.get(node.func.id)):
-            accepts = _accepts(imported[node.func.id])
-            uses += [(_name(a), node.func.id, "", accepts) for a in node.args if _name(a)]
-            uses += [(_name(k.value), node.func.id, k.arg, accepts) for k in node.keywords if _name(k.value) and k.arg]
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and callable(imported.get(node.func.id)):
+            callee, target = node.func.id, imported[node.func.id]
+        elif (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)  # QueryReport.load(x)
+              and inspect.isclass(imported.get(node.func.value.id))
+              and callable(getattr(imported[node.func.value.id], node.func.attr, None))):
+            callee = f"{node.func.value.id}.{node.func.attr}"
+            target = getattr(imported[node.func.value.id], node.func.attr)
+        else:
+            continue
+        accepts = _accepts(target)
+        uses += [(_name(a), callee, "", accepts) for a in node.args if _name(a)]
+        uses += [(_name(k.value), callee, k.arg, accepts) for k in node.keywords if _name(k.value) and k.arg]
     return uses
 
 
@@ -104,7 +114,7 @@ def test_a_notebook_asks_for_its_experiments_defaults_or_the_report_defaults_it_
     values, imported = _values(path), _imported(ast.parse(code))
     drift = []
     for name, callee, keyword, _ in _uses(code):
-        cls = imported[callee]
+        cls = imported.get(callee)  # None: a class's method (QueryReport.load)
         if name not in values or not keyword or not dataclasses.is_dataclass(cls):
             continue
         stated = vars(cls).get("REPORT_DEFAULTS", {})

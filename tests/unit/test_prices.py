@@ -67,6 +67,8 @@ def test_the_query_report_prices_a_month_of_its_dataset_at_the_replication_its_h
     from perfkit.config import load_profile
     from perfkit.datasets.tables import Table, TableSet
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.experiments.query_report import QueryReport
+    from perfkit.results import ResultSet
     from perfkit.storages.hdfs import Hdfs
 
     cmp = QueryComparison(load_profile("lab"), engines=["trino"])
@@ -74,10 +76,13 @@ def test_the_query_report_prices_a_month_of_its_dataset_at_the_replication_its_h
     cmp.tableset = TableSet("d", {where: {"table": Table(url, "orc", [], files=4, bytes=2_000_000_000)}
                                   for where, url in files.items()}, "yes", {})
     monkeypatch.setattr(Hdfs, "replication", lambda self, loc: 2 if loc.path == "/d/t" else None)
-    cost = cmp.storage_cost().set_index("storage")["USD per month"]
+    # the run records its dataset's size and replication; its report prices them, from the records alone
+    report = QueryReport(ResultSet("hdfs_vs_s3_queries", {"parameters": cmp.parameters(),
+                                                          "dataset": cmp.dataset_record()}))
+    cost = report.storage_cost().set_index("storage")["USD per month"]
     # 2 GB: S3 Standard 0.023/GB; HDFS twice over on st1 0.045/GB and on gp3 0.08/GB
     assert cost.to_dict() == pytest.approx({"HDFS on EBS st1, 2 replicas": 2 * 2 * 0.045, "S3 Standard": 2 * 0.023,
                                             "HDFS on EBS gp3, 2 replicas": 2 * 2 * 0.08})
-    assert cmp._storage_cost_sentence() == (
+    assert report._storage_cost_sentence() == (
         "A month of keeping the 2 GB of data, in USD: HDFS on EBS st1, 2 replicas 0.18; S3 Standard 0.046; "
         "HDFS on EBS gp3, 2 replicas 0.32 (AWS list prices, us-east-1, S3 Standard, USD, as of 2026-11-23).")

@@ -117,31 +117,34 @@ def test_asking_for_request_metrics_where_they_cannot_count_is_named(tmp_path, t
         load_profile(str(path))
 
 
-def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
+def _report(profile, tmp_path):
+    """The report of a run on `profile` that measured nothing yet, its config as the run recorded it."""
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.experiments.query_report import QueryReport
     from perfkit.results import ResultSet
 
-    cmp = QueryComparison(load_profile("lab"), engines=["trino"])
-    cmp.results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
-    assert cmp.s3_window().startswith("S3's requests were counted run by run")
-    cmp.results.config["s3_request_metrics"] = {
+    cmp = QueryComparison(profile, engines=["trino"])
+    config = {"parameters": cmp.parameters(), **cmp.accounting_record()}
+    return QueryReport(ResultSet("hdfs_vs_s3_queries", config, folder=tmp_path))
+
+
+def test_the_report_shows_the_window_or_says_how_s3_was_counted(tmp_path):
+    report = _report(load_profile("lab"), tmp_path)
+    assert report.s3_window().startswith("S3's requests were counted run by run")
+    report.results.config["s3_request_metrics"] = {
         "notes": ["n1"], "compared": [{"counter": "s3_get", "what": "GET", "S3 (CloudWatch)": 11.0, "engines": 9.0,
                                        "difference": 2.0}]}
-    table = cmp.s3_window()
+    table = report.s3_window()
     assert table.to_dict("records")[0]["difference"] == 2.0 and table.attrs["notes"] == ["n1"]
-    cmp.results.config["s3_request_metrics"] = {"missing": "not published yet", "notes": []}
-    assert cmp.s3_window() == "S3's request metrics for this run: not published yet"
+    report.results.config["s3_request_metrics"] = {"missing": "not published yet", "notes": []}
+    assert report.s3_window() == "S3's request metrics for this run: not published yet"
 
 
 def test_a_report_on_aws_without_request_metrics_says_s3_did_not_count_rather_than_run_by_run(tmp_path):
-    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-    from perfkit.results import ResultSet
-
-    cmp = QueryComparison(load_profile("emr", bucket="b"), engines=["trino"])
-    cmp.results = ResultSet("hdfs_vs_s3_queries", {}, folder=tmp_path)
-    assert cmp.s3_window() == ("S3's own count was not asked for: this profile asks for no CloudWatch request metrics "
-                               "(s3_request_metrics: true counts each experiment's window); the engines' count is "
-                               "above.")
+    report = _report(load_profile("emr", bucket="b"), tmp_path)
+    assert report.s3_window() == ("S3's own count was not asked for: this profile asks for no CloudWatch request "
+                                  "metrics (s3_request_metrics: true counts each experiment's window); the engines' "
+                                  "count is above.")
 
 
 def test_a_report_says_how_s3_was_counted_once_and_shows_each_window_with_its_notes(capsys, monkeypatch):

@@ -11,7 +11,8 @@ import pytest
 
 from perfkit import stats
 from perfkit.config import load_profile
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, recap_table
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.query_report import recap_table
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.storages import get_storage
@@ -50,7 +51,7 @@ def cmp(tmp_path, request):
     counters read before and after it (accounting off)."""
     comparison = QueryComparison(load_profile("lab"), engines=["spark"], rows=10, files=1, runs=1, warmup=0,
                                  queries=["q1"], health_interval_s=0.05, accounting=request.param)
-    comparison.results = ResultSet("test", {}, folder=tmp_path)
+    comparison.results = ResultSet("test", {"parameters": comparison.parameters()}, folder=tmp_path)
     comparison.probes = {"s3": lambda: None, "hdfs": lambda: None}
     return comparison
 
@@ -227,7 +228,8 @@ def test_the_comparison_follows_its_include_throttled_parameter(cmp):
         cmp.results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=3 + i,
                         started_at="2026-11-01T00:00:00+00:00", wall_s=wall, rows=1, result_hash="h",
                         params={"throttled": n})
-    assert cmp.comparison().iloc[0]["s3_n"] == 3
+    assert cmp.report().comparison().iloc[0]["s3_n"] == 3
     cmp.include_throttled = True
-    assert cmp.comparison().iloc[0]["s3_n"] == 5
     assert cmp.parameters()["include_throttled"] is True
+    cmp.results.config["parameters"] = cmp.parameters()  # as a run with it asked would record it
+    assert cmp.report().comparison().iloc[0]["s3_n"] == 5

@@ -1,0 +1,359 @@
+"""A query comparison's report, built from its records alone.
+
+    report = QueryComparison(profile, ...).run_report()  # measures, then reports
+    report = QueryReport.load("data/results/hdfs_vs_s3_queries/RUN.jsonl")  # the same report again, measuring nothing
+
+Everything a report shows comes from the run's records and the config they share: the parameters, the engines'
+versions, where S3 sat and what its path measured, the dataset, S3's and HDFS's windows, the break-even's copy. So a
+results file renders the same Findings and tables anywhere, with no lab and no cluster.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from perfkit import stats
+from perfkit.accounting.table import io_frame, io_table
+from perfkit.calibration import Calibration
+from perfkit.errors import PerfkitError
+from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
+from perfkit.experiments.copy_cost import CopyCost
+from perfkit.findings import Findings, money, plural, size
+from perfkit.prices import PriceTable
+from perfkit.results import ResultSet
+from perfkit.storages.pricing import monthly_storage_table
+from perfkit.tiers import BACKING, is_tier
+
+DEFAULT_REPLICATION = 3  # HDFS's, where none of the data is on HDFS
+
+
+class QueryReport(RunRecords):
+    """The tables, plots' frames and Findings of one run of a query comparison (or a subclass: see `Report` there)."""
+    unit = "query runs"
+
+    def __init__(self, results: ResultSet):
+        self.results, self.experiment = results, results.experiment
+        config = results.config
+        params = config.get("parameters") or {}
+        missing = [name for name in ("engines", "storages", "baseline") if name not in params]
+        if missing:
+            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
+                               "a run of a query comparison (hdfs_vs_s3_queries, engine_storage_matrix, cache_tier)")
+        self.parameters = params
+        self.engines, self.storages, self.baseline = params["engines"], params["storages"], params["baseline"]
+        self.include_throttled = bool(params.get("include_throttled", False))
+        self.accounting = bool(params.get("accounting", True))
+        self.runs, self.warmup = params.get("runs", 0), params.get("warmup", 0)
+        self.suite, self.scale, self.tables = params.get("suite", ""), params.get("scale"), params.get("tables")
+        self.rows, self.files, self.file_format = params.get("rows"), params.get("files"), params.get("file_format", "")
+        self.price_table = PriceTable.load(params.get("prices"))
+        self.titles: dict[str, str] = config.get("query_titles", {})
+        self.dataset: dict = config.get("dataset", {})
+        self.measured_network = Calibration.from_dict(config["network"]) if config.get("network") else None
+        self.copy_cost = CopyCost(**config["copy"]) if config.get("copy") else None
+
+    @classmethod
+    def load(cls, path: Path | str) -> QueryReport:
+        """The report of a saved run (a results .jsonl file), measuring nothing."""
+        return cls(ResultSet.load(path))
+
+    def run_report(self, progress: bool = True) -> QueryReport:
+        """A stored run measures nothing: its report is itself (QueryComparison.run_report measures, then reports)."""
+        return self
+
+    @property
+    def placed_storages(self) -> list[str]:
+        """The compared storages that hold files, and S3 behind any cache tier."""
+        return sorted({BACKING if is_tier(s) else s for s in self.storages})
+
+    def _others(self) -> list[str]:
+        return [s for s in self.storages if s != self.baseline]
+
+    def network_headline(self):
+        """The report's first line: where S3 sat (the network, emulated or not) and what its path measured."""
+        from IPython.display import Markdown
+
+        if self.measured_network is None:
+            return Markdown("**S3's path was not measured in this run.**")
+        return Markdown(f"**{self.measured_network.headline()}**")
+
+    def versions(self) -> dict[str, str]:
+        return self._results().config.get("versions", {})
+
+    @property
+    def profile_name(self) -> str:
+        """The profile the run measured on, as it recorded it (findings.where)."""
+        return self._results().config.get("profile", {}).get("name", "")
+
+    # ---- the tables ----------------------------------------------------------------------------------------
+    def comparison(self) -> pd.DataFrame:
+        """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left
+        out unless include_throttled."""
+        return stats.compare_storages(self._frame(), self.storages, self.baseline,
+                                      include_throttled=self.include_throttled)
+
+    def recap(self) -> pd.DataFrame:
+        """One row per engine and query; each engine labelled with the version that executed it."""
+        if len(self.storages) == 2:
+            table = recap_table(self.comparison(), self.titles, self.baseline, self._others()[0])
+        else:
+            table = recap_wide(self.comparison(), self.titles, self.baseline, self._others())
+        versions = self.versions()
+        table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
+        return table
+
+    def storage_io(self) -> pd.DataFrame:
+        """What each run asked of the storage, per engine, storage and query (medians over its runs): S3 requests by
+        type and MB, HDFS MB, as the storages counted them beside the engine's own count, and what 1,000 runs cost in
+        requests at the price table's prices (the frame's attrs["basis"] says which)."""
+        table = io_table(self._frame(), self.price_table)
+        table.attrs["basis"] = self.price_table.basis()
+        return table
+
+    def io_runs(self) -> pd.DataFrame:
+        """Every measured run with its I/O counters, for plots.time_vs_requests."""
+        return io_frame(self._frame())
+
+    def s3_window(self):
+        """On a cluster that counts S3's requests per window (CloudWatch request metrics), S3's count of the whole
+        experiment beside the engines' sum; elsewhere a sentence saying how S3 was counted instead."""
+        config = self._results().config
+        counted_otherwise = ("S3's requests were counted run by run (above), not per window: no CloudWatch request "
+                             "metrics asked." if config.get("s3_counted_run_by_run") else
+                             "S3's own count was not asked for: this profile asks for no CloudWatch request metrics "
+                             "(s3_request_metrics: true counts each experiment's window); the engines' count is above.")
+        return _window(config.get("s3_request_metrics"), "S3's request metrics for this run", counted_otherwise)
+
+    def hdfs_window(self):
+        """Where HDFS's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default
+        metrics period), HDFS's count of the whole experiment beside the engines' sum; elsewhere a sentence, or
+        nothing ("") when no run read HDFS or nothing was counted."""
+        if "hdfs" not in self.placed_storages or not self.accounting:
+            return ""
+        return _window(self._results().config.get("hdfs_window"), "HDFS's count for this run",
+                       "HDFS's reads were counted run by run (above), not per window.")
+
+    def storage_cost(self) -> pd.DataFrame:
+        """A month of this run's dataset on each storage at the price table's prices: S3 Standard, and HDFS with every
+        replica on EBS (st1 and gp3), at the replication its files on HDFS had; attrs["basis"] says the prices."""
+        if "one_copy_bytes" not in self.dataset:
+            raise PerfkitError(f"{self._results().path}: its records do not say the dataset's size: a run of an "
+                               "older perfkit; run it again for the storage cost")
+        one_copy = self.dataset["one_copy_bytes"]
+        replication = self.dataset.get("hdfs_replication") or DEFAULT_REPLICATION
+        table = monthly_storage_table(self.price_table, one_copy, replication, volume_types=("st1", "gp3"))
+        table.attrs["replication"], table.attrs["bytes"] = replication, one_copy
+        return table
+
+    def dataset_table(self) -> pd.DataFrame:
+        """One row per storage and table: where it sat, its files and size, whether it was verified equal."""
+        return pd.DataFrame(self.dataset.get("summary", []))
+
+    def engines_table(self) -> pd.DataFrame:
+        """What executed the queries: each engine with the version its server reported during the run."""
+        versions = self.versions()
+        return pd.DataFrame([{"engine": name, "version": versions.get(name, "? (did not start)")}
+                             for name in self.engines])
+
+    def environment(self) -> pd.DataFrame:
+        """Versions, host, profile and parameters, as the run recorded them, as one two-column table."""
+        config = self._results().config
+        sections = {"version": config.get("versions", {}), "host": config.get("host", {}),
+                    "profile": config.get("profile", {}), "parameter": self.parameters}
+        return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
+                             for key, value in values.items()], columns=["setting", "value"])
+
+    def break_even(self) -> pd.DataFrame:
+        """After how many runs of each query copying the data to HDFS once, then querying HDFS, beats querying S3
+        directly (the first study's trade): the measured copy time over each query's measured S3 penalty."""
+        from perfkit.breakeven import break_even_table
+
+        if not {"hdfs", "s3"} <= set(self.storages):
+            raise PerfkitError("break-even compares querying S3 with copying to HDFS: give storages hdfs and s3")
+        cost = self.copy_cost
+        if cost is None:
+            return pd.DataFrame({"finding": ["The copy to HDFS was not measured in this run: no break-even."]})
+        if cost.fastest is None:
+            return pd.DataFrame({"finding": [cost.sentence()]})
+        table = break_even_table(self._frame(), cost.fastest[1])
+        table.insert(2, "copied by", cost.fastest[0])
+        return table
+
+    def problems(self) -> pd.DataFrame:
+        """Every query whose results differ between storages: listed as a failure, never compared."""
+        return result_mismatches(self._frame())
+
+    # ---- the Findings --------------------------------------------------------------------------------------
+    def findings(self) -> Findings:
+        """What this run found, first in its report: per engine, how the storages compared beyond noise; when copying
+        to HDFS paid off (when the copy was measured); the S3 requests each engine made per query; the conditions."""
+        from perfkit.findings import data_size, runs_phrase, storage_verdicts, where
+
+        comparison = self.comparison()
+        versions = self.versions()
+        if not comparison.empty:
+            comparison = comparison.assign(subject=[versions.get(e, e) for e in comparison["subject"]])
+        sentences, undecided = storage_verdicts(comparison, self.baseline)
+        if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
+            sentences.append(self._break_even_sentence())
+        sentences += self._request_sentences()
+        sentences += self._locality_sentences()
+        if "one_copy_bytes" in self.dataset:
+            sentences.append(self._storage_cost_sentence())
+        if len(failed := self.failures()):
+            undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
+                             + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}"
+                                                 for r in failed.itertuples()})[:6]))
+        data = (f"your tables ({self.suite})" if self.tables else
+                data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
+        conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; "
+                      f"{where(self.profile_name, self.measured_network, self._results().config)}")
+        return Findings(sentences, conditions, undecided)
+
+    def _break_even_sentence(self) -> str:
+        cost = self.copy_cost
+        if cost.fastest is None:
+            return cost.sentence()
+        table = self.break_even()
+        pays = table["runs"].dropna()
+        if pays.empty:
+            return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
+        runs = (plural(int(pays.min()), "run") if pays.min() == pays.max()
+                else f"{int(pays.min())}–{int(pays.max())} runs")
+        return (f"Copying to HDFS pays off after {runs} of a query "
+                f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
+
+    def _storage_cost_sentence(self) -> str:
+        cost = self.storage_cost()
+        column = cost.columns[-1]
+        each = "; ".join(f"{row['storage']} {money(row[column])}" for _, row in cost.iterrows())
+        return (f"A month of keeping the {size(cost.attrs['bytes'])} of data, in {column.split()[0]}: {each} "
+                f"({cost.attrs['basis'].split(' (')[0]}).")
+
+    def _locality_sentences(self) -> list[str]:
+        """On a cluster (a run that recorded one), how much of what the DataNodes sent went to a reader on their own
+        node: what replication and placement gave each engine's readers, part of why HDFS beats S3 on a cluster."""
+        if not self.accounting or "hdfs" not in self.storages or not self._results().config.get("cluster"):
+            return []
+        from perfkit.accounting.table import hdfs_locality
+
+        found = hdfs_locality(self._frame())
+        if not found:
+            return []
+        parts = [f"{engine} {100 * local / sent:.0f}% of {sent / 1e6:.1f} MB"
+                 for engine, (local, sent) in found.items()]
+        return ["HDFS locality (the DataNodes' count over the measured runs on HDFS): the share of the bytes they sent "
+                "that went to a reader on their own node: " + "; ".join(parts) + "."]
+
+    def _request_sentences(self) -> list[str]:
+        """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,
+        else the engine's), so an engine that asks S3 for much more than another shows on the first screen."""
+        if not self.accounting or "s3" not in self.storages:
+            return []
+        from perfkit.accounting.counters import S3_REQUESTS
+        from perfkit.accounting.table import counted
+
+        runs = io_frame(self._frame())
+        if runs.empty:  # runs recorded without their I/O
+            return []
+        runs = runs[runs["storage"] == "s3"]
+        parts = []
+        for engine, group in runs.groupby("engine", sort=True):
+            per_query = group.assign(requests=counted(group, S3_REQUESTS),
+                                     mb=counted(group, ("s3_bytes_read",)) / 1e6).groupby("query")[["requests", "mb"]]
+            medians = per_query.median().dropna(subset=["requests"])
+            if len(medians):
+                mb = medians["mb"].dropna()
+                parts.append(f"{engine} {_range(medians['requests'], '{:.0f}')}"
+                             + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else ""))
+        return [f"S3 requests per query (median run of each): {'; '.join(parts)}."] if parts else []
+
+
+def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (engine, query) whose successful runs returned different results across storages."""
+    ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()]
+    rows = []
+    for (subject, case), group in ok.groupby(["subject", "case"], sort=True):
+        by_storage = group.groupby("storage")["result_hash"].agg(lambda h: ",".join(sorted(set(h))))
+        if group["result_hash"].nunique() > 1:
+            seen = "; ".join(f"{where} {hashes}" for where, hashes in by_storage.items())
+            rows.append({"subject": subject, "storage": "all", "case": case, "phase": "measured",
+                         "iteration": None, "error": f"not comparable: results differ ({seen})"})
+    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+
+
+def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",
+                other: str = "s3") -> pd.DataFrame:
+    """The published shape: HDFS | S3 | speed-up | query, by median and by minimum, in seconds."""
+    c, b, o = comparison, stats.label(baseline), stats.label(other)
+    return pd.DataFrame({
+        "engine": c["subject"],
+        f"{b} median (s)": c[f"{baseline}_median"].round(3),
+        f"{o} median (s)": c[f"{other}_median"].round(3),
+        "speed-up (median)": c["speedup_median"].round(2),
+        f"{b} min (s)": c[f"{baseline}_min"].round(3),
+        f"{o} min (s)": c[f"{other}_min"].round(3),
+        "speed-up (min)": c["speedup_min"].round(2),
+        "95% CI": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        "verdict": c["verdict"],
+        "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
+        "check": [_check(row) for row in c.itertuples()],
+    }).reset_index(drop=True)
+
+
+def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, others: list[str]) -> pd.DataFrame:
+    """More than two storages: the baseline's median, then per other storage its median, speed-up and verdict."""
+    rows = []
+    for (subject, case), group in comparison.groupby(["subject", "case"], sort=True):
+        first = group.iloc[0]
+        row = {"engine": subject, f"{stats.label(baseline)} median (s)": round(first[f"{baseline}_median"], 3)}
+        for other in others:
+            mine = group[group["storage"] == other]
+            if mine.empty:
+                continue
+            r = mine.iloc[0]
+            name = stats.label(other)
+            row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
+            row[f"{name} speed-up"] = round(r["speedup_median"], 2)
+            row[f"{name} 95% CI"] = _ci(r["ci_low"], r["ci_high"])
+            row[f"{name} verdict"] = r["verdict"]
+        row["query"] = f"{case}: {titles.get(case, case)}"
+        row["check"] = "; ".join(sorted({_check(r) for r in group.itertuples()} - {"ok"})) or "ok"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _ci(low: float, high: float) -> str:
+    return f"{low:.2f}–{high:.2f}" if low == low else "–"
+
+
+def _check(row) -> str:
+    notes = []
+    if not row.results_match:
+        notes.append("RESULTS DIFFER between storages: not compared")
+    if row.failed_runs:
+        notes.append(f"{row.failed_runs} failed runs")
+    if row.noisy:
+        notes.append("noisy (CV > 10%)")
+    if getattr(row, "throttled_runs", 0):
+        kept = "kept in the verdict" if row.throttled_kept else "left out of the verdict"
+        notes.append(f"throttled: {row.throttled_requests} requests ({row.throttled_runs} runs, {kept})")
+    return "; ".join(notes) or "ok"
+
+
+def _range(values, fmt: str) -> str:
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
+def _window(found: dict | None, whose: str, counted_otherwise: str) -> pd.DataFrame | str:
+    """A window's stored comparison (results.config) as a table, its notes in attrs; or a sentence: how the storage
+    was counted instead when there is no window, or why `whose` count is missing."""
+    if not found:
+        return counted_otherwise
+    if found.get("missing") and not found.get("compared"):
+        return f"{whose}: {found['missing']}"
+    table = pd.DataFrame(found.get("compared", []))
+    table.attrs["notes"] = found.get("notes", [])
+    return table
