@@ -58,8 +58,9 @@ def test_the_report_of_the_saved_file_is_the_report_of_the_run(tmp_path):
     # the numbers, from the records: S3's median 2.05 s over HDFS's 1.0 s; the copy 3.0 s by stream, the fastest
     ratio = pd.Series(S3).median() / pd.Series(HDFS).median()
     assert found.sentences[0] == f"Spark 4.0.1: S3 slower than HDFS on 1 of 1 query beyond noise ({ratio:.2f}×)."
-    assert found.sentences[1] == ("Copying to HDFS pays off after 3 runs of a query (1 of 1 engine-query pairs; copying "
-                                  "87 MB S3 → HDFS took 3.0 s by stream, the fastest (also distcp 9.0 s), verified).")
+    assert found.sentences[1] == ("Copying to HDFS pays off after 3 runs of a query (1 of 1 engine-query pairs; "
+                                  "copying 87 MB S3 → HDFS took 3.0 s by stream, the fastest (also distcp 9.0 s), "
+                                  "verified).")
     assert "S3 behind an emulated network (ec2-s3" in found.conditions and "21.3 ms per small GET" in found.conditions
     recap = stored.recap()
     assert recap.loc[0, "speed-up (median)"] == round(ratio, 2)
