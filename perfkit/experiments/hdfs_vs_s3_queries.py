@@ -9,32 +9,30 @@ verified equal on every storage, or the user's own tables (`tables`: each storag
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
-import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
 from perfkit import provenance, validate
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
-from perfkit.experiments.attempt import Observer, Run, RunIo, S3Faults, StorageHealth, Watched
 from perfkit.experiments.base import Experiment
+from perfkit.experiments import query_tables
 from perfkit.experiments.copy_cost import COPY_METHODS
+from perfkit.experiments.query_data import (PLACED, data_source, dataset_record, place_data,
+                                            placed_storages)
+from perfkit.experiments.query_attempt import run_accounting, run_observers, timed_run
 from perfkit.experiments.query_report import QueryReport
 from perfkit.experiments.recording import recording
 from perfkit.config import Profile
 from perfkit.datasets import locations
 from perfkit.datasets.generate import METHODS as PLACEMENTS
 from perfkit.datasets.generator import REGISTRY as GENERATORS, generator_class
-from perfkit.partitions import check_rows
-from perfkit.datasets.placement import PlacedDataset, place_taxi
-from perfkit.datasets.tables import TableSet, registered_name, single_table, Table
-from perfkit.datasets.taxi import FORMATS, SCHEMA, TaxiDataset
-from perfkit.engines import DATABASE, engine_class, get_engine, result_hash
+from perfkit.datasets.placement import PlacedDataset
+from perfkit.datasets.tables import TableSet
+from perfkit.datasets.taxi import FORMATS, TaxiDataset
+from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
-from perfkit.accounting.run_io import RunAccounting
 from perfkit.accounting.sources import server_sources
 from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
@@ -43,15 +41,14 @@ from perfkit.locks import network_in_use
 from perfkit.protocol import Protocol, drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
-from perfkit.suites import DEFAULT_TABLE, Query, open_suite
+from perfkit.suites import Query, open_suite
 from perfkit.transfer import REGISTRY as TRANSFER_METHODS
-from perfkit.storages import backing_of, get_storage, placed, storage_probes, tiers
+from perfkit.storages import get_storage, storage_probes, tiers
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
 from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-PLACED = placed()  # the storages a dataset is placed on
 STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
 
 
@@ -131,44 +128,16 @@ class QueryComparison(Experiment):
             raise PerfkitError(f"{EXPERIMENT}: {err}") from None
         self.suite_spec = open_suite(self.suite, self.queries)
         self.suite_queries = self.suite_spec.queries
-        self.source = self._source()
+        if isinstance(self.tables, str):  # a YAML file of the map
+            from perfkit.datasets.user_tables import read_tables_file
+
+            self.tables = read_tables_file(self.tables)
+        self.source = data_source(self.suite, self.suite_spec, self.tables, self.placed_storages)
+        if self.source in GENERATORS:
+            self.scale = generator_class(self.source).checked_scale(self.scale)
         self.placed: PlacedDataset | None = None  # the taxi files, when the data is the taxi dataset
         self.tableset: TableSet | None = None
         self.results: ResultSet | None = None
-
-    def _source(self) -> str:
-        """Where the tables come from: the user's `tables`, or the suite's dataset; checked against every query."""
-        from perfkit.datasets import user_tables
-
-        if self.tables is not None:
-            if isinstance(self.tables, str):
-                self.tables = user_tables.read_tables_file(self.tables)
-            names = user_tables.normalize(self.tables, self.placed_storages)[self.placed_storages[0]]
-            source = "tables"
-        else:
-            source = self.suite_spec.dataset or "taxi"
-            names = generator_class(source).tables if source in GENERATORS else [DEFAULT_TABLE]
-            # a write target is made by the run, not read: only the tables the queries read must be the taxi table
-            read = {n for q in self.suite_queries for n in q.table_names()} - set(self.suite_spec.targets)
-            if source == "taxi" and self.suite_spec.dataset is None and read - {DEFAULT_TABLE}:
-                raise PerfkitError(f"suite {self.suite}: its queries name tables ({{table:NAME}}): give `tables`, "
-                                   "each storage's locations of those tables (the generated taxi data is one "
-                                   "table: {table})")
-        for query in self.suite_queries:  # a placeholder the tables lack is named now, not mid-run
-            query.for_tables({n: n for n in [*names, *self.suite_spec.targets]})
-        self._check_targets(names)
-        if source in GENERATORS:
-            self.scale = generator_class(source).checked_scale(self.scale)
-        return source
-
-    def _check_targets(self, names: list[str]) -> None:
-        """A write target `{like: TABLE}` names a table of the data: else every run of it would fail mid-run."""
-        for target, spec in self.suite_spec.targets.items():
-            if "like" in spec and spec["like"] not in names:
-                raise PerfkitError(f"suite {self.suite}: write target {target!r} is like {spec['like']!r}, which the "
-                                   f"data has not (it has {', '.join(names)}; the bare {{table}} is "
-                                   f"{DEFAULT_TABLE!r}). Fix: name one of those, or give its columns: "
-                                   "{columns: [[NAME, TYPE], ...]}")
 
     def parameters(self) -> dict:
         return {**super().parameters(), "queries": [q.id for q in self.suite_queries]}  # None resolved to the suite's
@@ -182,29 +151,17 @@ class QueryComparison(Experiment):
             engine_class(name)(self.profile).check()
 
     def prepare(self, progress: bool = True) -> TableSet:
+        """The services checked, then the data placed and verified on every storage (query_data.place_data)."""
         self.preflight()
-        if self.source == "tables":
-            from perfkit.datasets.user_tables import user_tables
-
-            self.tableset = user_tables(self.profile, self.tables, self.placed_storages)
-        elif self.source == "taxi":
-            self.placed = place_taxi(self.dataset, self.profile, self.file_format, progress=progress)
-            self.tableset = taxi_tables(self.profile, self.placed, self.placed_storages)
-        else:
-            from perfkit.datasets.generate import place_generated
-            from perfkit.datasets.generator import get_generator
-
-            with get_generator(self.source, self.profile, self.scale) as gen:
-                self.tableset = place_generated(gen, self.file_format, self.placed_storages, progress,
-                                                method=self.placement)
-        self.tableset = with_tiers(self.tableset, self.storages, self.profile)
+        self.tableset, self.placed = place_data(
+            self.profile, self.source, self.storages, tables=self.tables, dataset=self.dataset,
+            file_format=self.file_format, scale=self.scale, placement=self.placement, progress=progress)
         return self.tableset
 
     @property
     def placed_storages(self) -> list[str]:
         """Where the data must be: the compared storages that hold files, and S3 behind any cache tier."""
-        needed = {BACKING if is_tier(s) else s for s in self.storages}
-        return [s for s in PLACED if s in needed]
+        return placed_storages(self.storages)
 
     def config(self) -> dict:
         """What every record of the run carries, and all its report needs besides the records (QueryReport): the
@@ -221,39 +178,8 @@ class QueryComparison(Experiment):
         return {"s3_counted_run_by_run": self.profile.provider.s3_request_log() is not None}
 
     def dataset_record(self) -> dict:
-        """The placed data as the run records it: its name and verification, its table on every storage, one copy's
-        bytes (every storage holds the same files) and the replication its files have on HDFS."""
-        tableset = self.tableset
-        dataset = {"name": tableset.name, "verified": tableset.verified, **tableset.details,
-                   "summary": self._dataset_summary(),
-                   "one_copy_bytes": sum(t.bytes for t in next(iter(tableset.tables.values())).values()),
-                   "hdfs_replication": self._hdfs_replication(tableset.tables.get("hdfs", {}))}
-        if self.placed is not None:
-            placed = self.placed
-            dataset.update({"format": placed.file_format, "files": len(placed.files), "bytes": placed.total_bytes,
-                            "replaced": placed.replaced, **asdict(self.dataset)})
-        return dataset
-
-    def _dataset_summary(self) -> list[dict]:
-        """One row per storage and table, for the report's dataset table; the taxi files say which were re-placed."""
-        rows = self.tableset.summary()
-        if self.placed is not None:
-            for row in rows:
-                row["re-placed"] = ", ".join(r for r in self.placed.replaced
-                                             if r.startswith(f"{row['storage']}/")) or "none"
-        return rows
-
-    def _hdfs_replication(self, hdfs_tables: dict) -> int | None:
-        """What the dataset's HDFS files have (a one-DataNode lab keeps 1); None where none is on HDFS."""
-        from urllib.parse import urlsplit
-
-        from perfkit.storages import Location
-
-        for table in hdfs_tables.values():
-            found = get_storage("hdfs", self.profile).replication(Location("hdfs", urlsplit(table.location).path))
-            if found:
-                return found
-        return None
+        """The placed data as the run records it (query_data.dataset_record)."""
+        return dataset_record(self.profile, self.tableset, self.placed, self.dataset)
 
     def report(self) -> QueryReport:
         """This run's report, from its records (QueryReport; a subclass's Report adds its own tables)."""
@@ -341,82 +267,18 @@ class QueryComparison(Experiment):
         for where in filter(is_tier, self.storages):  # a tier is healthy when S3 and the tier's service are
             self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
 
-    def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str]]:
-        """One external table per (storage, table): storage -> {placeholder name: the engine's table}.
-
-        Shared, read-only and made once: a table's name ends with a digest of what it is (engine, location, format,
-        columns, and a partitioned table's partition columns and partitions), so runs at once on the same files use
-        the same table and no run drops a table another reads."""
-        tables: dict[str, dict[str, str] | None] = {}
-        for where in self.storages:
-            if is_tier(where):
-                tables[where] = self.register_tier(engine, tableset, where)
-                continue
-            tables[where] = {}
-            for name, table in tableset.tables[where].items():
-                registered = self.register_table(engine, registered_name(tableset.name, name, where), table,
-                                                 _label(name, where))
-                tables[where][name] = f"{DATABASE}.{registered}"
-        return tables
-
-    def register_table(self, engine, base: str, table: Table, label: str) -> str:
-        """One shared external table (Engine.register_shared_table: named `base` and the digest of its definition,
-        partitions included, made only when no run has made it yet); a partitioned one is then counted by the engine
-        and checked against the rows in its files' footers (a partition the engine missed stops the run here).
-        Returns the table's bare name.
-
-        The check runs on every registration, not only when this run made the table: it is a count(*) per table,
-        the footers are read afresh by each run, and a table made by another run (one on another machine still
-        adding its partitions, or files replaced since) is caught before any timing instead of skewing it."""
-        registered = engine.register_shared_table(base, table.location, table.file_format, table.columns,
-                                                  table.partitioning)
-        if table.partitioning is not None:
-            check_rows(engine, f"{DATABASE}.{registered}", label, table.location, table.partitioning,
-                       self.query_timeout_s)
-        return registered
-
-    def register_tier(self, engine, tableset: TableSet, where: str) -> dict[str, str] | None:
-        """The tables read through a cache tier; None when this engine cannot read through it."""
-        cache = tier(where, self.profile)
-        if cache.unavailable() or not cache.reads_through(engine.name):
-            return None
-        tables = {}
-        for name, table in tableset.tables[where].items():
-            through_cache = cache.name == "trino-cache"  # the S3 table itself, read through the cache's catalog
-            at = BACKING if through_cache else where
-            bare = self.register_table(engine, registered_name(tableset.name, name, at), table, _label(name, at))
-            registered = f"{DATABASE}.{bare}"
-            tables[name] = cache.table(registered) if through_cache else registered
-        return tables
+    def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str] | None]:
+        """The engine's tables of this run (perfkit.experiments.query_tables): storage -> {name: table}."""
+        return query_tables.register_tables(engine, tableset, self.storages, self.profile, self.query_timeout_s)
 
     def unavailable_reason(self, engine_name: str, where: str, query) -> str | None:
         """Why this engine does not run this query on this storage (a tier it cannot read through), or None."""
-        if not is_tier(where):
-            return None
-        cache = tier(where, self.profile)
-        if cache.unavailable():
-            return cache.unavailable()
-        if not cache.reads_through(engine_name):
-            return f"{where} is read through {', '.join(cache.engines)} only, not {engine_name}"
-        if getattr(query, "writes", None):
-            return f"{where} is a read cache: write workloads are compared on hdfs and s3"
-        return None
+        return query_tables.unavailable_reason(engine_name, where, query, self.profile)
 
     def write_target(self, engine, query: Query, step, tables: dict[str, str]) -> dict[str, str]:
-        """A write workload's table, created empty at a fresh folder under this run's prefix (cleaned up after).
-
-        Its name has the digest of that folder: this run's and this step's own, dropped once the run is measured."""
-        spec = self.suite_spec.targets[query.writes]
-        by_name = self.tableset.tables[step.storage]
-        columns = by_name[spec["like"]].all_columns if "like" in spec else [tuple(c) for c in spec["columns"]]
-        file_format = next(iter(by_name.values())).file_format
-        folder = locations.profile_location(self.profile, step.storage, "runs", self.results.run_id, engine.name,
-                                            query.id, f"{step.phase}-{step.iteration}")
-        locations.make_folder(self.profile, folder)
-        registered = engine.register_shared_table(registered_name(f"{self.tableset.name}_out", query.writes,
-                                                                  step.storage), folder.url(self.profile),
-                                                  file_format, columns)
-        return {**tables, query.writes: f"{DATABASE}.{registered}"}
+        """A write workload's fresh table under this run's own folder (query_tables.write_target)."""
+        return query_tables.write_target(engine, query, step, tables, self.tableset,
+                                         self.suite_spec.targets[query.writes], self.results.run_id, self.profile)
 
     def cleanup(self) -> None:
         """Delete what write workloads wrote: this run's own folder on each storage, and nothing else."""
@@ -454,60 +316,16 @@ class QueryComparison(Experiment):
                 engine.drop_own_table(tables[query.writes].split(".", 1)[1])
 
     def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
-        """Times the engine's call; the observers (attempt.py) add the storage's health, the run's I/O and S3's
-        throttled requests to its record."""
+        """One timed run (query_attempt.timed_run), watched by the storage's health, S3's throttled requests and,
+        where asked, the run's I/O."""
+        accounting = run_accounting(engine, step.storage, self.io_sources) if self.accounting else None
+        observers = run_observers(self.profile, results, engine, step.storage, self.probes[step.storage],
+                                  self.health_interval_s, accounting)
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
-        with Watched(self.observers(results, engine, step.storage)) as watched:
-            if watched.refused:
-                results.add(**record, started_at=now(), wall_s=None, ok=False, error=watched.refused)
-                return
-            # started_at + wall_s is the timed interval: the observers' snapshots are outside both
-            started, t0 = now(), time.perf_counter()
-            try:
-                rows = engine.execute(query.for_tables(tables, engine.name), timeout_s=self.query_timeout_s)
-                error = None
-                watched.answered()
-            except Exception as err:  # noqa: BLE001 - any engine error fails this run only
-                error = get_storage(step.storage, self.profile).explain(str(err)) or root_cause(err, 500)
-            except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
-                results.add(**record, started_at=started, wall_s=None, ok=False,
-                            error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: "
-                                  "not a sample")
-                raise
-            wall = time.perf_counter() - t0
-            watched.stop()
-            writes = getattr(query, "writes", None)
-            digest = result_hash(rows) if error is None and not writes else None
-            run = watched.end(Run(record, error))
-        if run.error:
-            results.add(**record, io=run.io, started_at=started, wall_s=wall, ok=False, error=run.error)
-            return
-        if writes:  # what was written, read back outside the timing
-            rows = engine.execute(f"SELECT * FROM {tables[writes]}")
-            digest = result_hash(rows)
-        results.add(**record, io=run.io, started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
-
-    def observers(self, results: ResultSet, engine, where: str) -> list[Observer]:
-        """What watches each run on `where`: the storage's health, S3's throttled requests and, where asked, the
-        run's I/O (S3Faults reads what RunIo counted: it ends after it)."""
-        accounting = self.run_accounting(engine, where)
-        return [StorageHealth({where: self.probes[where]}, self.health_interval_s),
-                S3Faults(self.profile, results.config, engine, where, counted=accounting is not None),
-                *([RunIo(accounting)] if accounting else [])]
-
-    def run_accounting(self, engine, where: str) -> RunAccounting | None:
-        """The snapshots around one run on `where`: the storages' own counters and the engine's, of the storage the
-        run reads (a tier reads S3); a stand-in engine may count only throttled S3 requests, or nothing."""
-        if not self.accounting:
-            return None
-        storage = backing_of(where) or where  # a tier reads its backing storage
-        counts = getattr(engine, "io_counters", None) or getattr(engine, "s3_counters", None)
-        if counts is not None and "storage" in inspect.signature(counts).parameters:  # an engine that can narrow them
-            counts = functools.partial(counts, storage=where)
-        source = engine.io_source() if hasattr(engine, "io_source") else f"{engine.name}'s S3 client statistics"
-        settle = getattr(engine, "settle", None)
-        return RunAccounting(self.io_sources, counts, source if counts else "", storage=storage, settle=settle)
+        writes = getattr(query, "writes", None)
+        timed_run(results, record, engine, query.for_tables(tables, engine.name), observers, self.query_timeout_s,
+                  get_storage(step.storage, self.profile).explain, read_back=tables[writes] if writes else None)
 
     def copy_to_hdfs(self, progress: bool = False):
         """The copy half of the break-even, measured once after the query runs, behind the same network: the S3
@@ -550,32 +368,6 @@ class QueryComparison(Experiment):
                                        "verdicts": dict(zip(table["query"], table["verdict"]))}
         results.save()
         return table
-
-
-def taxi_tables(profile: Profile, placed: PlacedDataset, storages: list[str]) -> TableSet:
-    """The generated taxi files as the one table of the taxi suites."""
-    columns = [(name, hive) for name, _, hive in SCHEMA]
-    first = sorted(placed.files)[0]
-    by_storage = {where: Table(placed.locations[where], placed.file_format, columns, len(placed.files),
-                               placed.total_bytes,
-                               f"{get_storage(where, profile).folder('datasets', placed.name, placed.file_format).path}"
-                               f"/{first}")
-                 for where in storages}
-    return single_table(f"taxi_{placed.file_format}", by_storage, placed.verified, {})
-
-
-def _label(table: str, where: str) -> str:
-    return f"the table on {where}" if table == DEFAULT_TABLE else f"table {table} on {where}"
-
-
-def with_tiers(tableset: TableSet, storages: list[str], profile: Profile) -> TableSet:
-    """The placed tables, plus each cache tier's view of the S3 tables (the same files, read through the tier)."""
-    tables = dict(tableset.tables)
-    for where in filter(is_tier, storages):
-        cache = tier(where, profile)
-        tables[where] = {name: replace(t, location=cache.location(t.location), first_file="")
-                         for name, t in tableset.tables[BACKING].items()}
-    return replace(tableset, tables=tables)
 
 
 def reference_table(frame: pd.DataFrame, answers: dict, by: str) -> pd.DataFrame:

@@ -385,6 +385,7 @@ def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tm
 
     from perfkit.config import load_profile
     from perfkit.experiments import hdfs_vs_s3_queries as module
+    from perfkit.experiments import query_attempt
     from perfkit.suites import DEFAULT_TABLE
 
     own = importlib.import_module(f"perfkit.experiments.{experiment}")
@@ -393,7 +394,7 @@ def test_the_query_experiments_store_their_window_beside_the_engines_sum(aws, tm
     _put(cloudwatch, bucket, "team", "GetRequests", [(START, 5.0), (START + timedelta(minutes=1), 6.0)])
     starts = iter(START + timedelta(seconds=5 * i) for i in range(100))  # the runs start in the window, in minute 0-1
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
-    monkeypatch.setattr(module, "now", lambda: next(starts).isoformat())
+    monkeypatch.setattr(query_attempt, "now", lambda: next(starts).isoformat())  # where a run's start is taken
     monkeypatch.setattr(module, "get_engine", lambda name, *args: _CountingEngine())  # every experiment opens here
     Comparison = module.QueryComparison
     monkeypatch.setattr(Comparison, "prepare", lambda self, progress=True: "tables")

@@ -7,7 +7,8 @@ from perfkit.config import emr_profile, load_profile
 from perfkit.datasets.tables import Table, TableSet
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
-from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison, with_tiers
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.query_data import with_tiers
 from perfkit.results import ResultSet
 from perfkit.suites import DEFAULT_TABLE
 from perfkit.tiers import Counters, TrinoCache
@@ -107,6 +108,7 @@ def test_a_tier_smaller_than_the_data_is_said_by_the_tier_sized_against_the_s3_t
 def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partitioned_one_is_counted_there():
     """register_tier: the S3 table itself (its shared name: the S3 base and the definition's digest) is registered,
     its rows checked when it is partitioned, and read through the cache's catalog."""
+    from perfkit.experiments.query_tables import register_tier
     from perfkit.partitions import Partition, Partitioning
 
     class Trino:
@@ -126,12 +128,11 @@ def test_trino_cache_reads_the_shared_s3_table_through_its_catalog_and_a_partiti
     parts = Partitioning((("year", "int"),), (Partition("year=2024", ("2024",)),), files=1, rows=30)
     flat, partitioned = (Table("s3a://b/p/t", "orc", [("a", "int")], 1, 100, "", p) for p in (None, parts))
     profile = load_profile("lab")
-    cmp = QueryComparison(profile, engines=["trino"], storages=["s3", "trino-cache"], baseline="s3")
     cache = TrinoCache(profile)
     for table, counted in ((flat, []), (partitioned, ["SELECT count(*) FROM perfkit.taxi_s3_0123abcd"])):
         engine = Trino()
         tiered = with_tiers(TableSet("taxi", {"s3": {DEFAULT_TABLE: table}}), ["s3", "trino-cache"], profile)
-        assert cmp.register_tier(engine, tiered, "trino-cache") == {
+        assert register_tier(engine, tiered, "trino-cache", profile) == {
             DEFAULT_TABLE: cache.table("perfkit.taxi_s3_0123abcd")}
         assert engine.calls == [("taxi_s3", "s3a://b/p/t", table.partitioning), *counted]
 
