@@ -13,51 +13,39 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from perfkit import provenance, validate
+from perfkit import provenance
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
 from perfkit.experiments.base import Experiment
 from perfkit.experiments import query_tables
-from perfkit.experiments.copy_cost import COPY_METHODS
-from perfkit.experiments.query_data import (PLACED, data_source, dataset_record, place_data,
-                                            placed_storages)
+from perfkit.experiments.query_data import dataset_record, place_data
 from perfkit.experiments.query_attempt import run_accounting, run_observers, timed_run
+from perfkit.experiments.query_reference import has_reference, reference_check
+from perfkit.experiments.query_parameters import QueryParameters
 from perfkit.experiments.query_report import QueryReport
 from perfkit.experiments.recording import recording
-from perfkit.config import Profile
 from perfkit.datasets import locations
-from perfkit.datasets.generate import METHODS as PLACEMENTS
-from perfkit.datasets.generator import REGISTRY as GENERATORS, generator_class
 from perfkit.datasets.placement import PlacedDataset
 from perfkit.datasets.tables import TableSet
-from perfkit.datasets.taxi import FORMATS, TaxiDataset
 from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.sources import server_sources
 from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
-from perfkit.prices import PriceTable
 from perfkit.locks import network_in_use
-from perfkit.protocol import Protocol, drop_page_cache
+from perfkit.protocol import drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
-from perfkit.suites import Query, open_suite
-from perfkit.transfer import REGISTRY as TRANSFER_METHODS
-from perfkit.storages import get_storage, storage_probes, tiers
+from perfkit.suites import Query
+from perfkit.storages import get_storage, storage_probes
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
-from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "hdfs_vs_s3_queries"
-STORAGES = PLACED + tiers()  # and the cache tiers in front of S3, which read the S3 copy
-
-
-def _optional_names(name: str, value) -> list[str] | None:
-    return None if value is None else validate.names(name, value)
 
 
 @dataclass
-class QueryComparison(Experiment):
+class QueryComparison(QueryParameters, Experiment):
     experiment = EXPERIMENT
     unit = "query runs"
     Report = QueryReport  # what report() builds from the records
@@ -67,80 +55,13 @@ class QueryComparison(Experiment):
     # `compare` can judge, on 1 M rows in 8 ORC files (87 MB)
     REPORT_DEFAULTS = {"rows": 1_000_000, "files": 8, "runs": 4}
 
-    profile: Profile
-    engines: list[str] = param(help="Engines: spark, trino, hive, spark-thrift (Spark SQL behind a HiveServer2 "
-                               "endpoint).", factory=lambda: ["spark", "trino", "hive"], check=validate.names)
-    rows: int = param(200_000, "Taxi trips generated.", check=validate.whole)
-    files: int = param(4, "Files the rows are split into.", check=validate.whole)
-    file_format: str = param("orc", "orc or parquet.", check=validate.choice, choices=FORMATS, option="--format")
-    runs: int = param(3, "Measured runs per query and storage, interleaved across the storages.",
-                      check=validate.whole)
-    warmup: int = param(1, "Warm-up runs per query and storage: recorded, never summarised.", check=validate.whole,
-                        minimum=0)
-    queries: list[str] | None = param(None, "Query ids of the suite (default: all).", check=_optional_names)
-    suite: str = param("taxi", "A built-in suite (taxi, tpch, hibench), or the path of a folder of .sql files that "
-                       "read {table} or {table:NAME}.", check=validate.text, empty_ok=False)
-    seed: int = param(42, "The generator's seed.", check=validate.whole, minimum=0)
-    cold_cache: bool = param(False, "Drop the page cache before every measured run (where permitted).",
-                             check=validate.flag, option="--cold-cache/--warm-cache")
-    storages: list[str] = param(help="Where the same files sit: two or more.", factory=lambda: list(PLACED),
-                                check=validate.names)
-    baseline: str = param("hdfs", "Speed-ups and verdicts are against this storage.")
-    query_timeout_s: float | None = param(None, "Seconds; a run past it is cancelled and recorded as failed "
-                                          "(default: no limit).", check=validate.number, above=0, unit="seconds",
-                                          none_means="no limit", option="--query-timeout")
-    health_interval_s: float = param(1.0, "How often the storages are probed during a run (seconds).",
-                                     check=validate.number, above=0, unit="seconds", recorded=False)
-    scale: str | float | None = param(None, "tpch: the scale factor (default 0.01); hibench: tiny, small, large, "
-                                      "huge, gigantic or bigdata (default tiny).")
-    tables: dict | str | None = param(None, "The user's own tables: storage -> location(s), or a YAML file of that "
-                                      "map.")
-    placement: str = param("copy", "tpch, hibench: generate into HDFS and copy to S3, or generate into each storage.",
-                           check=validate.choice, choices=PLACEMENTS)
-    include_throttled: bool = param(False, "Count runs the S3 server throttled in the speed-ups and verdicts too.",
-                                    check=validate.flag, option="--include-throttled/--leave-throttled-out")
-    copy_methods: list[str] = param(help="The break-even's copy to HDFS: the fastest of these counts.",
-                                    factory=lambda: list(COPY_METHODS), check=validate.names,
-                                    choices=list(TRANSFER_METHODS), empty_ok=True)
-    accounting: bool = param(True, "Count each run's requests and bytes at the storages and at the engine.",
-                             check=validate.flag)
-    prices: str | None = param(None, "A YAML file of your own prices (perfkit.prices); default: the shipped AWS "
-                               "list prices.")
-
     def __post_init__(self):
-        """Validate everything before anything runs (notebook parameters arrive as any YAML type)."""
-        check_fields(self)
-        for name in self.engines:
-            engine_class(name)  # an unknown engine is named with the choices
-        self.price_table = PriceTable.load(self.prices)  # a bad price file fails here, before anything runs
+        super().__post_init__()  # the parameters checked (QueryParameters)
         self.io_sources: list = []  # the storages' own counters (watch_storages)
         self.copy_cost = None  # measured once, by copy_to_hdfs()
-        unknown = [s for s in self.storages if s not in STORAGES]
-        if unknown or len(self.storages) < 2:
-            raise PerfkitError(f"storages {self.storages!r}: give two or more distinct storages of "
-                               f"{', '.join(STORAGES)}")
-        if self.baseline not in self.storages:
-            raise PerfkitError(f"baseline {self.baseline!r} is not one of the storages {', '.join(self.storages)}")
-        try:
-            self.protocol = Protocol(self.warmup, self.runs, self.cold_cache)
-            self.dataset = TaxiDataset(self.rows, self.files, self.seed)
-        except ValueError as err:
-            raise PerfkitError(f"{EXPERIMENT}: {err}") from None
-        self.suite_spec = open_suite(self.suite, self.queries)
-        self.suite_queries = self.suite_spec.queries
-        if isinstance(self.tables, str):  # a YAML file of the map
-            from perfkit.datasets.user_tables import read_tables_file
-
-            self.tables = read_tables_file(self.tables)
-        self.source = data_source(self.suite, self.suite_spec, self.tables, self.placed_storages)
-        if self.source in GENERATORS:
-            self.scale = generator_class(self.source).checked_scale(self.scale)
         self.placed: PlacedDataset | None = None  # the taxi files, when the data is the taxi dataset
         self.tableset: TableSet | None = None
         self.results: ResultSet | None = None
-
-    def parameters(self) -> dict:
-        return {**super().parameters(), "queries": [q.id for q in self.suite_queries]}  # None resolved to the suite's
 
     def preflight(self) -> None:
         """Every storage and engine this run needs answers: one that does not is named, with its fix, before any
@@ -157,11 +78,6 @@ class QueryComparison(Experiment):
             self.profile, self.source, self.storages, tables=self.tables, dataset=self.dataset,
             file_format=self.file_format, scale=self.scale, placement=self.placement, progress=progress)
         return self.tableset
-
-    @property
-    def placed_storages(self) -> list[str]:
-        """Where the data must be: the compared storages that hold files, and S3 behind any cache tier."""
-        return placed_storages(self.storages)
 
     def config(self) -> dict:
         """What every record of the run carries, and all its report needs besides the records (QueryReport): the
@@ -345,59 +261,10 @@ class QueryComparison(Experiment):
 
     @property
     def has_reference(self) -> bool:
-        """TPC-H at a scale small enough for the independent check (DuckDB over tpchgen-cli's data, on the driver)."""
-        from perfkit.datasets.tpch_reference import REFERENCE_MAX_SCALE
-
-        return self.source == "tpch" and float(self.scale) <= REFERENCE_MAX_SCALE
+        """TPC-H at a scale small enough for the independent check (query_reference)."""
+        return has_reference(self.source, self.scale)
 
     def reference_check(self, progress: bool = True) -> pd.DataFrame:
-        """Every engine's answer on every storage against an independent generator and engine, per read query.
-
-        Engines agreeing across storages shows they read the same files alike; this shows the answers are TPC-H's.
-        The verdicts are saved with the run's records."""
-        from perfkit.datasets import tpch_reference
-
-        if not self.has_reference:
-            raise PerfkitError(f"suite {self.suite} at scale {self.scale}: the independent check is for TPC-H up to "
-                               f"sf {tpch_reference.REFERENCE_MAX_SCALE:g}")
-        results = self._results()
-        scale = float(self.scale)
-        answers = tpch_reference.reference_answers(self.suite_spec.reads, scale, progress)
-        table = reference_table(results.to_frame(), answers, tpch_reference.reference_by(scale))
-        results.config["reference"] = {"by": table.attrs["by"],
-                                       "verdicts": dict(zip(table["query"], table["verdict"]))}
-        results.save()
-        return table
-
-
-def reference_table(frame: pd.DataFrame, answers: dict, by: str) -> pd.DataFrame:
-    """Per query: the reference answer's rows and hash, the successful runs compared with it, and a verdict.
-
-    `answers` maps query id -> ReferenceAnswer; `by` (who answered) is kept in the frame's attrs."""
-    ok = frame[frame["ok"].astype(bool) & frame["result_hash"].notna()] if len(frame) else frame
-    rows = []
-    for query, answer in answers.items():
-        mine = ok[ok["case"] == query] if len(ok) else ok
-        if answer.error:
-            verdict = f"no reference: {answer.error}"
-        elif mine.empty:
-            verdict = "no run returned a result"
-        else:
-            differ = sorted({f"{r.subject}/{r.storage}"
-                             for r in mine.itertuples() if r.result_hash != answer.result_hash})
-            verdict = f"DIFFERS ({', '.join(differ)})" if differ else "agrees"
-        rows.append({"query": query, "reference rows": answer.rows, "reference hash": answer.result_hash,
-                     "runs compared": len(mine), "verdict": verdict})
-    table = pd.DataFrame(rows, columns=["query", "reference rows", "reference hash", "runs compared", "verdict"])
-    table.attrs["by"] = by
-    return table
-
-
-def raise_for_reference(table: pd.DataFrame) -> None:
-    """A batch run fails when any engine's answer differs from the independent reference."""
-    differ = table[table["verdict"].str.startswith("DIFFERS")]
-    if len(differ):
-        listed = "; ".join(f"{r.query} {r.verdict[len('DIFFERS '):]}" for r in differ.itertuples())
-        raise PerfkitError(f"TPC-H answers differ from the independent reference ({table.attrs.get('by', '?')}): "
-                           f"{listed}. An engine or the data is wrong there: compare that engine's rows with the "
-                           "reference's before trusting its times")
+        """Every engine's answer on every storage against an independent generator and engine, per read query; the
+        verdicts saved with the run's records (query_reference.reference_check)."""
+        return reference_check(self._results(), self.suite, self.suite_spec.reads, self.source, self.scale, progress)

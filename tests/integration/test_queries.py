@@ -8,7 +8,8 @@ from perfkit.storages import s3 as s3_storage
 from perfkit.datasets.placement import staging_dir
 from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
-from perfkit.experiments.hdfs_vs_s3_queries import PLACED, QueryComparison
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.query_data import PLACED
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from perfkit.datasets import tpch_reference
 from perfkit.datasets.tpch_reference import ReferenceAnswer, answers_over, generate
 from perfkit.engines import result_hash
 from perfkit.errors import PerfkitError
-from perfkit.experiments.hdfs_vs_s3_queries import raise_for_reference, reference_table
+from perfkit.experiments.query_reference import raise_for_reference, reference_table
 from perfkit.suites import open_suite
 
 SCALE = 0.01
