@@ -191,19 +191,28 @@ def lab_sockets(seconds):
 
 
 @main.command("report")
-@click.argument("notebook", type=click.Path(dir_okay=False))
+@click.argument("notebook", type=click.Path(dir_okay=False), required=False)
 @click.option("-p", "--parameter", "parameters", multiple=True, metavar="KEY=VALUE",
               help="A notebook parameter; repeat for more (values read as YAML: 3, [spark, hive]).")
 @click.option("--kernel", default=None, help="Jupyter kernel name (default: the notebook's own).")
 @click.option("--show-code", is_flag=True,
               help="Keep the code cells in the HTML (hidden by default; the .ipynb always has them).")
-def report_cmd(notebook, parameters, kernel, show_code):
+@click.option("--from", "stored", default=None, type=click.Path(dir_okay=False, exists=True), metavar="RUN.jsonl",
+              help="A stored run's report again, measuring nothing: its experiment's notebook (or NOTEBOOK) renders "
+                   "the run's file.")
+def report_cmd(notebook, parameters, kernel, show_code, stored):
     """Run NOTEBOOK with papermill into reports/<name>/<timestamp>.ipynb + .html and update reports/index.html."""
     import os
 
     from perfkit.report import parse_parameters, render
 
     parameters = parse_parameters(list(parameters))
+    if stored:
+        from perfkit.report.stored import RESULTS_PARAMETER, stored_run_notebook
+
+        notebook, parameters[RESULTS_PARAMETER] = stored_run_notebook(stored, notebook), str(stored)
+    elif notebook is None:
+        raise click.UsageError("give NOTEBOOK, or --from RUN.jsonl (a stored run's report again)")
     profile_kernel = _profile_kernel(parameters.get("profile")) if kernel is None else None
     if profile_kernel:
         kernel, environment = profile_kernel

@@ -89,18 +89,39 @@ def test_a_run_without_the_copy_says_so_and_a_file_of_another_experiment_is_name
         QueryReport.load(transfer.path)
 
 
-def test_the_notebook_renders_a_stored_run_with_no_lab_and_records_nothing(tmp_path, monkeypatch):
-    """The notebook's `results` parameter: the report of a saved run, rendered where nothing runs (unit tests start
-    no lab), its Findings the records' and no new run recorded."""
-    from perfkit.report import render
+def test_perfkit_report_from_a_stored_run_renders_it_with_no_lab_and_records_nothing(tmp_path, monkeypatch):
+    """`perfkit report --from RUN.jsonl`: the run's experiment's notebook, its `results` parameter the file, rendered
+    where nothing runs (unit tests start no lab), its Findings the records' and no new run recorded."""
+    from click.testing import CliRunner
+
+    from perfkit.cli import main
 
     results = _run(tmp_path / "stored")
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
-    rendered = render("notebooks/hdfs_vs_s3_queries.ipynb", {"results": str(results.path)},
-                      out_root=tmp_path / "reports")
-    assert rendered.ok, rendered.error
-    page = rendered.html.read_text()
+    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "reports"))
+    said = CliRunner().invoke(main, ["report", "--from", str(results.path)])
+    assert said.exit_code == 0, said.output
+    [page] = (tmp_path / "reports" / "hdfs_vs_s3_queries").glob("*.html")
+    text = page.read_text()
     for sentence in QueryReport(results).findings().sentences:
-        assert sentence.split(" (")[0] in page, sentence
-    assert "q1: Trips per cab type" in page and "S3 behind an emulated network (ec2-s3" in page
+        assert sentence.split(" (")[0] in text, sentence
+    assert "q1: Trips per cab type" in text and "S3 behind an emulated network (ec2-s3" in text
     assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded
+
+
+def test_perfkit_report_from_a_run_its_notebook_cannot_render_again_is_refused_by_name(tmp_path):
+    from click.testing import CliRunner
+
+    from perfkit.cli import main
+
+    transfer = ResultSet("s3_to_hdfs_transfer", {"parameters": {}}, folder=tmp_path)
+    transfer.add(subject="stream", storage="hdfs", case="total", phase="measured", iteration=0,
+                 started_at="2026-11-29T10:00:00+00:00", wall_s=1.0)
+    transfer.save()
+    said = CliRunner().invoke(main, ["report", "--from", str(transfer.path)])
+    assert said.exit_code == 1
+    assert f"perfkit: {transfer.path} is a run of s3_to_hdfs_transfer, and " in said.output
+    assert ("cannot render a stored run (it has no `results` parameter). Fix: give a run of hdfs_vs_s3_queries, or "
+            "render its notebook again to measure anew") in " ".join(said.output.split())
+    said = CliRunner().invoke(main, ["report"])
+    assert said.exit_code == 2 and "give NOTEBOOK, or --from RUN.jsonl" in said.output

@@ -1,0 +1,26 @@
+"""A stored run's report again (`perfkit report --from RUN.jsonl`): its experiment's notebook rendered with the run's
+file as its `results` parameter, measuring nothing. Only a notebook that declares `results` can."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfkit.errors import PerfkitError
+from perfkit.paths import project_root
+from perfkit.report.parameters import notebook_parameters
+from perfkit.results import read_result_file
+
+RESULTS_PARAMETER = "results"
+
+
+def stored_run_notebook(results_file: Path | str, notebook: Path | str | None = None) -> Path:
+    """The notebook that renders `results_file` again: `notebook` if given, else its experiment's in notebooks/;
+    refused, naming the notebooks that can, when it has no `results` parameter."""
+    experiment = read_result_file(results_file)[0]["experiment"]
+    folder = project_root() / "notebooks"
+    path = Path(notebook) if notebook else folder / f"{experiment}.ipynb"
+    if path.is_file() and RESULTS_PARAMETER in notebook_parameters(path):
+        return path
+    able = sorted(p.stem for p in folder.glob("*.ipynb") if RESULTS_PARAMETER in notebook_parameters(p))
+    raise PerfkitError(f"{results_file} is a run of {experiment}, and {path} cannot render a stored run (it has no "
+                       f"`{RESULTS_PARAMETER}` parameter). Fix: give a run of {', '.join(able) or 'none yet'}, or "
+                       "render its notebook again to measure anew")
