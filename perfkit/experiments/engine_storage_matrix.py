@@ -43,6 +43,13 @@ class EngineStorageMatrix(QueryComparison):
     def cells(self) -> list[str]:
         return [cell_name(e, s) for e in self.engines for s in self.storages]
 
+    def run_report(self, progress: bool = True) -> MatrixReport:
+        """The runs, then TPC-H's independent check where the scale allows it (its table in the report)."""
+        self.run(progress)
+        if self.has_reference:
+            self.reference_check(progress)
+        return self.report()
+
     def run(self, progress: bool = True) -> ResultSet:
         """All engines open at once; per query, warm-up then measured rounds, each round visiting every cell."""
         rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]

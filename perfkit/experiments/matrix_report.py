@@ -184,3 +184,8 @@ def matrix_findings(matrices: list[MatrixReport]) -> Findings:
     shared = parts[0].conditions.split("; ", 1)[1] if parts and "; " in parts[0].conditions else ""
     return Findings([s for p in parts for s in p.sentences], f"{conditions}; {shared}".strip("; "),
                     [u for p in parts for u in p.undecided])
+
+
+def stored_reports(results: str | list[str]) -> list[MatrixReport]:
+    """The reports of stored matrix runs: one results file (.jsonl) per suite, or one file."""
+    return [MatrixReport.load(path) for path in ([results] if isinstance(results, str) else results)]

@@ -26,7 +26,8 @@ def reference_check(results: ResultSet, suite: str, reads: list, source: str, sc
                            f"{tpch_reference.REFERENCE_MAX_SCALE:g}")
     answers = tpch_reference.reference_answers(reads, float(scale), progress)
     table = reference_table(results.to_frame(), answers, tpch_reference.reference_by(float(scale)))
-    results.config["reference"] = {"by": table.attrs["by"], "verdicts": dict(zip(table["query"], table["verdict"]))}
+    results.config["reference"] = {"by": table.attrs["by"], "verdicts": dict(zip(table["query"], table["verdict"])),
+                                   "table": table.to_dict("records")}  # the report's, from the records alone
     results.save()
     return table
 

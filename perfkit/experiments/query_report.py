@@ -180,6 +180,16 @@ class QueryReport(RunRecords):
         table.insert(2, "copied by", cost.fastest[0])
         return table
 
+    def reference_table(self) -> pd.DataFrame | None:
+        """TPC-H's independent check as the run recorded it (perfkit.experiments.query_reference), its `by` in attrs;
+        None when the run was not checked."""
+        found = self._results().config.get("reference")
+        if not found or "table" not in found:
+            return None
+        table = pd.DataFrame(found["table"])
+        table.attrs["by"] = found["by"]
+        return table
+
     def problems(self) -> pd.DataFrame:
         """Every query whose results differ between storages: listed as a failure, never compared."""
         return result_mismatches(self._frame())

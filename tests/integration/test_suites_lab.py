@@ -4,6 +4,7 @@ tables named before any work."""
 import hashlib
 import io
 
+import nbformat
 import pandas as pd
 import pyarrow.orc as orc
 import pytest
@@ -19,6 +20,7 @@ from perfkit.errors import PerfkitError
 from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.report import render
+from perfkit.report.outline import outline
 from perfkit.results import read_result_file, records_frame
 from perfkit.suites import load_suite
 
@@ -140,15 +142,15 @@ def matrix_report(profile, tpch, tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PERFKIT_RESULTS", str(out / "results"))
         report = render("notebooks/engine_storage_matrix.ipynb", params, out_root=out / "reports")
-    runs = {}
-    for path in sorted((out / "results" / "engine_storage_matrix").glob("*.jsonl")):
+    runs, files = {}, sorted((out / "results" / "engine_storage_matrix").glob("*.jsonl"))
+    for path in files:
         rows = read_result_file(path)
         runs[rows[0]["config"]["dataset"]["generator"]] = records_frame(rows)
-    return report, runs
+    return report, runs, files
 
 
-def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, reads_well):
-    report, runs = matrix_report
+def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, reads_well, tmp_path):
+    report, runs, files = matrix_report
     assert report.ok, report.error
     page = report.html.read_text()
     reads_well(page)
@@ -157,6 +159,14 @@ def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, read
         assert heading in page, heading
     assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite
     assert sorted(runs) == ["hibench", "tpch"]
+    # the same report again from both suites' files alone (issue 45): TPC-H's check included, nothing measured
+    again = render("notebooks/engine_storage_matrix.ipynb", {"results": [str(f) for f in files]},
+                   out_root=tmp_path / "again")
+    assert again.ok, again.error
+    first, second = (nbformat.read(r.notebook, as_version=4) for r in (report, again))
+    assert outline(second) == outline(first) and outline(first).findings
+    assert "Reference: DuckDB " in again.html.read_text()
+    assert sorted((files[0].parent).glob("*.jsonl")) == files  # no run recorded
 
 
 def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile, matrix_report):

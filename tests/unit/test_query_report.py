@@ -121,7 +121,22 @@ def test_perfkit_report_from_a_run_its_notebook_cannot_render_again_is_refused_b
     said = CliRunner().invoke(main, ["report", "--from", str(transfer.path)])
     assert said.exit_code == 1
     assert f"perfkit: {transfer.path} is a run of s3_to_hdfs_transfer, and " in said.output
-    assert ("cannot render a stored run (it has no `results` parameter). Fix: give a run of hdfs_vs_s3_queries, or "
-            "render its notebook again to measure anew") in " ".join(said.output.split())
+    assert ("cannot render a stored run (it has no `results` parameter). Fix: give a run of engine_storage_matrix, "
+            "hdfs_vs_s3_queries, or render its notebook again to measure anew") in " ".join(said.output.split())
     said = CliRunner().invoke(main, ["report"])
     assert said.exit_code == 2 and "give NOTEBOOK, or --from RUN.jsonl" in said.output
+
+
+def test_tpch_s_independent_check_is_read_back_from_the_records(tmp_path):
+    from perfkit.experiments.query_reference import reference_table
+    from perfkit.datasets.tpch_reference import ReferenceAnswer
+
+    results = _run(tmp_path)
+    assert QueryReport.load(results.path).reference_table() is None  # not checked: nothing to show
+    checked = reference_table(results.to_frame(), {"q1": ReferenceAnswer("q1", rows=2, result_hash="h")}, "DuckDB 1.4")
+    results.config["reference"] = {"by": "DuckDB 1.4", "verdicts": {"q1": "agrees"},
+                                   "table": checked.to_dict("records")}
+    results.save()
+    table = QueryReport.load(results.path).reference_table()
+    pd.testing.assert_frame_equal(table, checked)
+    assert table.attrs["by"] == "DuckDB 1.4" and list(table["verdict"]) == ["agrees"]
