@@ -17,7 +17,9 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 from botocore.exceptions import ClientError, NoCredentialsError
 
+from perfkit.accounting.counted_window import started
 from perfkit.errors import PerfkitError
+from perfkit.storages import backing_of
 from perfkit.metrics.cloudwatch import aws_client, check_window, metric_data
 
 # CloudWatch metric -> perfkit counter (perfkit.accounting.counters); metrics sharing a counter add up
@@ -30,6 +32,7 @@ REQUEST_METRICS = {
     "4xxErrors": "s3_errors", "5xxErrors": "s3_errors",
 }
 PERIOD_S = 60
+COUNTED = "s3"  # the storage whose requests the request metrics count (a tier's fetches land there too)
 NEW_FILTER_DELAY = timedelta(minutes=15)  # S3 publishes a new filter's metrics ~15 minutes after it is made
 PUT_ACTION = "s3:PutMetricsConfiguration"  # the IAM action of PutBucketMetricsConfiguration and of Delete...
 GET_ACTION = "s3:GetMetricsConfiguration"
@@ -224,9 +227,12 @@ class S3RequestWindow:
         self.filter.open()
         self.opened_at = self.clock()
 
-    def close(self, last_request_at: datetime | None = None) -> WindowCounts:
+    def close(self, last_request_at: datetime | None = None, records=None) -> WindowCounts:
         """The window's counts from its opening (or, for a filter perfkit just made, from when S3 starts publishing
-        it) to now; then a filter perfkit made is removed, whatever happened."""
+        it) to now, once CloudWatch has published the minute of the last request (`last_request_at`, else the end of
+        the last of `records` that read S3); then a filter perfkit made is removed, whatever happened."""
+        if last_request_at is None and records is not None:
+            last_request_at = last_s3_request(records)
         end = self.clock()
         publishes_from = self.filter.counted_from()
         late_filter = publishes_from is not None and publishes_from > self.opened_at
@@ -253,3 +259,9 @@ class S3RequestWindow:
         """The experiment stopped: remove a filter perfkit made, fetch nothing."""
         return self.filter.close()
 
+
+def last_s3_request(records) -> datetime | None:
+    """When the last run that reads S3 (directly or through a tier) ended: the minute CloudWatch must have reached."""
+    ends = [started(r).to_pydatetime() + timedelta(seconds=r.wall_s or 0) for r in records
+            if backing_of(r.storage) == COUNTED]
+    return max(ends) if ends else None

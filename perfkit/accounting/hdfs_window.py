@@ -10,7 +10,6 @@ where reads around each run held every run on HDFS up to 10 s."""
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from datetime import datetime, timezone
 
@@ -22,7 +21,7 @@ from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.metrics_period import fresh_after
 from perfkit.accounting.sources import hdfs_per_run
 from perfkit.accounting.table import engine_hdfs_bytes
-from perfkit.accounting.window import started, stored_rows
+from perfkit.accounting.counted_window import WindowCount, compare_with_engines, counted_window
 from perfkit.errors import root_cause
 
 COUNTED = ("hdfs_bytes_read", "hdfs_read_ops", "hdfs_block_locations", "hdfs_listings", "hdfs_bytes_written")
@@ -32,7 +31,6 @@ WHAT = {"hdfs_bytes_read": "bytes read", "hdfs_read_ops": "block reads", "hdfs_b
         "getBlockLocations (files opened)", "hdfs_listings": "listings", "hdfs_bytes_written": "bytes written"}
 OVERLAPPED = ("not attributable: another perfkit process measured during the window, and HDFS counted its reads too: "
               "HDFS's count is not compared with the engines'")
-STOPPED = "not counted: the experiment stopped before its last run"
 
 
 class HdfsWindow:
@@ -50,18 +48,21 @@ class HdfsWindow:
         self._before = self._read()
         self.start = datetime.now(timezone.utc)
 
-    def close(self) -> dict:
-        """{"start", "end", "totals": what HDFS counted in the window, or "missing": why not}."""
+    def close(self, records=None) -> WindowCount:
+        """What HDFS counted since open(), or why not (`records`: the window's runs, not needed here)."""
         end = datetime.now(timezone.utc)
         self._sleep(self.wait_s)
         after = self._read()
-        found: dict = {"start": self.start, "end": end}
+        count = WindowCount(self.source.name, self.start, end)
         problems = [side for side in (self._before, after) if isinstance(side, str)]
         if problems:
-            found["missing"] = "; ".join(dict.fromkeys(problems))
+            count.missing = "; ".join(dict.fromkeys(problems))
         else:
-            found["totals"] = counters.difference(self._before, after)
-        return found
+            count.totals = counters.difference(self._before, after)
+        return count
+
+    def abandon(self) -> None:
+        """The experiment stopped: nothing to remove, nothing to read."""
 
     def _read(self) -> dict | str:
         try:
@@ -70,60 +71,29 @@ class HdfsWindow:
             return f"{self.source.name} not read: {root_cause(err, 200)}"
 
 
-def hdfs_window_vs_engines(counted: dict, records, attributable: bool = True) -> pd.DataFrame:
-    """One row per counter: what HDFS counted in the window, the engines' sum over the runs on HDFS that started in
-    it (bytes read: the one counter both keep), and HDFS's minus the engines'. Unknown is NaN, never 0; attrs["notes"]
-    says why, and what else HDFS counted."""
-    notes = [] if attributable else [OVERLAPPED]
-    start, end = (pd.Timestamp(counted[key]) for key in ("start", "end"))
-    on_hdfs = [r for r in records if r.storage == "hdfs" and start <= started(r) < end]
-    engine_bytes = [b for r in on_hdfs if (b := engine_hdfs_bytes((r.io or {}).get("engine") or {})) is not None]
-    if not on_hdfs:
-        notes.append("no run on HDFS started in the window")
-    elif len(engine_bytes) < len(on_hdfs):
-        notes.append(f"{len(on_hdfs) - len(engine_bytes)} of {len(on_hdfs)} runs on HDFS in the window have no engine "
-                     "count: the engines' sum is not shown")
-    complete = bool(on_hdfs) and len(engine_bytes) == len(on_hdfs)
-    if counted.get("missing"):
-        notes.append(f"HDFS's count: {counted['missing']}")
-    notes.append("HDFS counts every client's reads in the window, warm-ups included, not this experiment's alone: "
-                 "other jobs on the cluster and perfkit's own table registration too; the DataNodes count what they "
-                 "sent, which can exceed what a seeking reader used")
-    totals = counted.get("totals") or {}
-    rows = []
-    for name in COUNTED:
-        server = totals.get(name, math.nan)
-        engines = math.fsum(engine_bytes) if name in COMPARED and complete else math.nan
-        rows.append({"counter": name, "what": WHAT[name], SERVER: server, "engines": engines,
-                     "difference": server - engines if attributable else math.nan})
-    table = pd.DataFrame(rows)
-    table.attrs["notes"] = notes
-    return table
+def hdfs_window_vs_engines(counted: WindowCount, records, attributable: bool = True) -> pd.DataFrame:
+    """HDFS's count of the window beside the engines' sum over the runs on HDFS that started in it
+    (counted_window.compare_with_engines): bytes read, the one counter both keep."""
+    def engine_counts(engine) -> dict[str, float] | None:
+        found = engine_hdfs_bytes(engine or {})
+        return None if found is None else {name: found for name in COMPARED}
+
+    return compare_with_engines(
+        counted, records, storage="hdfs", label="HDFS", server=SERVER, counters=WHAT, engine_counts=engine_counts,
+        attributable=attributable, overlapped=OVERLAPPED, caveat="HDFS counts every client's reads in the window, "
+        "warm-ups included, not this experiment's alone: other jobs on the cluster and perfkit's own table "
+        "registration too; the DataNodes count what they sent, which can exceed what a seeking reader used")
 
 
 @contextlib.contextmanager
 def hdfs_read_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None, window=None):
     """Around an experiment's runs: where HDFS is not counted around each run (perfkit.accounting.sources.
-    hdfs_per_run), count it over the window of the runs and store the count,
-    beside the engines' sum, in results.config["hdfs_window"]; with whether another perfkit process measured in the
-    window (`others`), which makes HDFS's count not this experiment's alone."""
+    hdfs_per_run), HDFS's count over the window of the runs beside the engines' sum, in results.config["hdfs_window"]
+    (counted_window)."""
     period = profile.hadoop_metrics_period_s
     if not (wanted and profile.webhdfs_url) or hdfs_per_run(profile):
         yield None
         return
     window = window or HdfsWindow(HdfsJmx(profile.webhdfs_url, period_s=0), period)
-    others = others or OtherRunsInWindow()
-    window.open()
-    others.open()
-    try:
-        yield window
-    except BaseException:
-        results.config["hdfs_window"] = {"missing": STOPPED, "notes": []}
-        raise
-    attributable = not others.close()
-    counted = window.close()
-    compared = hdfs_window_vs_engines(counted, results.records, attributable)
-    results.config["hdfs_window"] = {
-        "start": counted["start"].isoformat(), "end": counted["end"].isoformat(), "attributable": attributable,
-        "missing": counted.get("missing", ""), "notes": compared.attrs["notes"],
-        "compared": stored_rows(compared)}
+    with counted_window(results, "hdfs_window", window, hdfs_window_vs_engines, others) as opened:
+        yield opened

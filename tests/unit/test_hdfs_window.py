@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from perfkit.accounting.hdfs_window import (OVERLAPPED, SERVER, STOPPED, HdfsWindow, hdfs_read_window,
-                                            hdfs_window_vs_engines)
+from perfkit.accounting.counted_window import STOPPED, WindowCount
+from perfkit.accounting.hdfs_window import OVERLAPPED, SERVER, HdfsWindow, hdfs_read_window, hdfs_window_vs_engines
 from perfkit.config import load_profile
 from perfkit.results import Record
 
@@ -51,16 +51,16 @@ def test_each_read_waits_a_period_after_the_io_it_must_include_and_the_window_ge
     assert events[1:] == ["read"] and 10.001 < events[0] < 10.02
     counted = window.close()
     assert events[2:] == [events[0], "read"]  # after the last run
-    assert counted["totals"] == {"hdfs_bytes_read": 250.0, "hdfs_read_ops": 5.0}
-    assert counted["start"] <= counted["end"] and "missing" not in counted
+    assert counted.totals == {"hdfs_bytes_read": 250.0, "hdfs_read_ops": 5.0}
+    assert counted.start <= counted.end and counted.missing is None
 
 
 def test_a_daemon_that_does_not_answer_leaves_the_window_s_count_missing_with_the_reason():
     window = HdfsWindow(Daemons({"hdfs_bytes_read": 1.0}, ConnectionError("refused")), 10.0, sleep=lambda s: None)
     window.open()
     counted = window.close()
-    assert "totals" not in counted
-    assert counted["missing"] == "HDFS NameNode and DataNode JMX not read: refused"
+    assert counted.totals == {}  # never zeros
+    assert counted.missing == "HDFS NameNode and DataNode JMX not read: refused"
 
 
 def test_hdfs_s_count_is_set_beside_the_engines_sum_over_the_runs_on_hdfs_in_the_window():
@@ -69,7 +69,7 @@ def test_hdfs_s_count_is_set_beside_the_engines_sum_over_the_runs_on_hdfs_in_the
             _run("s3", 3, {"input_bytes": 999e6}),  # not on HDFS
             _run("hdfs", -1, {"hdfs_bytes_read": 999e6}),  # before the window
             _run("hdfs", 10, {"hdfs_bytes_read": 999e6})]  # at its end: the window is [start, end)
-    counted = {"start": START, "end": END, "totals": {"hdfs_bytes_read": 91e6, "hdfs_read_ops": 12.0}}
+    counted = WindowCount("JMX", START, END, {"hdfs_bytes_read": 91e6, "hdfs_read_ops": 12.0})
     table = hdfs_window_vs_engines(counted, runs)
     assert list(table.columns) == ["counter", "what", SERVER, "engines", "difference"]
     assert _row(table, "hdfs_bytes_read")[[SERVER, "engines", "difference"]].tolist() == [91e6, 90e6, 1e6]
@@ -80,7 +80,7 @@ def test_hdfs_s_count_is_set_beside_the_engines_sum_over_the_runs_on_hdfs_in_the
 
 def test_a_run_without_an_engine_count_or_a_window_shared_with_another_process_is_not_compared():
     runs = [_run("hdfs", 1, {"hdfs_bytes_read": 40e6}), _run("hdfs", 2)]  # Hive on YARN: no engine count
-    counted = {"start": START, "end": END, "totals": {"hdfs_bytes_read": 91e6}}
+    counted = WindowCount("JMX", START, END, {"hdfs_bytes_read": 91e6})
     table = hdfs_window_vs_engines(counted, runs)
     assert math.isnan(_row(table, "hdfs_bytes_read")["engines"])
     said = "1 of 2 runs on HDFS in the window have no engine count: the engines' sum is not shown"
@@ -89,7 +89,7 @@ def test_a_run_without_an_engine_count_or_a_window_shared_with_another_process_i
     assert _row(shared, "hdfs_bytes_read")["engines"] == 40e6
     assert math.isnan(_row(shared, "hdfs_bytes_read")["difference"])
     assert shared.attrs["notes"][0] == OVERLAPPED
-    missing = hdfs_window_vs_engines({"start": START, "end": END, "missing": "HDFS JMX not read: refused"}, [])
+    missing = hdfs_window_vs_engines(WindowCount("JMX", START, END, missing="HDFS JMX not read: refused"), [])
     assert math.isnan(_row(missing, "hdfs_bytes_read")[SERVER])
     assert "HDFS's count: HDFS JMX not read: refused" in missing.attrs["notes"]
     assert "no run on HDFS started in the window" in missing.attrs["notes"]

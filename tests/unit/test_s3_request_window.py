@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from perfkit.accounting.cloudwatch_s3 import S3RequestWindow, WindowCounts
-from perfkit.accounting.window import build_window, last_s3_request, window_vs_engines
+from perfkit.accounting.cloudwatch_s3 import last_s3_request
+from perfkit.accounting.window import build_window, window_vs_engines
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.providers import Provider
