@@ -111,14 +111,13 @@ def calibrate(profile, connections: int = CONNECTIONS) -> Calibration:
     network, endpoint = s3_path(profile)
     client = s3_storage.s3_client(profile, Config(max_pool_connections=connections + 1))
     small, large = _ensure_objects(client, profile)
-    small_ms = _small_get_ms(client, profile.s3_bucket, small)
     direct_endpoint = profile.provider.direct_s3_endpoint(profile)
-    direct_ms = None
+    direct = None
     if direct_endpoint:
         from dataclasses import replace
 
         direct = s3_storage.s3_client(replace(profile, s3_endpoint=direct_endpoint))
-        direct_ms = _small_get_ms(direct, profile.s3_bucket, small)
+    small_ms, direct_ms = _small_get_ms(client, profile.s3_bucket, small, direct)
     one = _get_rate(client, profile.s3_bucket, large, 1)
     many = _get_rate(client, profile.s3_bucket, large, connections)
     return Calibration(network=network, endpoint=endpoint,
@@ -142,14 +141,21 @@ def _ensure_objects(client, profile) -> tuple[str, str]:
     return keys[0], keys[1]
 
 
-def _small_get_ms(client, bucket: str, key: str) -> float:
-    client.get_object(Bucket=bucket, Key=key)["Body"].read()  # opens the connection: later GETs reuse it
-    times = []
+def _small_get_ms(client, bucket: str, key: str, direct=None) -> tuple[float, float | None]:
+    """The median ms of a small GET through `client`, and straight to the server through `direct` (None: not
+    measured). The two alternate, GET by GET: a moment of load on a busy machine lands on both alike, so their
+    difference is what the path in between adds."""
+    clients = [client] if direct is None else [client, direct]
+    for each in clients:
+        each.get_object(Bucket=bucket, Key=key)["Body"].read()  # opens the connection: later GETs reuse it
+    times: list[list[float]] = [[] for _ in clients]
     for _ in range(SMALL_GETS):
-        started = time.perf_counter()
-        client.get_object(Bucket=bucket, Key=key)["Body"].read()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        for each, kept in zip(clients, times):
+            started = time.perf_counter()
+            each.get_object(Bucket=bucket, Key=key)["Body"].read()
+            kept.append((time.perf_counter() - started) * 1000)
+    medians = [statistics.median(kept) for kept in times]
+    return medians[0], (medians[1] if direct is not None else None)
 
 
 def _get_rate(client, bucket: str, key: str, connections: int) -> float:
