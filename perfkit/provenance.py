@@ -49,9 +49,16 @@ def record_engine(config: dict, engine) -> None:
 
 def environment_table(profile, parameters: dict):
     """Versions, host, profile and parameters as one two-column table (no credentials)."""
+    return recorded_environment({"versions": versions(profile), "host": host(), "profile": profile.describe(),
+                                 "parameters": parameters})
+
+
+def recorded_environment(config: dict):
+    """environment_table's table from what a run recorded (run_config): its versions, host, profile, parameters."""
     import pandas as pd
 
-    sections = {"version": versions(profile), "host": host(), "profile": profile.describe(), "parameter": parameters}
+    sections = {"version": config.get("versions", {}), "host": config.get("host", {}),
+                "profile": config.get("profile", {}), "parameter": config.get("parameters", {})}
     return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
                          for key, value in values.items()], columns=["setting", "value"])
 

@@ -19,11 +19,12 @@ from perfkit.calibration import Calibration
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
 from perfkit.experiments.copy_cost import CopyCost
+from perfkit.experiments.query_data import placed_storages
 from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
+from perfkit.provenance import recorded_environment
 from perfkit.results import ResultSet
 from perfkit.storages.pricing import monthly_storage_table
-from perfkit.tiers import BACKING, is_tier
 
 DEFAULT_REPLICATION = 3  # HDFS's, where none of the data is on HDFS
 
@@ -65,7 +66,7 @@ class QueryReport(RunRecords):
     @property
     def placed_storages(self) -> list[str]:
         """The compared storages that hold files, and S3 behind any cache tier."""
-        return sorted({BACKING if is_tier(s) else s for s in self.storages})
+        return placed_storages(self.storages)
 
     def _others(self) -> list[str]:
         return [s for s in self.storages if s != self.baseline]
@@ -158,11 +159,7 @@ class QueryReport(RunRecords):
 
     def environment(self) -> pd.DataFrame:
         """Versions, host, profile and parameters, as the run recorded them, as one two-column table."""
-        config = self._results().config
-        sections = {"version": config.get("versions", {}), "host": config.get("host", {}),
-                    "profile": config.get("profile", {}), "parameter": self.parameters}
-        return pd.DataFrame([(f"{section}: {key}", str(value)) for section, values in sections.items()
-                             for key, value in values.items()], columns=["setting", "value"])
+        return recorded_environment(self._results().config)
 
     def break_even(self) -> pd.DataFrame:
         """After how many runs of each query copying the data to HDFS once, then querying HDFS, beats querying S3
