@@ -52,14 +52,17 @@ test-deps:
 ## the system's certificates, as pip does here, and reads pip's wheel folder when one is set
 UV = $(if $(PIP_FIND_LINKS),UV_FIND_LINKS=$(PIP_FIND_LINKS)) UV_NATIVE_TLS=1 $(BIN)/uv pip install -q --python $(BIN)/python
 
-## the venv with what `perfkit.lab` imports (psutil, PyYAML, requests): enough to fetch the lab's tools beside the rest
-$(VENV)/.base:
-	$(PYTHON) -m venv $(VENV)
+## uv has its own target: a venv made before perfkit installed with uv has the stamps below but no uv
+$(BIN)/uv:
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q 'uv>=0.5'
+
+## the venv with what `perfkit.lab` imports (psutil, PyYAML, requests): enough to fetch the lab's tools beside the rest
+$(VENV)/.base: | $(BIN)/uv
 	$(UV) 'psutil>=6' 'pyyaml>=6' 'requests>=2.31'
 	touch $@
 
-$(VENV)/.installed: pyproject.toml $(VENV)/.base
+$(VENV)/.installed: pyproject.toml $(VENV)/.base | $(BIN)/uv
 	$(UV) -e '.[dev,lab,report,tools]'
 	touch $@
 
