@@ -16,6 +16,7 @@ from datetime import datetime
 import pandas as pd
 
 from perfkit.accounting.concurrent import OtherRunsInWindow
+from perfkit.accounting.recorded_io import RunIO
 from perfkit.storages import backing_of
 
 STOPPED = "not counted: the experiment stopped before its last run"
@@ -64,14 +65,14 @@ def compare_with_engines(count: WindowCount, records, *, storage: str, label: st
                          counters: dict[str, str], engine_counts: Callable[[dict], dict[str, float] | None],
                          attributable: bool, overlapped: str, caveat: str) -> pd.DataFrame:
     """One row per counter of `counters` (name -> what): what the storage counted in the window (`server` names its
-    column), the engines' sum over the runs on `storage` that started in it (`engine_counts(io.get("engine"))`: the
+    column), the engines' sum over the runs on `storage` that started in it (`engine_counts(RunIO.engine)`: the
     counters a run's engine count gives, None when it has none) and the storage's minus the engines' (none when the
     window is not `attributable`). Unknown is NaN, never 0: summed only when every run counted it. attrs["notes"]
     says why, and what else the storage counted (`caveat`)."""
     notes = list(count.notes) + ([] if attributable else [overlapped])
     in_window = [r for r in records if count.start <= started(r) < count.end]
     on_storage = [r for r in in_window if r.storage == storage]
-    counted = [c for r in on_storage if (c := engine_counts((r.io or {}).get("engine"))) is not None]
+    counted = [c for r in on_storage if (c := engine_counts(RunIO.of(r.io).engine)) is not None]
     if not on_storage:
         notes.append(f"no run on {label} started in the window")
     elif len(counted) < len(on_storage):

@@ -1,18 +1,18 @@
 """One run's I/O: every source read just before and just after the run, each side's difference kept apart.
 
-The record's `io` holds {"server": counters, "engine": counters, "sources": {side: name}, "attributable": bool,
-"missing": {side: why}}: a side that could not be read is missing with its reason (the run itself is kept; a
-counter a side's sources do not count is missing as "side.counter"), and
-a run that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared.
-So is a run whose engine still had work running when the run's I/O was read (`settle`), which the next run's
-snapshots would otherwise split between the two."""
+Each run's I/O is a RunIO (perfkit.accounting.recorded_io): a side that could not be read is missing with its
+reason (the run itself is kept; a counter the server's sources do not count is not_counted, with why), and a run
+that overlapped another perfkit run is "not attributable": its server counters are not kept, never shared. So is a
+run whose engine still had work running when the run's I/O was read (`settle`), which the next run's snapshots would
+otherwise split between the two."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns
-from perfkit.accounting.sources import NotCounted, NotPerRun
+from perfkit.accounting.recorded_io import SIDES, RunIO
+from perfkit.accounting.sources import ServerSources
 from perfkit.errors import root_cause
 
 READERS = ThreadPoolExecutor(8, thread_name_prefix="run-io")  # shared by every run: one run measures at a time
@@ -23,14 +23,13 @@ class RunAccounting:
     """Snapshots around runs, one at a time. `server` are the storages' own counters (S3 log, HDFS JMX, ...);
     `engine` is a callable that returns the engine's own counters, or None when it keeps none."""
 
-    def __init__(self, server_sources: list, engine=None, engine_source: str = "",
+    def __init__(self, server_sources: ServerSources, engine=None, engine_source: str = "",
                  concurrent: ConcurrentRuns | None = None, storage: str | None = None, settle=None):
-        # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; a source without one always):
-        # a snapshot costs round trips, and a run pays two
-        wanted = [s for s in server_sources if storage is None or getattr(s, "storage", None) in (None, storage)]
-        self.server_sources = [s for s in wanted if not isinstance(s, (NotPerRun, NotCounted))]
-        self._not_per_run = [s.why for s in wanted if isinstance(s, NotPerRun)]  # said by each run on their storage
-        self._not_counted = {s.counter: s.why for s in wanted if isinstance(s, NotCounted)}  # said where read
+        # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; None: every storage's)
+        wanted = server_sources.on(storage)
+        self.server_sources = wanted.read
+        self._not_per_run = list(wanted.not_per_run.values())  # said by each run on their storage
+        self._not_counted = {counter: why for whys in wanted.not_counted.values() for counter, why in whys.items()}
         self.engine, self.engine_source = engine, engine_source
         # waits until the engine runs nothing (Engine.settle): None, or what still ran
         self.settle = settle or (lambda: None)
@@ -52,34 +51,32 @@ class RunAccounting:
             self._unsettled.append(f"after the run: {why}")
         self._after_asked = self._ask()
 
-    def after(self) -> dict:
+    def after(self) -> RunIO:
         failed_before = self._failed
         if self._after_asked is None:
             self.finish()
         after, self._after_asked = self._collect(self._after_asked), None
         overlapped = self.concurrent.stop()
-        io: dict = {"sources": {}, "missing": {}, "attributable": not (overlapped or self._unsettled)}
+        io = RunIO(attributable=not (overlapped or self._unsettled))
         for side, was in self._before.items():
             now = after.get(side)
             if isinstance(was, str) or isinstance(now, str) or now is None:
-                io["missing"][side] = was if isinstance(was, str) else now if isinstance(now, str) else "not read after"
+                io.missing[side] = was if isinstance(was, str) else now if isinstance(now, str) else "not read after"
                 continue
-            io[side] = counters.difference(was, now)
-            io["sources"][side] = self._source_name(side)
-        if self._not_per_run and "server" not in io and "server" not in io["missing"]:
-            io["missing"]["server"] = "; ".join(self._not_per_run)
+            setattr(io, side, counters.difference(was, now))
+            io.sources[side] = self._source_name(side)
+        if self._not_per_run and io.server is None and "server" not in io.missing:
+            io.missing["server"] = "; ".join(self._not_per_run)
         failed = list(dict.fromkeys(failed_before + self._failed))
-        if failed and "server" in io:  # a source that failed either time: its counters are not this run's
-            io["missing"]["server"] = "; ".join(failed)
-        if overlapped and "server" in io:
-            del io["server"]
-            io["missing"]["server"] = NOT_ATTRIBUTABLE
+        if failed and io.server is not None:  # a source that failed either time: its counters are not this run's
+            io.missing["server"] = "; ".join(failed)
+        if overlapped and io.server is not None:
+            io.drop("server", NOT_ATTRIBUTABLE)
         elif self._unsettled:  # both sides: the engine's count, too, holds work of another run or misses some
-            for side in ("server", "engine"):
-                io.pop(side, None)
-                io["missing"][side] = "not attributable: " + "; ".join(self._unsettled)
-        if "server" in io:  # read, but without these counters: why their blanks are blank
-            io["missing"].update({f"server.{counter}": why for counter, why in self._not_counted.items()})
+            for side in SIDES:
+                io.drop(side, "not attributable: " + "; ".join(self._unsettled))
+        if io.server is not None:  # read, but without these counters: why their blanks are blank
+            io.not_counted.update(self._not_counted)
         return io
 
     def abandon(self) -> None:

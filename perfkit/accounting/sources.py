@@ -1,6 +1,8 @@
 """The storages' own counters a profile offers, found the same way in the lab and on a cluster."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.metrics_period import fresh_after
 from perfkit.accounting.s3_access_log import S3AccessLog
@@ -20,48 +22,55 @@ class Counted:
         self.name, self.read, self.storage = name, read, storage
 
 
-def server_sources(profile) -> list:
+@dataclass
+class ServerSources:
+    """The storages' own counters a profile offers: the sources read around each run (each with a `name`, the
+    `storage` it counts, None for every storage, and `read()`), and what a run on a storage says instead: why that
+    storage's own count is not read per run (`not_per_run`), why one counter of it is blank (`not_counted`)."""
+    read: list = field(default_factory=list)
+    not_per_run: dict[str, str] = field(default_factory=dict)  # storage -> why
+    not_counted: dict[str, dict[str, str]] = field(default_factory=dict)  # storage -> {counter: why}
+
+    def on(self, storage: str | None) -> ServerSources:
+        """What a run on `storage` reads and says (None: every storage's): a snapshot costs round trips, and a run
+        pays two."""
+        if storage is None:
+            return self
+        return ServerSources([s for s in self.read if getattr(s, "storage", None) in (None, storage)],
+                             {k: why for k, why in self.not_per_run.items() if k == storage},
+                             {k: whys for k, whys in self.not_counted.items() if k == storage})
+
+
+def server_sources(profile) -> ServerSources:
     """The S3 server's request log where the provider has one on this machine (the lab's server; on AWS the
     server-side count is CloudWatch's, per window), and HDFS's NameNode and DataNode JMX; and what is not counted per
-    run, with why (NotPerRun: a storage's whole count; NotCounted: one counter), which each run then says."""
-    found: list = []
+    run, with why, which each run then says."""
+    found = ServerSources()
     log = profile.provider.s3_request_log()
     if log is not None:
-        found.append(S3AccessLog(log, skip_existing=True))
+        found.read.append(S3AccessLog(log, skip_existing=True))
     else:
-        found.append(NotPerRun("S3's own request count", "s3", s3_not_per_run(profile)))
+        found.not_per_run["s3"] = s3_not_per_run(profile)
     try:
         wire, why_not = profile.provider.s3_wire_bytes(), None
     except Exception as err:  # noqa: BLE001 - the emulator cannot be asked: S3's bytes are not counted at the server
         wire, why_not = None, f"not counted: the network emulator could not be asked ({root_cause(err, 160)})"
     if wire is not None:
-        found.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
+        found.read.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire, "s3"))
     elif log is not None:  # the server counts each run's requests but not their bytes: its runs say why
-        found.append(NotCounted("s3_bytes_read", "s3", why_not or profile.provider.s3_bytes_not_counted()))
+        found.not_counted["s3"] = {"s3_bytes_read": why_not or profile.provider.s3_bytes_not_counted()}
     if profile.webhdfs_url:
         period = profile.hadoop_metrics_period_s
-        found.append(HdfsJmx(profile.webhdfs_url, period) if hdfs_per_run(profile)
-                     else NotPerRun(HdfsJmx.name, HdfsJmx.storage, hdfs_not_per_run(period)))
+        if hdfs_per_run(profile):
+            found.read.append(HdfsJmx(profile.webhdfs_url, period))
+        else:
+            found.not_per_run[HdfsJmx.storage] = hdfs_not_per_run(period)
     return found
 
 
 def hdfs_per_run(profile) -> bool:
     """Whether HDFS's own counters are read around each run (else over an experiment's window: hdfs_window)."""
     return profile.hadoop_metrics_period_s <= PER_RUN_PERIOD_S
-
-
-class NotPerRun:
-    """A storage's own counters that are not read around each run: a run on that storage says why (`why`)."""
-
-    def __init__(self, name: str, storage: str, why: str):
-        self.name, self.storage, self.why = name, storage, why
-
-
-class NotCounted:
-    """A counter a storage's own count lacks (`counter`, perfkit's name): each run on that storage says why."""
-
-    def __init__(self, counter: str, storage: str, why: str):
-        self.counter, self.storage, self.why = counter, storage, why
 
 
 def s3_not_per_run(profile) -> str:

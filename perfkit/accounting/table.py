@@ -6,8 +6,8 @@ import math
 import pandas as pd
 
 from perfkit.accounting import counters
+from perfkit.accounting.recorded_io import SIDES, RunIO
 
-SIDES = ("server", "engine")
 EXACT = ("s3_get", "s3_head", "s3_list")  # what the two sides must count alike (classic S3A stream; Trino's SDK)
 KEYS = ["engine", "storage", "query"]
 DIRECT = "s3"  # the engine reads S3 itself: its count and the server's are of the same requests
@@ -19,13 +19,13 @@ def io_frame(frame: pd.DataFrame) -> pd.DataFrame:
     counter ("server.s3_get", "engine.s3_get", ...). Runs recorded before perfkit counted I/O have none."""
     rows = []
     for run in _measured_ok(frame).itertuples():
-        io = getattr(run, "io", None) or {}
-        if not isinstance(io, dict) or not any(side in io for side in SIDES):
+        io = RunIO.of(getattr(run, "io", None))
+        if not io.counted:
             continue
         row = {"engine": run.subject, "storage": run.storage, "query": run.case, "wall_s": run.wall_s,
-               "attributable": io.get("attributable", True)}
+               "attributable": io.attributable}
         for side in SIDES:
-            row.update({f"{side}.{name}": value for name, value in (io.get(side) or {}).items()})
+            row.update({f"{side}.{name}": value for name, value in io.counts(side).items()})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -51,14 +51,12 @@ def missing_sides(frame: pd.DataFrame) -> list[str]:
     """Why a side's count, or one of its counters, is missing from measured, successful runs: one line per side (or
     counter) and reason, with how many runs and which engines and storages (a blank in the table says nothing by
     itself)."""
-    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    found: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for run in _measured_ok(frame).itertuples():
-        io = getattr(run, "io", None) or {}
-        for side, why in (io.get("missing") or {}).items() if isinstance(io, dict) else ():
-            found.setdefault((side, why), []).append((run.subject, run.storage))
+        for gap in RunIO.of(getattr(run, "io", None)).gaps():
+            found.setdefault(gap, []).append((run.subject, run.storage))
     lines = []
-    for (key, why), runs in found.items():
-        side, _, counter = key.partition(".")  # "server.s3_bytes_read": one counter the side's count lacks
+    for (side, counter, why), runs in found.items():
         what = counters.LABELS.get(counter, counter) if counter else "count"
         where = ", ".join(f"{engine} on {storage}" for engine, storage in dict.fromkeys(runs))
         lines.append(f"the {side}'s {what} of {len(runs)} run{'s' * (len(runs) != 1)} ({where}): {why}")

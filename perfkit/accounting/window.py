@@ -2,7 +2,7 @@
 
 On a cluster S3 keeps no log perfkit can snapshot per run; CloudWatch's request metrics (perfkit.accounting.
 cloudwatch_s3) count per minute, so they count a window: from just before an experiment's first run to just after
-its last. The engines' counts of the runs on S3 in that window (each record's io["engine"]) are summed beside them."""
+its last. The engines' counts of the runs on S3 in that window (each RunIO's engine count) are summed beside them."""
 from __future__ import annotations
 
 import contextlib

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
+from perfkit.accounting.recorded_io import RunIO
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.health import HealthWatch
 from perfkit.storages import backing_of, get_storage
@@ -28,7 +29,7 @@ class Run:
     """One run's record as the observers complete it: `record` holds the ResultSet.add fields (params among them)."""
     record: dict
     error: str | None = None
-    io: dict = field(default_factory=dict)
+    io: RunIO = field(default_factory=RunIO)
 
 
 class Observer:
@@ -149,7 +150,7 @@ class S3Faults(Observer):
         if not self.reads_s3:
             return
         if self.counted:
-            found = {key: value for key, value in run.io.get("engine", {}).items() if key in S3_FAULTS}
+            found = {key: value for key, value in run.io.counts("engine").items() if key in S3_FAULTS}
         else:
             after = self.counters() if self.before else {}
             found = {key: after.get(key, 0) - self.before.get(key, 0) for key in after}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfkit.accounting.recorded_io import RunIO
 from perfkit.experiments.query_report import _range
 from perfkit.tiers import BACKING
 
@@ -21,12 +22,12 @@ def _median(values) -> float:
 
 
 def _server(record_io, *names: str) -> float:
-    server = (record_io or {}).get("server") or {}
+    server = RunIO.of(record_io).counts("server")
     return sum(server.get(n, 0) for n in names) if server else float("nan")
 
 
 def _engine(record_io, name: str, scale: float = 1.0) -> float:
-    value = ((record_io or {}).get("engine") or {}).get(name)
+    value = RunIO.of(record_io).counts("engine").get(name)
     return float("nan") if value is None else value * scale
 
 

@@ -29,7 +29,7 @@ from perfkit.datasets.placement import PlacedDataset
 from perfkit.datasets.tables import TableSet
 from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
-from perfkit.accounting.sources import server_sources
+from perfkit.accounting.sources import ServerSources, server_sources
 from perfkit.accounting.hdfs_window import hdfs_read_window
 from perfkit.accounting.window import s3_request_window
 from perfkit.locks import network_in_use
@@ -57,7 +57,7 @@ class QueryComparison(QueryParameters, Experiment):
 
     def __post_init__(self):
         super().__post_init__()  # the parameters checked (QueryParameters)
-        self.io_sources: list = []  # the storages' own counters (watch_storages)
+        self.io_sources = ServerSources()  # the storages' own counters (watch_storages)
         self.copy_cost = None  # measured once, by copy_to_hdfs()
         self.placed: PlacedDataset | None = None  # the taxi files, when the data is the taxi dataset
         self.tableset: TableSet | None = None
@@ -176,7 +176,7 @@ class QueryComparison(QueryParameters, Experiment):
     def watch_storages(self, tableset: TableSet) -> None:
         """The health probes measure() runs around each run; each storage's may ask for one of its data files (HDFS's
         has a DataNode compute its checksum)."""
-        self.io_sources = server_sources(self.profile) if self.accounting else []
+        self.io_sources = server_sources(self.profile) if self.accounting else ServerSources()
         first_files = {where: next((t.first_file for t in tableset.tables.get(where, {}).values() if t.first_file), "")
                        for where in self.placed_storages}
         self.probes = storage_probes(self.profile, self.placed_storages, first_files)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from perfkit.accounting.run_io import RunAccounting
+from perfkit.accounting.sources import ServerSources
 from perfkit.engines import result_hash
 from perfkit.errors import root_cause
 from perfkit.experiments.attempt import Observer, Run, RunIo, S3Faults, StorageHealth, Watched
@@ -43,12 +44,12 @@ def timed_run(results: ResultSet, record: dict, engine, sql: str, observers: lis
         digest = result_hash(rows) if error is None and not read_back else None
         run = watched.end(Run(record, error))
     if run.error:
-        results.add(**record, io=run.io, started_at=started, wall_s=wall, ok=False, error=run.error)
+        results.add(**record, io=run.io.stored(), started_at=started, wall_s=wall, ok=False, error=run.error)
         return
     if read_back:
         rows = engine.execute(f"SELECT * FROM {read_back}")
         digest = result_hash(rows)
-    results.add(**record, io=run.io, started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
+    results.add(**record, io=run.io.stored(), started_at=started, wall_s=wall, rows=len(rows), result_hash=digest)
 
 
 def run_observers(profile, results: ResultSet, engine, where: str, probe, health_interval_s: float,
@@ -60,7 +61,7 @@ def run_observers(profile, results: ResultSet, engine, where: str, probe, health
             *([RunIo(accounting)] if accounting else [])]
 
 
-def run_accounting(engine, where: str, io_sources: list) -> RunAccounting:
+def run_accounting(engine, where: str, io_sources: ServerSources) -> RunAccounting:
     """The snapshots around one run on `where`: the storages' own counters (`io_sources`) and the engine's, of the
     storage the run reads (a tier reads S3); a stand-in engine may count only throttled S3 requests, or nothing."""
     storage = backing_of(where) or where  # a tier reads its backing storage

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from perfkit import stats, validate
+from perfkit.accounting.recorded_io import RunIO
 from perfkit.datasets.taxi import SCHEMA
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
@@ -174,7 +175,7 @@ class TierPayoff:
                 "small_get_ms": getattr(calibration, "small_get_ms", math.nan),
                 "wall_s": frame["wall_s"].astype(float),
                 "tier_s3_bytes": [(params or {}).get("s3_bytes", math.nan) for params in frame["params"]],
-                "mb_read": [((io or {}).get("engine") or {}).get("input_bytes", math.nan) / 1e6
+                "mb_read": [RunIO.of(io).counts("engine").get("input_bytes", math.nan) / 1e6
                             for io in frame["io"]]}))
         columns = ["engine", "query", "storage", "rtt_ms", "small_get_ms", "wall_s", "tier_s3_bytes", "mb_read"]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)

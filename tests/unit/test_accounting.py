@@ -8,9 +8,10 @@ import pytest
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns, OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.accounting.recorded_io import RunIO
 from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
 from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
-from perfkit.accounting.sources import NotCounted, NotPerRun, server_sources
+from perfkit.accounting.sources import ServerSources, server_sources
 
 
 def nonzero(counts):
@@ -168,9 +169,9 @@ def test_a_snapshot_reads_the_server_sources_and_the_engine_side_by_side(tmp_pat
         all_asked.wait()
         return {"s3_get": 1}
 
-    run = RunAccounting([Waiting(), Waiting()], engine, "fake engine", ConcurrentRuns(tmp_path))
+    run = RunAccounting(ServerSources([Waiting(), Waiting()]), engine, "fake engine", ConcurrentRuns(tmp_path))
     run.before()
-    assert run.after()["engine"] == {"s3_get": 0}
+    assert run.after().engine == {"s3_get": 0}
 
 
 def test_finish_sends_the_after_reads_and_after_collects_them_with_what_counted_until_then(tmp_path):
@@ -185,7 +186,8 @@ def test_finish_sends_the_after_reads_and_after_collects_them_with_what_counted_
             return found
 
     server, engine = Signalling(), {"s3_get": 0}
-    run = RunAccounting([server], lambda: read.release() or dict(engine), "fake engine", ConcurrentRuns(tmp_path))
+    run = RunAccounting(ServerSources([server]), lambda: read.release() or dict(engine), "fake engine",
+                        ConcurrentRuns(tmp_path))
     run.before()
     assert read.acquire(timeout=5) and read.acquire(timeout=5)
     server.value["s3_get"] += 2
@@ -195,18 +197,18 @@ def test_finish_sends_the_after_reads_and_after_collects_them_with_what_counted_
     server.value["s3_get"] += 100  # after the run's end: another's
     engine["s3_get"] += 100
     io = run.after()
-    assert io["server"] == {"s3_get": 2} == io["engine"] and io["attributable"] is True
+    assert io.server == {"s3_get": 2} == io.engine and io.attributable is True
 
 
 def test_a_run_gets_the_difference_of_each_side_and_names_the_sources(tmp_path):
     server, engine = Counting(), {"s3_get": 10}
-    run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path))
+    run = RunAccounting(ServerSources([server]), lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path))
     run.before()
     server.value["s3_get"] += 4
     engine["s3_get"] += 4
     io = run.after()
-    assert io == {"server": {"s3_get": 4}, "engine": {"s3_get": 4}, "attributable": True, "missing": {},
-                  "sources": {"server": "fake server", "engine": "fake engine"}}
+    assert io.stored() == {"server": {"s3_get": 4}, "engine": {"s3_get": 4}, "attributable": True, "missing": {},
+                           "sources": {"server": "fake server", "engine": "fake engine"}}
 
 
 def test_a_run_reads_only_the_sources_of_the_storage_it_reads(tmp_path):
@@ -216,54 +218,57 @@ def test_a_run_reads_only_the_sources_of_the_storage_it_reads(tmp_path):
     reads = []
     for source in (s3, hdfs, everywhere):
         source.read = (lambda src: lambda: reads.append(src.name) or dict(src.value))(source)
-    run = RunAccounting([s3, hdfs, everywhere], None, "", ConcurrentRuns(tmp_path), storage="hdfs")
+    run = RunAccounting(ServerSources([s3, hdfs, everywhere]), None, "", ConcurrentRuns(tmp_path), storage="hdfs")
     run.before()
     io = run.after()
     assert reads == ["HDFS JMX", "both", "HDFS JMX", "both"]
-    assert io["sources"]["server"] == "HDFS JMX; both"
+    assert io.sources["server"] == "HDFS JMX; both"
 
 
 def test_hdfs_is_read_around_each_run_only_where_its_daemons_refresh_jmx_often(tmp_path):
     from perfkit.config import load_profile
 
     def of_hdfs(profile):
-        return [source for source in server_sources(profile) if getattr(source, "storage", None) == "hdfs"]
+        return server_sources(profile).on("hdfs")
 
-    assert [type(s).__name__ for s in of_hdfs(load_profile("lab"))] == ["HdfsJmx"]  # the lab: every 10 ms
+    lab = of_hdfs(load_profile("lab"))
+    assert [type(s).__name__ for s in lab.read] == ["HdfsJmx"] and lab.not_per_run == {}  # the lab: every 10 ms
     cluster = load_profile("emr", bucket="b")
     assert cluster.hadoop_metrics_period_s == 10.0  # Hadoop's default, unless the profile says otherwise
-    (not_per_run,) = of_hdfs(cluster)
-    assert isinstance(not_per_run, NotPerRun) and not_per_run.storage == "hdfs"
-    assert "every 10 s" in not_per_run.why and "up to 10 s" in not_per_run.why
-    assert "*.periodMillis=100 in hadoop-metrics2.properties" in not_per_run.why
-    assert "hadoop_metrics_period_s: 0.1 in the profile" in not_per_run.why
+    on_cluster = of_hdfs(cluster)
+    assert on_cluster.read == [] and list(on_cluster.not_per_run) == ["hdfs"]
+    why = on_cluster.not_per_run["hdfs"]
+    assert "every 10 s" in why and "up to 10 s" in why
+    assert "*.periodMillis=100 in hadoop-metrics2.properties" in why
+    assert "hadoop_metrics_period_s: 0.1 in the profile" in why
     fast = load_profile("emr", bucket="b", hadoop_metrics_period_s=0.1)
-    assert [type(s).__name__ for s in of_hdfs(fast)] == ["HdfsJmx"]
+    assert [type(s).__name__ for s in of_hdfs(fast).read] == ["HdfsJmx"]
 
 
 def test_a_run_on_a_storage_not_counted_per_run_says_why_and_reads_the_others(tmp_path):
     s3 = Counting()
     s3.storage = "s3"
-    hdfs = NotPerRun("HDFS JMX", "hdfs", "not counted per run: slow daemons")
-    on_hdfs = RunAccounting([s3, hdfs], lambda: {"input_bytes": 0}, "engine", ConcurrentRuns(tmp_path), storage="hdfs")
+    sources = ServerSources([s3], not_per_run={"hdfs": "not counted per run: slow daemons"})
+    on_hdfs = RunAccounting(sources, lambda: {"input_bytes": 0}, "engine", ConcurrentRuns(tmp_path), storage="hdfs")
     on_hdfs.before()
     io = on_hdfs.after()
-    assert "server" not in io and io["missing"] == {"server": "not counted per run: slow daemons"}
-    assert io["engine"] == {"input_bytes": 0}  # the engine's side still counts
-    on_s3 = RunAccounting([s3, hdfs], None, "", ConcurrentRuns(tmp_path), storage="s3")
+    assert io.server is None and io.missing == {"server": "not counted per run: slow daemons"}
+    assert io.engine == {"input_bytes": 0}  # the engine's side still counts
+    on_s3 = RunAccounting(sources, None, "", ConcurrentRuns(tmp_path), storage="s3")
     on_s3.before()
     s3.value["s3_get"] += 2
     io = on_s3.after()
-    assert io["server"] == {"s3_get": 2} and io["missing"] == {}
+    assert io.server == {"s3_get": 2} and io.missing == {}
 
 
 def test_s3_on_the_lab_without_an_emulator_counts_requests_at_the_server_and_says_why_it_has_no_bytes():
     from perfkit.config import load_profile
 
-    of_s3 = [s for s in server_sources(load_profile("lab")) if getattr(s, "storage", None) == "s3"]
-    assert [type(s).__name__ for s in of_s3] == ["S3AccessLog", "NotCounted"]  # the unit tests' lab: network local
-    assert of_s3[1].counter == "s3_bytes_read"
-    assert "logs no bytes for a GET it streams" in of_s3[1].why and "perfkit lab network ec2-s3" in of_s3[1].why
+    of_s3 = server_sources(load_profile("lab")).on("s3")
+    assert [type(s).__name__ for s in of_s3.read] == ["S3AccessLog"]  # the unit tests' lab: network local
+    assert list(of_s3.not_counted) == ["s3"] and list(of_s3.not_counted["s3"]) == ["s3_bytes_read"]
+    why = of_s3.not_counted["s3"]["s3_bytes_read"]
+    assert "logs no bytes for a GET it streams" in why and "perfkit lab network ec2-s3" in why
 
 
 def test_an_emulator_that_cannot_be_asked_for_s3_s_bytes_is_named_as_the_reason(monkeypatch):
@@ -275,8 +280,8 @@ def test_an_emulator_that_cannot_be_asked_for_s3_s_bytes_is_named_as_the_reason(
         raise ValueError("the network setting is unreadable")
 
     monkeypatch.setattr(lab.provider, "s3_wire_bytes", unreadable)
-    (no_bytes,) = [s for s in server_sources(lab) if isinstance(s, NotCounted)]
-    assert no_bytes.why == "not counted: the network emulator could not be asked (the network setting is unreadable)"
+    assert server_sources(lab).not_counted["s3"]["s3_bytes_read"] == (
+        "not counted: the network emulator could not be asked (the network setting is unreadable)")
 
 
 @pytest.mark.parametrize("options, said", [
@@ -286,50 +291,51 @@ def test_an_emulator_that_cannot_be_asked_for_s3_s_bytes_is_named_as_the_reason(
 def test_s3_on_aws_is_not_counted_per_run_at_the_server_and_each_run_says_why(options, said):
     from perfkit.config import load_profile
 
-    of_s3 = [s for s in server_sources(load_profile("emr", bucket="b", **options))
-             if getattr(s, "storage", None) == "s3"]
-    assert len(of_s3) == 1 and isinstance(of_s3[0], NotPerRun) and said in of_s3[0].why
+    of_s3 = server_sources(load_profile("emr", bucket="b", **options)).on("s3")
+    assert of_s3.read == [] and said in of_s3.not_per_run["s3"]
 
 
 def test_a_counter_the_server_does_not_count_is_missing_with_why_while_its_others_count(tmp_path):
     s3 = Counting()
     s3.storage = "s3"
-    no_bytes = NotCounted("s3_bytes_read", "s3", "not counted: no emulator")
-    run = RunAccounting([s3, no_bytes], None, "", ConcurrentRuns(tmp_path), storage="s3")
+    sources = ServerSources([s3], not_counted={"s3": {"s3_bytes_read": "not counted: no emulator"}})
+    run = RunAccounting(sources, None, "", ConcurrentRuns(tmp_path), storage="s3")
     run.before()
     s3.value["s3_get"] += 2
     io = run.after()
-    assert io["server"] == {"s3_get": 2} and io["missing"] == {"server.s3_bytes_read": "not counted: no emulator"}
-    on_hdfs = RunAccounting([s3, no_bytes], None, "", ConcurrentRuns(tmp_path), storage="hdfs")
+    assert io.server == {"s3_get": 2} and io.missing == {}
+    assert io.not_counted == {"s3_bytes_read": "not counted: no emulator"}  # one counter's blank, not the side's
+    assert io.stored()["not_counted"] == io.not_counted and RunIO.of(io.stored()) == io
+    on_hdfs = RunAccounting(sources, None, "", ConcurrentRuns(tmp_path), storage="hdfs")
     on_hdfs.before()
-    assert on_hdfs.after()["missing"] == {}  # a run on HDFS reads no S3 counters: nothing to say about S3's bytes
+    assert on_hdfs.after().gaps() == []  # a run on HDFS reads no S3 counters: nothing to say about S3's bytes
     other = ConcurrentRuns(tmp_path)
     other._mine = tmp_path / "measuring" / "other.lock"
     run.before()
     other.start()
     other.stop()
-    assert run.after()["missing"] == {"server": NOT_ATTRIBUTABLE}  # the whole side's reason, not a counter's
+    assert run.after().missing == {"server": NOT_ATTRIBUTABLE}  # the whole side's reason, not a counter's
 
 
 def test_a_side_that_cannot_be_read_is_missing_with_its_reason_and_the_other_kept(tmp_path):
     def broken():
         raise ConnectionError("refused")
 
-    run = RunAccounting([Counting()], broken, "fake engine", ConcurrentRuns(tmp_path))
+    run = RunAccounting(ServerSources([Counting()]), broken, "fake engine", ConcurrentRuns(tmp_path))
     run.before()
     io = run.after()
-    assert io["server"] == {"s3_get": 0} and io["missing"] == {"engine": "not read: refused"}
+    assert io.server == {"s3_get": 0} and io.missing == {"engine": "not read: refused"}
 
 
 def test_a_run_that_overlapped_another_keeps_no_server_count(tmp_path):
-    mine = RunAccounting([Counting()], None, "", ConcurrentRuns(tmp_path))
+    mine = RunAccounting(ServerSources([Counting()]), None, "", ConcurrentRuns(tmp_path))
     other = ConcurrentRuns(tmp_path)
     other._mine = tmp_path / "measuring" / "other.lock"  # a file per process: this stands for another one
     mine.before()
     other.start()  # another run starts while this one measures
     other.stop()
     io = mine.after()
-    assert "server" not in io and io["missing"]["server"] == NOT_ATTRIBUTABLE and io["attributable"] is False
+    assert io.server is None and io.missing["server"] == NOT_ATTRIBUTABLE and io.attributable is False
 
 
 def test_a_run_waits_for_the_engine_to_settle_before_each_snapshot(tmp_path):
@@ -341,21 +347,22 @@ def test_a_run_waits_for_the_engine_to_settle_before_each_snapshot(tmp_path):
         server.value["s3_get"] += 1
         engine["s3_get"] += 1
 
-    run = RunAccounting([server], lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path), settle=settle)
+    run = RunAccounting(ServerSources([server]), lambda: dict(engine), "fake engine", ConcurrentRuns(tmp_path),
+                        settle=settle)
     run.before()
     io = run.after()
-    assert calls == [0, 1] and io["server"] == {"s3_get": 1} == io["engine"] and io["attributable"] is True
+    assert calls == [0, 1] and io.server == {"s3_get": 1} == io.engine and io.attributable is True
 
 
 def test_a_run_whose_engine_did_not_settle_keeps_neither_side(tmp_path):
     answers = iter([None, "2 Spark tasks or jobs still running 10 s after the query returned"])
-    run = RunAccounting([Counting()], lambda: {"s3_get": 0}, "fake engine", ConcurrentRuns(tmp_path),
+    run = RunAccounting(ServerSources([Counting()]), lambda: {"s3_get": 0}, "fake engine", ConcurrentRuns(tmp_path),
                         settle=lambda: next(answers))
     run.before()
     io = run.after()
     why = "not attributable: after the run: 2 Spark tasks or jobs still running 10 s after the query returned"
-    assert io["attributable"] is False and io["missing"] == {"server": why, "engine": why}
-    assert "server" not in io and "engine" not in io
+    assert io.attributable is False and io.missing == {"server": why, "engine": why}
+    assert io.server is None and io.engine is None
 
 
 def test_a_window_over_this_process_s_own_runs_saw_no_other_run(tmp_path):
@@ -476,13 +483,19 @@ def test_the_io_table_says_why_a_side_is_missing_once_per_reason_with_its_runs()
     assert io_table(frame_of(("spark", "hdfs", "q1", 1.0, {}))).attrs["missing"] == []  # before perfkit counted I/O
 
 
-def test_the_io_table_says_why_a_counter_of_a_side_is_blank():
+WHY_NO_BYTES = "not counted: no emulator"
+
+
+@pytest.mark.parametrize("blank", [{"not_counted": {"s3_bytes_read": WHY_NO_BYTES}},
+                                   {"missing": {"server.s3_bytes_read": WHY_NO_BYTES}}],  # as perfkit stored it before
+                         ids=["not_counted", "older record"])
+def test_the_io_table_says_why_a_counter_of_a_side_is_blank(blank):
     from perfkit.accounting.table import io_table
 
-    why = "not counted: no emulator"
-    frame = frame_of(*[(engine, "s3", "q1", 1.0, {"server": {"s3_get": 3}, "engine": {"s3_get": 3},
-                                                 "missing": {"server.s3_bytes_read": why}})
+    why = WHY_NO_BYTES
+    frame = frame_of(*[(engine, "s3", "q1", 1.0, {"server": {"s3_get": 3}, "engine": {"s3_get": 3}, **blank})
                        for engine in ("spark", "trino", "trino")])
+    assert RunIO.of(frame["io"].iloc[0]).not_counted == {"s3_bytes_read": why}
     table = io_table(frame)
     assert table["S3 requests (server)"].tolist() == [3, 3] and table["S3 MB (server)"].isna().all()
     assert table.attrs["missing"] == [f"the server's S3 MB read of 3 runs (spark on s3, trino on s3): {why}"]
@@ -518,11 +531,11 @@ def test_a_server_source_that_does_not_answer_is_named_and_the_others_still_coun
             raise ConnectionError("refused")
 
     server = Counting()
-    run = RunAccounting([server, Down()], None, "", ConcurrentRuns(tmp_path))
+    run = RunAccounting(ServerSources([server, Down()]), None, "", ConcurrentRuns(tmp_path))
     run.before()
     server.value["s3_get"] = 3
     io = run.after()
-    assert io["server"] == {"s3_get": 3} and io["missing"] == {"server": "the proxy not read: refused"}
+    assert io.server == {"s3_get": 3} and io.missing == {"server": "the proxy not read: refused"}
 
 
 def test_a_tier_s_own_s3_requests_are_not_compared_with_the_engine_s():

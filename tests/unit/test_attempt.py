@@ -37,7 +37,7 @@ def test_observers_start_in_order_and_end_as_a_stack_each_adding_to_the_run():
         run = watched.end(Run({"params": {}}))
     assert log == ["start health", "start io", "answered health", "answered io", "stop health", "stop io",
                    "end io", "end health"]
-    assert run.record["params"] == {"io": True, "health": True} and run.error is None and run.io == {}
+    assert run.record["params"] == {"io": True, "health": True} and run.error is None and run.io.stored() == {}
 
 
 def test_a_refusal_starts_nothing_after_it_and_lets_go_of_what_started():
