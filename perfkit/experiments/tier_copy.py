@@ -3,7 +3,7 @@ and through Alluxio (`alluxio fs copyToLocal`), cold, warm and hot, every byte c
 this process, from S3 directly and through Alluxio's S3 API (no tool start-up at all).
 
     bench = TierCopy(load_profile("lab"), objects=8, object_mb=16, rounds=2)
-    bench.prepare(); bench.run(); bench.copy_table()
+    bench.run_report().copy_table()  # the objects placed, every copy, the table (tier_copy_report)
 
 Per round (the readers' order rotates): the tier is freed and the page cache dropped where permitted, then three
 copies with nothing emptied between them. Each copy lands in a fresh local folder, every file's MD5 is checked
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from perfkit import provenance, validate
 from perfkit.storages import s3 as s3_storage
@@ -38,7 +37,8 @@ from perfkit.experiments.base import Experiment
 from perfkit.experiments.recording import recording
 from perfkit.paths import results_dir_checked
 from perfkit.parameters import check_fields, param
-from perfkit.experiments.cache_tier_report import TRIES, _verdict
+from perfkit.experiments.cache_tier_report import TRIES
+from perfkit.experiments.tier_copy_report import EXPERIMENT, READERS, CopyReport
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.tiers import Alluxio
@@ -47,10 +47,6 @@ from perfkit.transfer import aws_env
 from perfkit.transfer.cli import aws_command
 from perfkit.progress import progress_bar
 
-EXPERIMENT = "tier_copy"
-READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
-           "boto3 via Alluxio's S3 API": "alluxio"}  # reader -> the storage it reads
-AGAINST = {"alluxio fs copyToLocal": "aws s3 cp", "boto3 via Alluxio's S3 API": "boto3"}  # its S3-direct twin
 # whole-object GETs: Alluxio caches a block only when it is read whole (its S3 API's ranged reads are not cached)
 WHOLE_OBJECTS = TransferConfig(multipart_threshold=1 << 40, max_concurrency=4)
 
@@ -69,6 +65,7 @@ class TierCopy(Experiment):
     experiment = EXPERIMENT
     unit = "copies"
     expected: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # object name -> MD5
+    part_of: str | None = field(default=None, init=False, repr=False)  # the run this bench belongs to (run_report)
 
     def __post_init__(self):
         check_fields(self)
@@ -200,7 +197,8 @@ class TierCopy(Experiment):
         if not self.expected:
             self.prepare(progress)
         client = AlluxioClient(self.profile)
-        config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network())
+        config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network(),
+                                       part_of=self.part_of)
         config["versions"]["alluxio"] = client.version()
         readers = list(self.readers)
         with recording(EXPERIMENT, config) as results, \
@@ -240,37 +238,14 @@ class TierCopy(Experiment):
     def case(self) -> str:
         return f"{self.objects} x {self.object_mb:g} MB"
 
-    # the published shape ------------------------------------------------------------------------------------------
-    def copy_table(self) -> pd.DataFrame:
-        """Per reader and try: median seconds, MB/s and the tool's start-up; a tier reader's try against the median of
-        its S3-direct twin (copyToLocal against aws s3 cp, boto3 through Alluxio against boto3)."""
-        frame = self._frame()
-        frame = frame[frame["ok"].astype(bool)].copy()
-        frame["try"] = [p.get("try") for p in frame["params"]]
-        frame["start_up_s"] = [p.get("start_up_s") for p in frame["params"]]
-        rows = []
-        for reader in [r for r in READERS if (frame["subject"] == r).any()]:
-            mine = frame[frame["subject"] == reader]
-            twin = frame.loc[frame["subject"] == AGAINST.get(reader), "wall_s"]
-            for try_ in TRIES:
-                g = mine[mine["try"] == try_]
-                if not len(g):
-                    continue
-                seconds = g["wall_s"].median()
-                verdict = ("(reference)" if reader not in AGAINST else
-                           _verdict(twin.median() / seconds) if len(twin) else "no S3-direct twin measured")
-                rows.append({"reader": reader, "reads": READERS[reader], "try": try_, "seconds": seconds,
-                             "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(),
-                             "vs S3": verdict})
-        return pd.DataFrame(rows).round({"seconds": 3, "MB/s": 1, "start-up (s)": 3})
+    def report(self) -> CopyReport:
+        """The bench's report, from its records."""
+        return CopyReport(self._results())
 
-    def counters_table(self) -> pd.DataFrame:
-        """Each Alluxio copy with the MB its worker served from cache and read from S3."""
-        frame = self._frame()
-        frame = frame[(frame["storage"] == "alluxio") & frame["ok"].astype(bool)]
-        return pd.DataFrame({
-            "reader": frame["subject"], "round": frame["iteration"] + 1, "try": [p.get("try") for p in frame["params"]],
-            "seconds": frame["wall_s"].round(3),
-            "MB from cache": [round(p.get("cache_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
-            "MB from S3": [round(p.get("s3_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
-        }).reset_index(drop=True)
+    def run_report(self, part_of: str | None = None, progress: bool = True) -> CopyReport:
+        """The objects placed, every copy, then the report; `part_of` (a run id) is recorded, so the report of the
+        run it belongs to finds this one (CopyReport.load)."""
+        self.part_of = part_of
+        self.prepare(progress)
+        self.run(progress)
+        return self.report()

@@ -1,7 +1,7 @@
 """Where a hot cache tier beats S3: hot reads of the cache-tier comparison's queries and of a scan of every column
 (most of the table's bytes), with S3 at several round trips.
 
-    payoff = TierPayoff(comparison, rtt_ms=[0, 60]); payoff.run(); payoff.table(); payoff.sentences()
+    report = TierPayoff(comparison, rtt_ms=[0, 60]).run_report(); report.table(); report.sentences()
 
 A hot tier reads nothing from S3, so its time should not move with S3's distance; S3's grows by a round trip per
 request made in sequence and by bytes over bandwidth. Each distance is a recording of its own (the network cannot
@@ -12,29 +12,22 @@ interval over the runs at each distance. The network is set back to where it was
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-import numpy as np
-import pandas as pd
-
-from perfkit import stats, validate
-from perfkit.accounting.recorded_io import RunIO
+from perfkit import validate
 from perfkit.datasets.taxi import SCHEMA
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.experiments.engine_storage_matrix import _rotated
-from perfkit.findings import plural
+from perfkit.experiments.payoff_report import EXPERIMENT, PayoffReport
 from perfkit.network import NetworkProfile, check
 from perfkit.progress import progress_bar
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.suites import Query
-from perfkit.tiers import BACKING, is_tier, tier
+from perfkit.tiers import is_tier, tier
 
-EXPERIMENT = "cache_tier_payoff"
 SCAN = "scan"
-FAR = 1e6  # ms: a crossing this far (or none) is shown as ∞
 EC2_S3_MB_S = 85  # bandwidth per connection at every distance of the sweep: S3 from EC2 (perfkit.network)
 
 
@@ -50,6 +43,10 @@ class PayoffPoint(CacheTierComparison):
 
     experiment = EXPERIMENT
     fill = True  # the first distance's untimed read per query and storage; the tiers stay full for the others
+    sweep: dict = {}  # TierPayoff.sweep_record(): recorded with the run, so the sweep's report can be read back
+
+    def config(self) -> dict:
+        return {**super().config(), "payoff": self.sweep}
 
     def run(self, progress: bool = True) -> ResultSet:
         total = len(self.engines) * len(self.suite_queries) * len(self.storages) * (self.runs + self.fill)
@@ -132,7 +129,7 @@ class TierPayoff:
         if self.scan and self.comparison.source == "taxi":
             self.queries.append(scan_query())
 
-    def run(self, progress: bool = True) -> pd.DataFrame:
+    def run(self, progress: bool = True) -> None:
         """Each distance in turn (on a cluster, S3 where it is: one), then the network the comparison ran behind."""
         profile = self.comparison.profile
         was = profile.provider.network()
@@ -145,13 +142,12 @@ class TierPayoff:
                 point = PayoffPoint(profile, **self._point_args())
                 point.suite_queries = self.queries
                 point.tableset, point.placed = self.comparison.tableset, self.comparison.placed
-                point.fill = not self.points
+                point.fill, point.sweep = not self.points, self.sweep_record()
                 point.run(progress)
                 self.points.append(point)
         finally:
             if was is not None and self.settings:
                 profile.provider.use_network(was)
-        return self.samples()
 
     def _point_args(self) -> dict:
         c = self.comparison
@@ -159,174 +155,19 @@ class TierPayoff:
                     rows=c.rows, files=c.files, queries=c.queries, runs=self.runs, query_timeout_s=c.query_timeout_s,
                     prices=c.prices)
 
-    def samples(self) -> pd.DataFrame:
-        """Every hot, successful run: engine, query, storage, its distance (asked round trip, measured small GET),
-        seconds, the bytes a tier fetched from S3 during it (0 when hot), and the MB the engine read (Trino's query
-        stats) where it says."""
-        frames = []
-        for point in self.points:
-            frame = point.results.to_frame()
-            frame = frame[frame["ok"].astype(bool) & (frame["phase"] == "measured")]
-            calibration = point.s3_network()
-            asked = calibration.network if calibration is not None else {}
-            frames.append(pd.DataFrame({
-                "engine": frame["subject"], "query": frame["case"], "storage": frame["storage"],
-                "rtt_ms": float(asked.get("rtt_ms") or 0.0),
-                "small_get_ms": getattr(calibration, "small_get_ms", math.nan),
-                "wall_s": frame["wall_s"].astype(float),
-                "tier_s3_bytes": [(params or {}).get("s3_bytes", math.nan) for params in frame["params"]],
-                "mb_read": [RunIO.of(io).counts("engine").get("input_bytes", math.nan) / 1e6
-                            for io in frame["io"]]}))
-        columns = ["engine", "query", "storage", "rtt_ms", "small_get_ms", "wall_s", "tier_s3_bytes", "mb_read"]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    def sweep_record(self) -> dict:
+        """What each distance's run records of the sweep it belongs to: its report is read back from these
+        (PayoffReport.load)."""
+        return {"of_run": self.comparison.results.run_id if self.comparison.results is not None else None,
+                "rtt_ms": self.rtt_ms, "per_connection_mb_s": self.per_connection_mb_s, "runs": self.runs,
+                "queries": [q.id for q in self.queries], "movable": self.movable}
 
-    def table(self) -> pd.DataFrame:
-        """Per engine, query and tier: MB the query read, S3's and the tier's median seconds at each round trip with
-        S3 ÷ tier, and the round trip beyond which the tier is faster (its 95% interval), or why there is none."""
-        return payoff_table(self.samples()).drop(columns="_cross", errors="ignore")
+    def report(self) -> PayoffReport:
+        """The sweep's report, from the distances' records."""
+        return PayoffReport([point.report() for point in self.points], self.rtt_ms, self.per_connection_mb_s,
+                            self.runs, [q.id for q in self.queries], self.movable)
 
-    def sentences(self) -> list[str]:
-        samples = self.samples()
-        said = payoff_sentences(payoff_table(samples), self.movable)
-        missed = samples[samples["tier_s3_bytes"].astype(float) > 0]
-        if len(missed):
-            said.append(f"{plural(len(missed), 'hot pay-off run')} through a tier still fetched from S3 "
-                        f"({missed['tier_s3_bytes'].sum() / 1e6:.1f} MB in all): not all from the cache.")
-        return said
-
-    def conditions(self) -> str:
-        """e.g. 'hot reads of q1 and scan at round trips of 0, 20 and 60 ms (85 MB/s per connection), 3 rounds each'."""
-        where = (f"at round trips of {', '.join(map(str, self.rtt_ms))} ms ({self.per_connection_mb_s:g} MB/s per "
-                 "connection), each calibrated" if self.movable else "with S3 where it is")
-        return (f"the pay-off: hot reads of {', '.join(q.id for q in self.queries)} {where}, "
-                f"{plural(self.runs, 'round')} each")
-
-    def failures(self) -> pd.DataFrame:
-        frames = [point.report().failures().assign(network=point.profile_network()) for point in self.points]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-    def raise_for_failures(self) -> None:
-        for point in self.points:
-            point.report().raise_for_failures()
-
-
-def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for (engine, query), group in samples.groupby(["engine", "query"], sort=True):
-        s3 = group[group["storage"] == BACKING]
-        for where, cached in group[group["storage"] != BACKING].groupby("storage", sort=True):
-            row = {"engine": engine, "query": query, "tier": where,
-                   "MB read": round(float(pd.concat([s3, cached])["mb_read"].median()), 2)}
-            for rtt, at in s3.groupby("rtt_ms"):
-                direct, through = at["wall_s"], cached.loc[cached["rtt_ms"] == rtt, "wall_s"]
-                row[f"S3 at {rtt:g} ms (s)"] = round(float(direct.median()), 3)
-                row[f"tier at {rtt:g} ms (s)"] = round(float(through.median()), 3) if len(through) else None
-                ratio = direct.median() / through.median() if len(through) else math.nan
-                low, high = stats.ratio_ci(direct, through) if len(through) else (math.nan, math.nan)
-                row[f"S3 ÷ tier at {rtt:g} ms"] = _ratio(ratio, low, high)
-            found = crossover(s3, cached)
-            row.update({"tier faster beyond (ms)": found["text"], "_cross": found})
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _ratio(ratio: float, low: float, high: float) -> str:
-    if math.isnan(ratio):
-        return "-"
-    if math.isnan(low):
-        return f"{ratio:.2f}×"
-    verdict = "tier faster" if low > 1 else "S3 faster" if high < 1 else "no difference beyond noise"
-    return f"{ratio:.2f}× ({low:.2f}–{high:.2f}, {verdict})"
-
-
-def _lines(s3: tuple, cached: tuple) -> tuple[float, float, float, float]:
-    """Least-squares intercepts and slopes (seconds, seconds per ms) of S3's and the tier's times."""
-    b_s3, a_s3 = np.polyfit(s3[0], s3[1], 1)
-    b_tier, a_tier = np.polyfit(cached[0], cached[1], 1)
-    return a_s3, b_s3, a_tier, b_tier
-
-
-def _cross(a_s3: float, b_s3: float, a_tier: float, b_tier: float) -> float:
-    """The round trip where S3's line rises above the tier's: -inf when S3 is slower at every distance, +inf when
-    it never is (S3 gains no more per ms than the tier)."""
-    gain = b_s3 - b_tier
-    if gain <= 0:
-        return -math.inf if a_s3 > a_tier else math.inf
-    return (a_tier - a_s3) / gain
-
-
-def crossover(s3: pd.DataFrame, cached: pd.DataFrame, confidence: float = 0.95, seed: int = 0) -> dict:
-    """Where the tier overtakes S3: {ms, low, high, slope_s3, slope_tier, span, text}. The interval resamples the
-    runs within each distance and side (percentile bootstrap); fewer than MIN_RUNS runs anywhere: no interval."""
-    distances = sorted(set(s3["rtt_ms"]) & set(cached["rtt_ms"]))
-    found = {"ms": math.nan, "low": math.nan, "high": math.nan, "slope_s3": math.nan, "slope_tier": math.nan,
-             "span": (min(distances), max(distances)) if distances else (math.nan, math.nan)}
-    if len(distances) < 2:
-        return {**found, "text": "one distance: no line to cross"}
-    groups = [frame.loc[frame["rtt_ms"] == d, "wall_s"].to_numpy(float) for frame in (s3, cached) for d in distances]
-    n = len(distances)
-
-    def lines(*samples) -> tuple[float, float, float, float]:
-        """The two fitted lines through the runs per distance, S3's groups first, then the tier's."""
-        xs = [np.full(len(g), d) for g, d in zip(samples, distances * 2)]
-        return _lines((np.concatenate(xs[:n]), np.concatenate(samples[:n])),
-                      (np.concatenate(xs[n:]), np.concatenate(samples[n:])))
-
-    def statistic(*samples):
-        return float(np.clip(_cross(*lines(*samples)), -FAR, FAR))  # lines that never cross: the interval's end
-
-    a_s3, b_s3, a_tier, b_tier = lines(*groups)
-    found.update(ms=_cross(a_s3, b_s3, a_tier, b_tier), slope_s3=b_s3, slope_tier=b_tier)
-    if math.isfinite(found["ms"]) and min(len(g) for g in groups) >= stats.MIN_RUNS and any(np.ptp(g) for g in groups):
-        res = stats.bootstrap(tuple(groups), statistic, seed, vectorized=False, paired=False,
-                              confidence_level=confidence, n_resamples=999, method="percentile")
-        found.update(low=float(res.confidence_interval.low), high=float(res.confidence_interval.high))
-    found["text"] = _cross_text(found)
-    return found
-
-
-def _cross_text(found: dict) -> str:
-    ms, (near, far) = found["ms"], found["span"]
-    interval = "" if math.isnan(found["low"]) else f" (95% CI {_ms(found['low'])} to {_ms(found['high'])})"
-    if ms == -math.inf or ms < near:
-        return f"the lines cross below {near:g} ms{interval}: no slower at any round trip measured (to {far:g} ms)"
-    if ms == math.inf:
-        return f"never: S3 gains no more per ms of round trip than the tier ({found['slope_s3'] * 1e3:.1f} ms per ms)"
-    beyond = "" if ms <= far else f", beyond the {far:g} ms measured (extrapolated)"
-    return f"{ms:.0f} ms{interval}{beyond}"
-
-
-def _ms(value: float) -> str:
-    return "-∞" if value <= -FAR else "∞" if value >= FAR else f"{value:.0f} ms"
-
-
-def payoff_sentences(table: pd.DataFrame, movable: bool = True) -> list[str]:
-    """Per engine and tier: where its hot reads beat S3, by MB per query and round trip."""
-    if table.empty:
-        return []
-    said = []
-    for (engine, where), rows in table.groupby(["engine", "tier"], sort=False):
-        parts = []
-        for _, row in rows.sort_values("MB read").iterrows():
-            found = row["_cross"]
-            query = f"{row['query']} ({row['MB read']:g} MB)"
-            if not movable:
-                ratio = next(v for k, v in row.items() if str(k).startswith("S3 ÷ tier"))
-                parts.append(f"{query} S3 ÷ tier {ratio}")
-            elif found["ms"] == -math.inf or found["ms"] < found["span"][0]:
-                parts.append(f"{query} no slower at any round trip measured")
-            elif found["ms"] == math.inf:
-                parts.append(f"{query} never faster: S3's time does not grow faster with the round trip than the "
-                             "tier's")
-            else:
-                parts.append(f"{query} faster beyond {row['tier faster beyond (ms)']}")
-        far = table.filter(like="S3 at").columns
-        said.append(f"Where {where} pays off ({engine}, hot, against S3 read directly"
-                    + (f" at {plural(len(far), 'round trip')} from {_span(far)}" if movable else "") + "): "
-                    + "; ".join(parts) + ".")
-    return said
-
-
-def _span(columns) -> str:
-    values = sorted(float(c.split(" at ")[1].split(" ms")[0]) for c in columns)
-    return f"{values[0]:g} to {values[-1]:g} ms"
+    def run_report(self, progress: bool = True) -> PayoffReport:
+        """Measure every distance (after the comparison ran: its run id is recorded with each), then the report."""
+        self.run(progress)
+        return self.report()

@@ -46,9 +46,9 @@ class Sentence(str):
         return str(self)
 
 
-def frame_or_sentence(frame: pd.DataFrame, sentence: str):
-    """The frame when it has rows, else the sentence that says why it has none ("No run failed.")."""
-    return frame if len(frame) else Sentence(sentence)
+def frame_or_sentence(frame: pd.DataFrame | None, sentence: str):
+    """The frame when it has rows, else (none, or no rows) the sentence that says why ("No run failed.")."""
+    return frame if frame is not None and len(frame) else Sentence(sentence)
 
 
 def show_frames_plainly(shell=None) -> bool:

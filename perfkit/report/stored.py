@@ -15,7 +15,12 @@ RESULTS_PARAMETER = "results"
 def stored_run_notebook(results_file: Path | str, notebook: Path | str | None = None) -> Path:
     """The notebook that renders `results_file` again: `notebook` if given, else its experiment's in notebooks/;
     refused, naming the notebooks that can, when it has no `results` parameter."""
-    experiment = read_result_file(results_file)[0]["experiment"]
+    first = read_result_file(results_file)[0]
+    experiment, config = first["experiment"], first.get("config") or {}
+    if whole := (config.get("payoff") or {}).get("of_run") or config.get("part_of"):  # a cache-tier run's sweep, bench
+        found = next(Path(results_file).resolve().parent.parent.glob(f"*/{whole}.jsonl"), None)
+        raise PerfkitError(f"{results_file} is a run of {experiment}, a part of run {whole}, whose report shows it. "
+                           f"Fix: give {found or f'that run ({whole}.jsonl)'}")
     folder = project_root() / "notebooks"
     path = Path(notebook) if notebook else folder / f"{experiment}.ipynb"
     if path.is_file() and RESULTS_PARAMETER in notebook_parameters(path):

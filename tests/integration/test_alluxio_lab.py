@@ -79,7 +79,7 @@ def test_a_store_smaller_than_the_data_is_said_and_hot_copies_fetch_from_s3(prof
         alluxio.stop_worker()
         monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_STORE")
         lab.up(["alluxio"])
-    counters = bench.counters_table().set_index("try")
+    counters = bench.report().counters_table().set_index("try")
     assert counters.loc["cold", "MB from S3"] >= 32.0  # every byte at least once (evictions re-fetch some)
     assert counters.loc["hot", "MB from S3"] > 0  # evicted: not all from the cache, and the counters show it
     assert bench.failures().empty  # every byte still checked and right

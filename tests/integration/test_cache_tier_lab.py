@@ -66,7 +66,8 @@ def test_the_hot_tier_against_s3_at_two_round_trips_on_a_narrow_query_and_a_scan
     # 100 ms, not 40: q1 makes about four requests in sequence (list, tail, stripes), so S3's time grows by ~400 ms
     # or more, where 40 ms a round trip drowned in the noise of a busy 2-core machine (+27 ms at the median once)
     payoff = TierPayoff(c, rtt_ms=[0, 100], runs=3)
-    samples = payoff.run(progress=False)
+    report = payoff.run_report(progress=False)
+    samples = report.samples()
     assert profile.provider.network() == was  # the network the comparison ran behind, set back
     assert [p.s3_network().network["rtt_ms"] for p in payoff.points] == [0, 100]
     gets = [p.s3_network().small_get_ms for p in payoff.points]
@@ -82,10 +83,10 @@ def test_the_hot_tier_against_s3_at_two_round_trips_on_a_narrow_query_and_a_scan
     assert mb[SCAN] > 20 * mb["q1"], mb  # the scan reads the table's bytes, q1 one column of them
     s3 = samples[samples["storage"] == "s3"].groupby(["query", "rtt_ms"])["wall_s"].median()
     assert s3[("q1", 100.0)] > s3[("q1", 0.0)] + 0.1, s3  # S3 pays its round trips; the tier does not
-    table = payoff.table()
+    table = report.table()
     assert list(table["query"]) == ["q1", SCAN] and set(table["tier"]) == {"alluxio"}
     assert {"S3 at 0 ms (s)", "tier at 100 ms (s)", "S3 ÷ tier at 100 ms", "tier faster beyond (ms)"} <= set(table)
-    [said] = payoff.sentences()
+    [said] = report.sentences()
     assert said.startswith("Where alluxio pays off (trino, hot, against S3 read directly at 2 round trips from 0 "
                            "to 100 ms): q1 (") and f"; {SCAN} (" in said, said
-    assert payoff.conditions().startswith("the pay-off: hot reads of q1, scan at round trips of 0, 100 ms")
+    assert report.conditions().startswith("the pay-off: hot reads of q1, scan at round trips of 0, 100 ms")

@@ -121,8 +121,9 @@ def test_perfkit_report_from_a_run_its_notebook_cannot_render_again_is_refused_b
     said = CliRunner().invoke(main, ["report", "--from", str(transfer.path)])
     assert said.exit_code == 1
     assert f"perfkit: {transfer.path} is a run of s3_to_hdfs_transfer, and " in said.output
-    assert ("cannot render a stored run (it has no `results` parameter). Fix: give a run of engine_storage_matrix, "
-            "hdfs_vs_s3_queries, or render its notebook again to measure anew") in " ".join(said.output.split())
+    assert ("cannot render a stored run (it has no `results` parameter). Fix: give a run of cache_tier, "
+            "engine_storage_matrix, hdfs_vs_s3_queries, or render its notebook again to measure anew") in " ".join(
+        said.output.split())
     said = CliRunner().invoke(main, ["report"])
     assert said.exit_code == 2 and "give NOTEBOOK, or --from RUN.jsonl" in said.output
 

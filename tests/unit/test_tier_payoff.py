@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from perfkit.datasets.taxi import SCHEMA
-from perfkit.experiments.tier_payoff import crossover, payoff_sentences, payoff_table, scan_query
+from perfkit.experiments.payoff_report import crossover, payoff_sentences, payoff_table
+from perfkit.experiments.tier_payoff import scan_query
 
 
 def _samples(query: str, s3_at, tier_s: float, rtts=(0, 20, 60), runs: int = 4, noise: float = 0.01, mb=1.0,

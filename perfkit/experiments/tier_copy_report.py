@@ -1,0 +1,82 @@
+"""The copy bench's report, from its records alone (perfkit.experiments.tier_copy measures): per reader and try, the
+median seconds, MB/s and the tool's start-up, each tier reader against its S3-direct twin; each Alluxio copy with
+what its worker served from cache and fetched from S3.
+
+    CopyReport.load(comparison_results)   # the bench that ran with a cache-tier comparison, measuring nothing
+"""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from perfkit.experiments.base import RunRecords
+from perfkit.experiments.cache_tier_report import TRIES, _verdict
+from perfkit.results import ResultSet
+
+EXPERIMENT = "tier_copy"
+READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
+           "boto3 via Alluxio's S3 API": "alluxio"}  # reader -> the storage it reads
+AGAINST = {"alluxio fs copyToLocal": "aws s3 cp", "boto3 via Alluxio's S3 API": "boto3"}  # its S3-direct twin
+
+
+class CopyReport(RunRecords):
+    experiment = EXPERIMENT
+    unit = "copies"
+
+    def __init__(self, results: ResultSet | None):
+        self.results = results
+
+    @classmethod
+    def load(cls, comparison: ResultSet) -> CopyReport | None:
+        """The bench recorded as part of this run (its config's part_of), the latest if several; None: none was."""
+        folder = comparison.folder / EXPERIMENT
+        for path in sorted(folder.glob("*.jsonl"), reverse=True) if folder.is_dir() else ():
+            with open(path, encoding="utf-8") as lines:
+                first = lines.readline()
+            try:
+                part_of = json.loads(first)["config"].get("part_of")
+            except (ValueError, KeyError, AttributeError):
+                continue  # not a run of this perfkit's
+            if part_of == comparison.run_id:
+                return cls(ResultSet.load(path))
+        return None
+
+    def run_report(self, part_of: str | None = None, progress: bool = True) -> CopyReport:
+        """A stored bench measures nothing (TierCopy.run_report measures, then reports)."""
+        return self
+
+    # the published shape ------------------------------------------------------------------------------------------
+    def copy_table(self) -> pd.DataFrame:
+        """Per reader and try: median seconds, MB/s and the tool's start-up; a tier reader's try against the median of
+        its S3-direct twin (copyToLocal against aws s3 cp, boto3 through Alluxio against boto3)."""
+        frame = self._frame()
+        frame = frame[frame["ok"].astype(bool)].copy()
+        frame["try"] = [p.get("try") for p in frame["params"]]
+        frame["start_up_s"] = [p.get("start_up_s") for p in frame["params"]]
+        rows = []
+        for reader in [r for r in READERS if (frame["subject"] == r).any()]:
+            mine = frame[frame["subject"] == reader]
+            twin = frame.loc[frame["subject"] == AGAINST.get(reader), "wall_s"]
+            for try_ in TRIES:
+                g = mine[mine["try"] == try_]
+                if not len(g):
+                    continue
+                seconds = g["wall_s"].median()
+                verdict = ("(reference)" if reader not in AGAINST else
+                           _verdict(twin.median() / seconds) if len(twin) else "no S3-direct twin measured")
+                rows.append({"reader": reader, "reads": READERS[reader], "try": try_, "seconds": seconds,
+                             "MB/s": g["mb_per_s"].median(), "start-up (s)": g["start_up_s"].median(),
+                             "vs S3": verdict})
+        return pd.DataFrame(rows).round({"seconds": 3, "MB/s": 1, "start-up (s)": 3})
+
+    def counters_table(self) -> pd.DataFrame:
+        """Each Alluxio copy with the MB its worker served from cache and read from S3."""
+        frame = self._frame()
+        frame = frame[(frame["storage"] == "alluxio") & frame["ok"].astype(bool)]
+        return pd.DataFrame({
+            "reader": frame["subject"], "round": frame["iteration"] + 1, "try": [p.get("try") for p in frame["params"]],
+            "seconds": frame["wall_s"].round(3),
+            "MB from cache": [round(p.get("cache_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
+            "MB from S3": [round(p.get("s3_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
+        }).reset_index(drop=True)
