@@ -37,7 +37,7 @@ from perfkit.protocol import drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import Query
-from perfkit.storages import get_storage, storage_probes
+from perfkit.storages import break_even_pair, get_storage, storage_probes
 from perfkit.tiers import BACKING, is_tier, tier
 from perfkit.progress import progress_bar
 
@@ -105,7 +105,7 @@ class QueryComparison(QueryParameters, Experiment):
         """Measure (the data placed, the runs, and the break-even's copy where HDFS and S3 are both compared), then
         the report. QueryReport.load(path).run_report() is a stored run's report, measuring nothing."""
         self.run(progress)
-        if self.BREAK_EVEN and {"hdfs", "s3"} <= set(self.storages):
+        if self.BREAK_EVEN and break_even_pair(self.storages):
             self.copy_to_hdfs(progress)
         return self.report()
 
@@ -249,9 +249,11 @@ class QueryComparison(QueryParameters, Experiment):
         from perfkit.experiments.copy_cost import measure_copy
 
         if self.copy_cost is None:
-            if "s3" not in self.tableset.tables:
-                raise PerfkitError("break-even: the data is not on S3 in this run: add s3 to storages")
-            locations = [t.location for t in self.tableset.tables["s3"].values()]
+            remote = (break_even_pair(self.storages) or (None,))[0]
+            if remote not in self.tableset.tables:
+                raise PerfkitError("break-even: the data is on no storage read remotely in this run: add s3 to "
+                                   "storages")
+            locations = [t.location for t in self.tableset.tables[remote].values()]
             self.copy_cost = measure_copy(self.profile, locations, self.copy_methods, progress=progress,
                                           calibration=self.measured_network)
             if self.results is not None:  # the report reads it from the run's records

@@ -24,6 +24,7 @@ from perfkit.findings import Findings, money, plural, size
 from perfkit.prices import PriceTable
 from perfkit.provenance import recorded_environment
 from perfkit.results import ResultSet
+from perfkit.storages import break_even_pair
 from perfkit.storages.pricing import monthly_storage_table
 
 DEFAULT_REPLICATION = 3  # HDFS's, where none of the data is on HDFS
@@ -166,14 +167,15 @@ class QueryReport(RunRecords):
         directly (the first study's trade): the measured copy time over each query's measured S3 penalty."""
         from perfkit.breakeven import break_even_table
 
-        if not {"hdfs", "s3"} <= set(self.storages):
+        pair = break_even_pair(self.storages)
+        if pair is None:
             raise PerfkitError("break-even compares querying S3 with copying to HDFS: give storages hdfs and s3")
         cost = self.copy_cost
         if cost is None:
             return pd.DataFrame({"finding": ["The copy to HDFS was not measured in this run: no break-even."]})
         if cost.fastest is None:
             return pd.DataFrame({"finding": [cost.sentence()]})
-        table = break_even_table(self._frame(), cost.fastest[1])
+        table = break_even_table(self._frame(), cost.fastest[1], *pair)
         table.insert(2, "copied by", cost.fastest[0])
         return table
 
@@ -202,7 +204,7 @@ class QueryReport(RunRecords):
         if not comparison.empty:
             comparison = comparison.assign(subject=[versions.get(e, e) for e in comparison["subject"]])
         sentences, undecided = storage_verdicts(comparison, self.baseline)
-        if self.copy_cost is not None and {"hdfs", "s3"} <= set(self.storages):
+        if self.copy_cost is not None and break_even_pair(self.storages):
             sentences.append(self._break_even_sentence())
         sentences += self._request_sentences()
         sentences += self._locality_sentences()

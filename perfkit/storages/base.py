@@ -45,6 +45,11 @@ class Storage:
     queried = True  # engines query tables on it; False: only read as files (the NFS and FUSE mounts)
     reads_through = "a cache"  # how it reads the backing storage's copy
     colour: str | None = None  # its colour in plots (matplotlib's); None: the next of the plot's cycle
+    # what the first study traded: a storage whose reads cross the network to a remote store (reads_remote), whose
+    # data can be copied once into one that is read locally (copy_target) by perfkit's transfer methods; a run
+    # comparing the two measures that copy and says after how many runs it pays off (perfkit.breakeven)
+    reads_remote = False
+    copy_target = False
 
     def __init__(self, profile: Profile):
         self.profile = profile

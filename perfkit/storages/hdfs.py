@@ -30,6 +30,7 @@ class Hdfs(Storage):
     name = "hdfs"
     schemes = ("hdfs",)
     colour = "#1f77b4"
+    copy_target = True
 
     @classmethod
     def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):

@@ -36,6 +36,15 @@ def tiers() -> list[str]:
     return [name for name in REGISTRY if storage_class(name).backing is not None and storage_class(name).queried]
 
 
+def break_even_pair(names) -> tuple[str, str] | None:
+    """(the storage read remotely, the one its data can be copied into) among `names`, by their capabilities (the
+    first of each, in the order given): what a break-even compares; None when `names` lack either."""
+    known = [name for name in names if name in REGISTRY]
+    remote = next((n for n in known if storage_class(n).reads_remote and storage_class(n).backing is None), None)
+    target = next((n for n in known if storage_class(n).copy_target), None)
+    return (remote, target) if remote and target else None
+
+
 def backing_of(name: str) -> str | None:
     """The storage whose copy a run on `name` reads: a tier's backing storage, else `name` itself; None for a name
     that is no storage (a record of an engine that could not start, say)."""

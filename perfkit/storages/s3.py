@@ -35,6 +35,7 @@ class S3(Storage):
     name = "s3"
     schemes = ("s3", "s3a", "s3n")
     colour = "#ff7f0e"
+    reads_remote = True
 
     @classmethod
     def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):

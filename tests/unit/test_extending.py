@@ -112,3 +112,13 @@ def test_a_new_storage_is_drawn_in_its_own_colour(local_folder):
                           "x best": [1.0, 2.0, 3.0]})
     bars = plots.ranking(table).axes[0].patches
     assert [matplotlib.colors.to_hex(b.get_facecolor()) for b in bars] == ["#2ca02c", "#ff7f0e", "#808080"]
+
+
+def test_a_new_storage_read_locally_is_a_copy_target_by_its_capability_not_its_name(local_folder, monkeypatch):
+    """The break-even pairs the storage read remotely with one its data can be copied into, found by what the
+    storages say they are (reads_remote, copy_target), never by their names."""
+    assert storages.break_even_pair(["hdfs", "s3"]) == ("s3", "hdfs")
+    assert storages.break_even_pair(["s3", "alluxio"]) is None  # a tier reads S3's copy: nothing to copy into
+    assert storages.break_even_pair(["local-folder", "s3"]) is None  # not a copy target until it says so
+    monkeypatch.setattr(LocalFolder, "copy_target", True)
+    assert storages.break_even_pair(["local-folder", "s3"]) == ("s3", "local-folder")
