@@ -67,10 +67,17 @@ def render(notebook: Path | str, parameters: dict | None = None, out_root: Path 
             pm_level = pm_log.level
             pm_log.setLevel(logging.CRITICAL)  # its "Kernel died..." line on the terminal: the error is ours to report
             try:
-                pm.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=kernel,
-                                    language=language, cwd=str(project_root()), progress_bar=False,
-                                    kernel_manager_class=_kernel_manager_class(),
-                                    config=Config({"QuietKernelManager": {"stderr_path": str(kernel_log)}}))
+                for attempt in range(1, KERNEL_STARTS + 1):
+                    kernel_log.unlink(missing_ok=True)  # each start's own stderr
+                    try:
+                        pm.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=kernel,
+                                            language=language, cwd=str(project_root()), progress_bar=False,
+                                            kernel_manager_class=_kernel_manager_class(),
+                                            config=Config({"QuietKernelManager": {"stderr_path": str(kernel_log)}}))
+                        break
+                    except RuntimeError as err:
+                        if attempt == KERNEL_STARTS or not _lost_a_port(err, kernel_log):
+                            raise
             except pm.PapermillExecutionError as err:  # a cell raised: papermill marked it in the notebook
                 error = f"{err.ename}: {err.evalue}"
             except Exception as err:  # noqa: BLE001 - the kernel died, timed out or never started
@@ -93,6 +100,18 @@ def render(notebook: Path | str, parameters: dict | None = None, out_root: Path 
             with contextlib.suppress(OSError):
                 out_dir.rmdir()
         raise
+
+
+# a kernel's ports are picked free by jupyter_client, then bound by the kernel: another process (a kernel started at
+# the same moment) can take one in between, and the kernel dies before it answers. Nothing ran: start it again
+KERNEL_STARTS = 3
+PORT_TAKEN = "Address already in use"
+
+
+def _lost_a_port(err: Exception, kernel_log: Path) -> bool:
+    """The kernel died before replying to kernel_info (no cell ran) because a port it was given was taken."""
+    return ("before replying to kernel_info" in str(err) and kernel_log.exists()
+            and PORT_TAKEN in kernel_log.read_text(errors="replace"))
 
 
 def _kernel(nb, notebook: Path, kernel: str | None) -> tuple[str, str]:

@@ -1,5 +1,6 @@
 """Runs on a real kernel: one that dies mid-run, Ctrl-C, and what reaches the terminal."""
 import signal
+from pathlib import Path
 
 import nbformat
 import psutil
@@ -68,3 +69,41 @@ def test_ctrl_c_shuts_the_kernel_down_and_leaves_nothing(tmp_path, capfd, ctrl_c
     assert list(out_root.iterdir()) == []  # no report, no temporary folder, no empty report folder
     assert not _kernels()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _kernel_dies_at_start_once(monkeypatch, stderr: str) -> list:
+    """papermill's first start of the kernel ends as a kernel that died before it answered kernel_info, its stderr
+    saying why (a port taken, or something else); later starts are papermill's own. The kernels asked for."""
+    import papermill
+
+    real, calls = papermill.execute_notebook, []
+
+    def dies_once(*args, **kwargs):
+        calls.append(kwargs["kernel_name"])
+        if len(calls) == 1:  # as papermill: the notebook written before its kernel starts
+            Path(args[1]).write_bytes(Path(args[0]).read_bytes())
+            Path(kwargs["config"]["QuietKernelManager"]["stderr_path"]).write_text(stderr)
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", dies_once)
+    return calls
+
+
+def test_a_kernel_whose_port_was_taken_before_it_answered_is_started_again(tmp_path, monkeypatch):
+    """Two kernels started at once can be given the same free port (jupyter_client picks, the kernel binds later):
+    the one that loses dies before any cell ran, and the report starts it again."""
+    calls = _kernel_dies_at_start_once(
+        monkeypatch, "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:57109')\n")
+    result = report.render(_notebook(tmp_path, "print('ran')"), out_root=tmp_path / "reports")
+    assert result.ok and calls == ["python3", "python3"]
+    assert "ran" in result.html.read_text() and "This run did not finish" not in result.html.read_text()
+
+
+def test_a_kernel_that_dies_at_start_for_another_reason_is_not_started_again(tmp_path, monkeypatch):
+    calls = _kernel_dies_at_start_once(monkeypatch, "ModuleNotFoundError: No module named 'ipykernel'\n")
+    result = report.render(_notebook(tmp_path, "print('ran')"), out_root=tmp_path / "reports")
+    assert not result.ok and calls == ["python3"]
+    assert result.error == "RuntimeError: Kernel died before replying to kernel_info"
+    assert "No module named &#x27;ipykernel&#x27;" in result.html.read_text() or \
+        "No module named 'ipykernel'" in result.html.read_text()  # the kernel's last words, in the report
