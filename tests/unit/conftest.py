@@ -4,3 +4,24 @@ import pytest
 @pytest.fixture(autouse=True)
 def _own_state_folders(own_state_folders):
     """Every unit test in folders of its session's (tests/conftest.py)."""
+
+
+@pytest.fixture
+def report_from(tmp_path, monkeypatch):
+    """`perfkit report --from RUN.jsonl`, where nothing runs: the rendered page's text, after checking that the CLI
+    succeeded and that nothing was measured (no results folder made)."""
+    from click.testing import CliRunner
+
+    from perfkit.cli import main
+
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "reports"))
+
+    def render(path, experiment: str) -> str:
+        said = CliRunner().invoke(main, ["report", "--from", str(path)])
+        assert said.exit_code == 0, said.output
+        [page] = (tmp_path / "reports" / experiment).glob("*.html")
+        assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded
+        return page.read_text()
+
+    return render

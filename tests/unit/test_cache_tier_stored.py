@@ -133,19 +133,9 @@ def test_a_part_of_a_run_is_refused_by_perfkit_report_naming_the_run_that_shows_
 
 
 def test_perfkit_report_from_a_stored_cache_tier_run_renders_its_sweep_and_bench_and_records_nothing(
-        stored, tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from perfkit.cli import main
-
+        stored, report_from):
     run, _, _ = stored
-    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "reports"))
-    said = CliRunner().invoke(main, ["report", "--from", str(run.path)])
-    assert said.exit_code == 0, said.output
-    [page] = (tmp_path / "reports" / "cache_tier").glob("*.html")
-    text = page.read_text()
+    text = report_from(run.path, "cache_tier")
     assert "trino through alluxio: cold 0.10×" in text and "Where alluxio pays off" in text
     assert "boto3 via Alluxio&#x27;s S3 API" in text or "boto3 via Alluxio's S3 API" in text  # the copy bench
     assert "Promote/demote is shown when the report measures, not from a stored run." in text
-    assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded

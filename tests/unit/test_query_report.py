@@ -89,24 +89,14 @@ def test_a_run_without_the_copy_says_so_and_a_file_of_another_experiment_is_name
         QueryReport.load(transfer.path)
 
 
-def test_perfkit_report_from_a_stored_run_renders_it_with_no_lab_and_records_nothing(tmp_path, monkeypatch):
+def test_perfkit_report_from_a_stored_run_renders_it_with_no_lab_and_records_nothing(tmp_path, report_from):
     """`perfkit report --from RUN.jsonl`: the run's experiment's notebook, its `results` parameter the file, rendered
     where nothing runs (unit tests start no lab), its Findings the records' and no new run recorded."""
-    from click.testing import CliRunner
-
-    from perfkit.cli import main
-
     results = _run(tmp_path / "stored")
-    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("PERFKIT_REPORTS", str(tmp_path / "reports"))
-    said = CliRunner().invoke(main, ["report", "--from", str(results.path)])
-    assert said.exit_code == 0, said.output
-    [page] = (tmp_path / "reports" / "hdfs_vs_s3_queries").glob("*.html")
-    text = page.read_text()
+    text = report_from(results.path, "hdfs_vs_s3_queries")
     for sentence in QueryReport(results).findings().sentences:
         assert sentence.split(" (")[0] in text, sentence
     assert "q1: Trips per cab type" in text and "S3 behind an emulated network (ec2-s3" in text
-    assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded
 
 
 def test_perfkit_report_from_a_run_its_notebook_cannot_render_again_is_refused_by_name(tmp_path):
