@@ -149,6 +149,22 @@ def load_results(experiment: str | None = None, folder: Path | None = None) -> p
     return records_frame(rows)
 
 
+def runs_whose_config(folder: Path, matches) -> list[Path]:
+    """The result files of `folder` (one experiment's) whose run config (their first record's) `matches`, oldest
+    first; a file that is not perfkit's records is not one of them."""
+    found = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
+        with open(path, encoding="utf-8") as lines:
+            first = lines.readline()
+        try:
+            config = json.loads(first)["config"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(config, dict) and matches(config):
+            found.append(path)
+    return found
+
+
 def read_result_file(path: Path | str) -> list[dict]:
     """The records of one result file; a PerfkitError naming the file and what is wrong when it is not wholly
     perfkit's records (asked for by name, a foreign file is an error, not a warning as in load_results)."""

@@ -7,7 +7,6 @@ Each distance of the sweep is a run of its own (experiment cache_tier_payoff, pe
 each records the sweep it belongs to (config["payoff"], with the comparison's run id)."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -18,7 +17,7 @@ from perfkit import stats
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.experiments.query_report import QueryReport
 from perfkit.findings import plural
-from perfkit.results import ResultSet
+from perfkit.results import ResultSet, runs_whose_config
 from perfkit.tiers import BACKING
 
 EXPERIMENT = "cache_tier_payoff"
@@ -40,18 +39,10 @@ class PayoffReport:
     @classmethod
     def load(cls, comparison: ResultSet) -> PayoffReport:
         """The sweep recorded with this cache-tier run (none: a report with no points, which says nothing)."""
-        folder = comparison.folder / EXPERIMENT
-        points, sweep = [], {}
-        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
-            with open(path, encoding="utf-8") as lines:
-                first = lines.readline()
-            try:
-                recorded = json.loads(first)["config"].get("payoff") or {}
-            except (ValueError, KeyError, AttributeError):
-                continue  # not a run of this perfkit's: not this sweep's
-            if recorded.get("of_run") == comparison.run_id:
-                points.append(QueryReport.load(path))
-                sweep = recorded
+        of_this_run = runs_whose_config(comparison.folder / EXPERIMENT,
+                                        lambda config: (config.get("payoff") or {}).get("of_run") == comparison.run_id)
+        points = [QueryReport.load(path) for path in of_this_run]
+        sweep = points[0].results.config["payoff"] if points else {}
         points.sort(key=_asked_rtt_ms)  # nearest first; a run id tells the second, not the order within it
         return cls(points, list(sweep.get("rtt_ms", [])), float(sweep.get("per_connection_mb_s", 0.0)),
                    int(sweep.get("runs", 0)), list(sweep.get("queries", [])), bool(sweep.get("movable", True)))

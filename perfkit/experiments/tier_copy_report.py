@@ -6,13 +6,11 @@ what its worker served from cache and fetched from S3.
 """
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from perfkit.experiments.base import RunRecords
 from perfkit.experiments.cache_tier_report import TRIES, _verdict
-from perfkit.results import ResultSet
+from perfkit.results import ResultSet, runs_whose_config
 
 EXPERIMENT = "tier_copy"
 READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
@@ -30,17 +28,9 @@ class CopyReport(RunRecords):
     @classmethod
     def load(cls, comparison: ResultSet) -> CopyReport | None:
         """The bench recorded as part of this run (its config's part_of), the latest if several; None: none was."""
-        folder = comparison.folder / EXPERIMENT
-        for path in sorted(folder.glob("*.jsonl"), reverse=True) if folder.is_dir() else ():
-            with open(path, encoding="utf-8") as lines:
-                first = lines.readline()
-            try:
-                part_of = json.loads(first)["config"].get("part_of")
-            except (ValueError, KeyError, AttributeError):
-                continue  # not a run of this perfkit's
-            if part_of == comparison.run_id:
-                return cls(ResultSet.load(path))
-        return None
+        parts = runs_whose_config(comparison.folder / EXPERIMENT,
+                                  lambda config: config.get("part_of") == comparison.run_id)
+        return cls(ResultSet.load(parts[-1])) if parts else None
 
     def run_report(self, part_of: str | None = None, progress: bool = True) -> CopyReport:
         """A stored bench measures nothing (TierCopy.run_report measures, then reports)."""

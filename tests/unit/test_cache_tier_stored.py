@@ -74,6 +74,7 @@ def _copy_bench(folder, part_of: str) -> ResultSet:
 def stored(tmp_path):
     run = _comparison_run(tmp_path)
     _sweep_point(tmp_path, "another-run", 0)  # another run's sweep: not this one's
+    (tmp_path / PAYOFF / "copied-by-hand.jsonl").write_text("not a record\n")  # nor a file that is not perfkit's
     points = [_sweep_point(tmp_path, run.run_id, rtt) for rtt in (0, 60)]
     bench = _copy_bench(tmp_path, run.run_id)
     return run, points, bench
