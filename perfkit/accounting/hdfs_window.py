@@ -79,10 +79,11 @@ def hdfs_window_vs_engines(counted: WindowCount, records, attributable: bool = T
         return None if found is None else {name: found for name in COMPARED}
 
     return compare_with_engines(
-        counted, records, storage="hdfs", label="HDFS", server=SERVER, counters=WHAT, engine_counts=engine_counts,
-        attributable=attributable, overlapped=OVERLAPPED, caveat="HDFS counts every client's reads in the window, "
-        "warm-ups included, not this experiment's alone: other jobs on the cluster and perfkit's own table "
-        "registration too; the DataNodes count what they sent, which can exceed what a seeking reader used")
+        counted, records, storage=HdfsJmx.storage, label="HDFS", server=SERVER, counters=WHAT,
+        engine_counts=engine_counts, attributable=attributable, overlapped=OVERLAPPED,
+        caveat="HDFS counts every client's reads in the window, warm-ups included, not this experiment's alone: other "
+        "jobs on the cluster and perfkit's own table registration too; the DataNodes count what they sent, which can "
+        "exceed what a seeking reader used")
 
 
 @contextlib.contextmanager

@@ -6,11 +6,14 @@ import math
 import pandas as pd
 
 from perfkit.accounting import counters
+from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.recorded_io import SIDES, RunIO
+from perfkit.accounting.s3_access_log import S3AccessLog
 
 EXACT = ("s3_get", "s3_head", "s3_list")  # what the two sides must count alike (classic S3A stream; Trino's SDK)
 KEYS = ["engine", "storage", "query"]
-DIRECT = "s3"  # the engine reads S3 itself: its count and the server's are of the same requests
+DIRECT = S3AccessLog.storage  # the engine reads S3 itself: its count and the server's are of the same requests
+HDFS = HdfsJmx.storage  # the storage whose daemons' JMX counts the DataNodes' bytes and their locality
 HDFS_RUN = "not compared: a run on HDFS reads no S3 counters"
 
 
@@ -38,7 +41,7 @@ def hdfs_locality(frame: pd.DataFrame) -> dict[str, tuple[float, float]]:
     columns = {"server.hdfs_bytes_read", "server.hdfs_remote_bytes_read"}
     if runs.empty or not columns <= set(runs.columns):
         return {}
-    runs = runs[(runs["storage"] == "hdfs") & runs["attributable"].astype(bool)].dropna(subset=list(columns))
+    runs = runs[(runs["storage"] == HDFS) & runs["attributable"].astype(bool)].dropna(subset=list(columns))
     found = {}
     for engine, group in runs.groupby("engine", sort=True):
         sent = float(group["server.hdfs_bytes_read"].sum())
@@ -124,9 +127,9 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         row["S3 MB (engine)"] = engine.get("s3_bytes_read", engine.get("input_bytes", math.nan)
                                            if row["storage"] == DIRECT else math.nan) / 1e6
         row["HDFS MB (server)"] = server.get("hdfs_bytes_read", math.nan) / 1e6
-        hdfs_engine = engine_hdfs_bytes(engine) if row["storage"] == "hdfs" else engine.get("hdfs_bytes_read")
+        hdfs_engine = engine_hdfs_bytes(engine) if row["storage"] == HDFS else engine.get("hdfs_bytes_read")
         row["HDFS MB (engine)"] = (math.nan if hdfs_engine is None else hdfs_engine) / 1e6
-        if row["storage"] == "hdfs":  # its snapshots read HDFS's counters only (accounting.run_io)
+        if row["storage"] == HDFS:  # its snapshots read HDFS's counters only (accounting.run_io)
             row["server = engine"] = HDFS_RUN
         elif row["storage"] == DIRECT:
             verdicts = {agreement(_of(run, "server"), _of(run, "engine")) for run in group.to_dict("records")}

@@ -31,6 +31,7 @@ from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.sources import ServerSources, server_sources
 from perfkit.accounting.hdfs_window import hdfs_read_window
+from perfkit.accounting.table import HDFS
 from perfkit.accounting.window import s3_request_window
 from perfkit.locks import network_in_use
 from perfkit.protocol import drop_page_cache
@@ -135,7 +136,7 @@ class QueryComparison(QueryParameters, Experiment):
                 # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window); where
                 # HDFS's daemons refresh their JMX too seldom to read it around each run, HDFS's count per window
                 with s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages), \
-                        hdfs_read_window(self.profile, results, self.accounting and "hdfs" in self.placed_storages):
+                        hdfs_read_window(self.profile, results, self.accounting and HDFS in self.placed_storages):
                     yield results, tableset
 
     @staticmethod

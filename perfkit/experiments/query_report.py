@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from perfkit import stats
-from perfkit.accounting.table import io_frame, io_table
+from perfkit.accounting.table import DIRECT, HDFS, io_frame, io_table
 from perfkit.calibration import Calibration
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
@@ -131,7 +131,7 @@ class QueryReport(RunRecords):
         """Where HDFS's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default
         metrics period), HDFS's count of the whole experiment beside the engines' sum; elsewhere a sentence, or
         nothing ("") when no run read HDFS or nothing was counted."""
-        if "hdfs" not in self.placed_storages or not self.accounting:
+        if HDFS not in self.placed_storages or not self.accounting:
             return ""
         return _window(self._results().config.get("hdfs_window"), "HDFS's count for this run",
                        "HDFS's reads were counted run by run (above), not per window.")
@@ -243,7 +243,7 @@ class QueryReport(RunRecords):
     def _locality_sentences(self) -> list[str]:
         """On a cluster (a run that recorded one), how much of what the DataNodes sent went to a reader on their own
         node: what replication and placement gave each engine's readers, part of why HDFS beats S3 on a cluster."""
-        if not self.accounting or "hdfs" not in self.storages or not self._results().config.get("cluster"):
+        if not self.accounting or HDFS not in self.storages or not self._results().config.get("cluster"):
             return []
         from perfkit.accounting.table import hdfs_locality
 
@@ -258,7 +258,7 @@ class QueryReport(RunRecords):
     def _request_sentences(self) -> list[str]:
         """One sentence: per engine, the S3 requests and MB of its median run of each query on S3 (the server's count,
         else the engine's), so an engine that asks S3 for much more than another shows on the first screen."""
-        if not self.accounting or "s3" not in self.storages:
+        if not self.accounting or DIRECT not in self.storages:
             return []
         from perfkit.accounting.counters import S3_REQUESTS
         from perfkit.accounting.table import counted
@@ -266,7 +266,7 @@ class QueryReport(RunRecords):
         runs = io_frame(self._frame())
         if runs.empty:  # runs recorded without their I/O
             return []
-        runs = runs[runs["storage"] == "s3"]
+        runs = runs[runs["storage"] == DIRECT]
         parts = []
         for engine, group in runs.groupby("engine", sort=True):
             per_query = group.assign(requests=counted(group, S3_REQUESTS),
