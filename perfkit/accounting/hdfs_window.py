@@ -20,7 +20,7 @@ from perfkit.accounting.concurrent import OtherRunsInWindow
 from perfkit.accounting.hdfs_jmx import HdfsJmx
 from perfkit.accounting.metrics_period import fresh_after
 from perfkit.accounting.sources import hdfs_per_run
-from perfkit.accounting.table import engine_hdfs_bytes
+from perfkit.accounting.table import HDFS, engine_hdfs_bytes
 from perfkit.accounting.counted_window import WindowCount, compare_with_engines, counted_window
 from perfkit.errors import root_cause
 
@@ -79,7 +79,7 @@ def hdfs_window_vs_engines(counted: WindowCount, records, attributable: bool = T
         return None if found is None else {name: found for name in COMPARED}
 
     return compare_with_engines(
-        counted, records, storage=HdfsJmx.storage, label="HDFS", server=SERVER, counters=WHAT,
+        counted, records, storage=HDFS, label="HDFS", server=SERVER, counters=WHAT,
         engine_counts=engine_counts, attributable=attributable, overlapped=OVERLAPPED,
         caveat="HDFS counts every client's reads in the window, warm-ups included, not this experiment's alone: other "
         "jobs on the cluster and perfkit's own table registration too; the DataNodes count what they sent, which can "

@@ -100,14 +100,18 @@ class PayoffReport:
             point.raise_for_failures()
 
 
-def _asked_rtt_ms(point: QueryReport) -> float:
+def _asked(point: QueryReport) -> dict:
+    """The network a distance's run asked for (its calibration's); {} where S3 sat where it is."""
     calibration = point.measured_network
-    return float(((calibration.network or {}) if calibration is not None else {}).get("rtt_ms") or 0.0)
+    return (calibration.network or {}) if calibration is not None else {}
+
+
+def _asked_rtt_ms(point: QueryReport) -> float:
+    return float(_asked(point).get("rtt_ms") or 0.0)
 
 
 def _network_name(point: QueryReport) -> str:
-    calibration = point.measured_network
-    return ((calibration.network or {}).get("name") if calibration is not None else None) or "as it is"
+    return _asked(point).get("name") or "as it is"
 
 
 def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
