@@ -2,7 +2,7 @@
 engines' own count.
 
 Where Hadoop's daemons refresh their JMX too seldom to be read around each run (a cluster at Hadoop's default metrics
-period: perfkit.accounting.sources), HDFS's counters are read once before an experiment's first run and once after
+period: perfkit.storages.hdfs_jmx), HDFS's counters are read once before an experiment's first run and once after
 its last. A read shows what the daemons last refreshed, up to a period before it (another reader, a monitoring agent,
 may have refreshed it), so each read waits a period after the I/O it must include: the one before the window after
 the data was placed, the one after it after the last run. At Hadoop's default that is 10 s twice per experiment,
@@ -17,9 +17,8 @@ import pandas as pd
 
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import OtherRunsInWindow
-from perfkit.accounting.hdfs_jmx import HdfsJmx
-from perfkit.accounting.metrics_period import fresh_after
-from perfkit.accounting.sources import hdfs_per_run
+from perfkit.jmx_freshness import fresh_after
+from perfkit.storages.hdfs_jmx import HdfsJmx, hdfs_per_run
 from perfkit.accounting.table import HDFS, engine_hdfs_bytes
 from perfkit.accounting.counted_window import WindowCount, compare_with_engines, counted_window
 from perfkit.errors import root_cause
@@ -88,7 +87,7 @@ def hdfs_window_vs_engines(counted: WindowCount, records, attributable: bool = T
 
 @contextlib.contextmanager
 def hdfs_read_window(profile, results, wanted: bool = True, others: OtherRunsInWindow | None = None, window=None):
-    """Around an experiment's runs: where HDFS is not counted around each run (perfkit.accounting.sources.
+    """Around an experiment's runs: where HDFS is not counted around each run (perfkit.storages.hdfs_jmx.
     hdfs_per_run), HDFS's count over the window of the runs beside the engines' sum, in results.config["hdfs_window"]
     (counted_window)."""
     period = profile.hadoop_metrics_period_s

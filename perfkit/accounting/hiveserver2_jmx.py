@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import requests
 
-from perfkit.accounting.metrics_period import FreshReads
+from perfkit.jmx_freshness import FreshReads
 
 S3A_SOURCES = "Hadoop:service=s3a-file-system,name=S3AMetrics*"
 TIMEOUT_S = 5.0

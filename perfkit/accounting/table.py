@@ -6,9 +6,10 @@ import math
 import pandas as pd
 
 from perfkit.accounting import counters
-from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.storages.hdfs_jmx import HdfsJmx
 from perfkit.accounting.recorded_io import SIDES, RunIO
-from perfkit.accounting.s3_access_log import S3AccessLog
+from perfkit.storages.pricing import request_cost
+from perfkit.storages.s3_access_log import S3AccessLog
 
 EXACT = ("s3_get", "s3_head", "s3_list")  # what the two sides must count alike (classic S3A stream; Trino's SDK)
 KEYS = ["engine", "storage", "query"]
@@ -137,7 +138,7 @@ def io_table(frame: pd.DataFrame, prices=None) -> pd.DataFrame:
         else:  # a tier fetches from S3 itself (a cold read): the engine never sees those requests
             row["server = engine"] = "not compared: the tier makes its own S3 requests"
         if prices is not None:
-            row["$ per 1,000 runs"] = 1000 * prices.request_cost(server or engine)
+            row["$ per 1,000 runs"] = 1000 * request_cost(prices, server or engine)
         rows.append(row)
     table = pd.DataFrame(rows)
     mb = [c for c in table.columns if " MB " in c]

@@ -15,7 +15,7 @@ from perfkit.errors import PerfkitError
 from perfkit.experiments.copy_cost import COPY_METHODS
 from perfkit.experiments.query_data import PLACED, data_source, placed_storages
 from perfkit.parameters import check_fields, param, recorded
-from perfkit.prices import PriceTable
+from perfkit.storages.pricing import price_table
 from perfkit.protocol import Protocol
 from perfkit.storages import tiers
 from perfkit.suites import open_suite
@@ -78,7 +78,7 @@ class QueryParameters:
         check_fields(self)
         for name in self.engines:
             engine_class(name)  # an unknown engine is named with the choices
-        self.price_table = PriceTable.load(self.prices)  # a bad price file fails here, before anything runs
+        self.price_table = price_table(self.prices)  # a bad price file fails here, before anything runs
         unknown = [s for s in self.storages if s not in STORAGES]
         if unknown or len(self.storages) < 2:
             raise PerfkitError(f"storages {self.storages!r}: give two or more distinct storages of "

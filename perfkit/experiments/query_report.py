@@ -21,7 +21,7 @@ from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
 from perfkit.experiments.copy_cost import CopyCost
 from perfkit.experiments.query_data import placed_storages
 from perfkit.findings import Findings, money, plural, size
-from perfkit.prices import PriceTable
+from perfkit.storages.pricing import price_table
 from perfkit.provenance import recorded_environment
 from perfkit.results import ResultSet
 from perfkit.storages import break_even_pair
@@ -49,7 +49,7 @@ class QueryReport(RunRecords):
         self.runs, self.warmup = params.get("runs", 0), params.get("warmup", 0)
         self.suite, self.scale, self.tables = params.get("suite", ""), params.get("scale"), params.get("tables")
         self.rows, self.files, self.file_format = params.get("rows"), params.get("files"), params.get("file_format", "")
-        self.price_table = PriceTable.load(params.get("prices"))
+        self.price_table = price_table(params.get("prices"))
         self.titles: dict[str, str] = config.get("query_titles", {})
         self.dataset: dict = config.get("dataset", {})
         self.measured_network = Calibration.from_dict(config["network"]) if config.get("network") else None

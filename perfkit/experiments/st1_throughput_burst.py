@@ -26,7 +26,7 @@ from perfkit.storages import storage_probes
 from perfkit.metrics import MiB, empty_frame, with_throughput
 from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table
-from perfkit.prices import PriceTable
+from perfkit.storages.pricing import price_table
 from perfkit.protocol import drop_page_cache
 from perfkit.experiments.recording import recording
 from perfkit.paths import results_dir_checked
@@ -80,7 +80,7 @@ class St1Study(Experiment):
         if self.window_start and _utc(self.window_start) >= _utc(self.window_end):
             raise PerfkitError(f"window_start={self.window_start} is not before window_end={self.window_end}: "
                                "swap them, or widen the window")
-        self.price_table = PriceTable.load(self.prices)
+        self.price_table = price_table(self.prices)
         self.price_given = self.price_per_gb_month is not None  # a price given by hand wins over the table's
         if self.price_per_gb_month is None:
             self.price_per_gb_month = self.price_table.ebs_per_gb_month("st1")

@@ -45,7 +45,7 @@ METRICS_PERIOD_MS = 10  # a Hadoop daemon's JMX is refreshed when read, if this 
 
 def write_metrics_conf(conf_dir: Path) -> None:
     """What JMX shows is refreshed at most once a metrics period (10 s by default): a run's reads would show seconds
-    late; 10 ms lets perfkit read each run's own (perfkit.accounting.metrics_period). For HDFS and HiveServer2."""
+    late; 10 ms lets perfkit read each run's own (perfkit.jmx_freshness). For HDFS and HiveServer2."""
     (conf_dir / "hadoop-metrics2.properties").write_text(f"*.periodMillis={METRICS_PERIOD_MS}\n")
 
 

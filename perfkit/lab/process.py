@@ -99,7 +99,7 @@ def start_failure(log: Path) -> str:
 def set_aside_if_large(log: Path, limit: int | None = None) -> None:
     """Before the daemon that appends to `log` starts: a log past `limit` bytes becomes <name>.1 (replacing the one
     set aside before), and the daemon starts a new one. Readers that keep an offset see a shorter file and start over
-    (perfkit.accounting.s3_access_log)."""
+    (perfkit.storages.s3_access_log)."""
     try:
         if log.stat().st_size > (LOG_SET_ASIDE_BYTES if limit is None else limit):
             log.replace(log.with_name(f"{log.name}.1"))

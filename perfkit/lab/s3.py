@@ -87,5 +87,5 @@ class S3Server(Service):
 
 
 def s3_access_log(home: Path) -> Path:
-    """Where the lab's S3 server logs each request it answers (perfkit.accounting.s3_access_log reads it)."""
+    """Where the lab's S3 server logs each request it answers (perfkit.storages.s3_access_log reads it)."""
     return home / "logs" / "s3-access.log"

@@ -24,6 +24,7 @@ REQUEST_PRICES = {"s3_get": "get_per_1000", "s3_head": "head_per_1000", "s3_list
 FIGURES = {"s3": [*REQUEST_PRICES.values(), "storage_per_gb_month", "transfer_to_ec2_same_region_per_gb"],
            "ebs": ["st1_per_gb_month", "sc1_per_gb_month", "gp3_per_gb_month"]}
 TEXTS = {"top": ["region", "currency", "as_of"], "s3": ["source", "storage_class"], "ebs": ["source"]}
+SECTION_TEXTS = ("source",)  # in a section a storage ships (PriceTable.load's `more`): text, not a price
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,18 @@ class PriceTable:
     file: str | None = None  # the user's file, if any
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> PriceTable:
-        shipped = _read(resources.files("perfkit.prices").joinpath(SHIPPED).read_text(), SHIPPED)
+    def load(cls, path: str | Path | None = None, more: Mapping[str, dict] | None = None) -> PriceTable:
+        """The shipped AWS list prices, with `more` beside them (sections of prices other storages ship:
+        {section: {figure: price, "source": where from}}, perfkit.storages.pricing), and a user's file over both."""
+        shipped = _read(resources.files("perfkit.prices").joinpath(SHIPPED).read_text(), SHIPPED, FIGURES)
+        names = dict(FIGURES)
+        for section, values in (more or {}).items():
+            if section in shipped or section in TEXTS["top"]:
+                raise PerfkitError(f"price section {section!r} is shipped twice: name a storage's prices apart")
+            shipped[section] = dict(values)
+            names[section] = [name for name in values if name not in SECTION_TEXTS]
         if not path:
-            return cls._of(shipped, None)
+            return cls._of(shipped, None, names)
         path = Path(path).expanduser()
         try:
             text = path.read_text()
@@ -44,20 +53,20 @@ class PriceTable:
             raise PerfkitError(f"price file {path}: cannot be read ({err.strerror}). Fix: give the path of a YAML "
                                "file shaped like perfkit/prices/aws-us-east-1.yml, or prices=None for the shipped "
                                "AWS list prices") from None
-        own = _read(text, str(path))
+        own = _read(text, str(path), names)
         merged = {key: ({**shipped.get(key, {}), **value} if isinstance(value, dict) else value)
                   for key, value in {**shipped, **own}.items()}
-        return cls._of(merged, str(path))
+        return cls._of(merged, str(path), names)
 
     @classmethod
-    def _of(cls, data: dict, file: str | None) -> PriceTable:
+    def _of(cls, data: dict, file: str | None, names: Mapping[str, list[str]]) -> PriceTable:
         where = file or SHIPPED
         figures = {}
-        for section, names in FIGURES.items():
+        for section, figure_names in names.items():
             figures[section] = {name: _price(data.get(section, {}).get(name), f"{section}.{name}", where)
-                                for name in names}
+                                for name in figure_names}
         texts = {"region": data.get("region"), "currency": data.get("currency", "USD"), "as_of": data.get("as_of"),
-                 "s3_source": data.get("s3", {}).get("source"), "ebs_source": data.get("ebs", {}).get("source"),
+                 **{f"{section}_source": data.get(section, {}).get("source") for section in names},
                  "storage_class": data.get("s3", {}).get("storage_class", "S3 Standard")}
         return cls(figures, texts, file)
 
@@ -66,8 +75,10 @@ class PriceTable:
         t = self.texts
         if self.file:
             return f"prices from {self.file} ({t['currency']}; missing figures: AWS list prices, {t['region']})"
+        more = "".join(f"; {section}: {self.texts.get(f'{section}_source') or 'no source given'}"
+                       for section in self.figures if section not in FIGURES)
         return (f"AWS list prices, {t['region']}, {t['storage_class']}, {t['currency']}, as of {t['as_of']} "
-                f"({t['s3_source']}; {t['ebs_source']})")
+                f"({t['s3_source']}; {t['ebs_source']}{more})")
 
     def request_cost(self, counts: Mapping[str, float]) -> float:
         """What these S3 requests cost; other counters (bytes, HDFS) are ignored. A NaN count (not measured) makes
@@ -88,7 +99,7 @@ class PriceTable:
         return self.figures["ebs"][key]
 
 
-def _read(text: str, where: str) -> dict:
+def _read(text: str, where: str, names: Mapping[str, list[str]]) -> dict:
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as err:
@@ -96,14 +107,14 @@ def _read(text: str, where: str) -> dict:
                            "(see perfkit/prices/aws-us-east-1.yml)") from None
     if not isinstance(data, dict):
         raise PerfkitError(f"price file {where}: expected a mapping of sections (s3:, ebs:), not {type(data).__name__}")
-    known = {*TEXTS["top"], *FIGURES}
+    known = {*TEXTS["top"], *names}
     for key, value in data.items():
         if key not in known:
             raise PerfkitError(f"price file {where}: unknown key {key!r}. Fix: use {', '.join(sorted(known))}")
-        if key in FIGURES:
+        if key in names:
             if not isinstance(value, dict):
                 raise PerfkitError(f"price file {where}: {key} must be a mapping of prices")
-            allowed = {*FIGURES[key], *TEXTS.get(key, [])}
+            allowed = {*names[key], *TEXTS.get(key, SECTION_TEXTS)}
             for name in value:
                 if name not in allowed:
                     raise PerfkitError(f"price file {where}: unknown key {key}.{name}. Fix: use one of "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +18,24 @@ from perfkit.errors import PerfkitError
 from perfkit.storages.registry import get_storage
 
 HIDDEN = re.compile(r"^[._]")  # _SUCCESS, .crc, _committed_...: not data, as Hive and Spark skip them
+
+
+class Counted:
+    """A source of a storage's own counters that is a function returning them, cumulative."""
+
+    def __init__(self, name: str, read, storage: str | None = None):
+        self.name, self.read, self.storage = name, read, storage
+
+
+@dataclass
+class ServerCounting:
+    """What a storage's own servers count of a run, as the profile offers it: the sources read around each run
+    (each with a `name`, the `storage` it counts and `read()`: cumulative counters named as perfkit.accounting.counters
+    names them); else why its count is not read per run (`not_per_run`); and why one counter is blank
+    (`not_counted`: {counter: why})."""
+    read: list = field(default_factory=list)
+    not_per_run: str | None = None
+    not_counted: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,9 @@ class Storage:
     # comparing the two measures that copy and says after how many runs it pays off (perfkit.breakeven)
     reads_remote = False
     copy_target = False
+    # prices it ships beside AWS's list prices, as a section of a price file ({section: {figure: price, "source":
+    # where from}}), which a user's price file may override (perfkit.storages.pricing.price_table)
+    shipped_prices: dict | None = None
 
     def __init__(self, profile: Profile):
         self.profile = profile
@@ -59,6 +80,12 @@ class Storage:
                      volume_type: str = "st1") -> tuple[str, float, float] | None:
         """A month of one copy of `bytes_` on it at `prices` (perfkit.prices.PriceTable): (what it is stored as, GB
         stored, cost per month); None: perfkit has no price for it."""
+        return None
+
+    @classmethod
+    def request_cost(cls, prices, counts) -> float | None:
+        """What the requests of it among a run's `counts` (perfkit.accounting.counters' names) cost at `prices`;
+        NaN where one was not counted; None: its requests have no price (HDFS's are the cluster's own)."""
         return None
 
     # -- where ---------------------------------------------------------------------------------------------------
@@ -147,6 +174,11 @@ class Storage:
 
     def unavailable(self) -> str | None:
         """Why this storage cannot be used with this profile, or None."""
+        return None
+
+    def server_counting(self) -> ServerCounting | None:
+        """What its own servers count of each run (perfkit.accounting.sources asks every storage data is placed on);
+        None: they count nothing perfkit reads."""
         return None
 
     def snapshot(self, engine=None) -> dict[str, float]:

@@ -16,6 +16,7 @@ from perfkit.config import Profile
 from perfkit.compat import zip_strict
 from perfkit.prices import GB
 from perfkit.storages.digest import hdfs_checksum_matches
+from perfkit.storages.hdfs_jmx import hdfs_server_counting
 from perfkit.errors import PerfkitError, ServiceError, root_cause
 from perfkit.storages.base import HIDDEN, Location, Storage, is_http_url, provider_fix, visible
 
@@ -152,6 +153,9 @@ class Hdfs(Storage):
     def delete_tree(self, loc: Location) -> None:
         self.client.delete(loc.path, recursive=True)
 
+    def server_counting(self):
+        return hdfs_server_counting(self.profile)
+
     def check(self) -> None:
         check_hdfs(self.profile)
 
@@ -209,7 +213,7 @@ def hdfs_probe(profile: Profile, read_path: str | None = None) -> health.Probe:
     """The NameNode answers; with `read_path`, a DataNode holding that file's first block also answers.
 
     A frozen DataNode is still "live" to the NameNode for minutes: only a request served by it shows it. A probe must
-    not change what perfkit counts of a run (perfkit.accounting.hdfs_jmx), and it runs every second during one: not a
+    not change what perfkit counts of a run (perfkit.storages.hdfs_jmx), and it runs every second during one: not a
     read of the data (a DataNode streams a whole block to a reader that asked for one byte), nor a checksum (the
     NameNode counts two block lookups for each). So the file's DataNodes are looked up once, at the first probe (before
     the first run), and then asked for their own JMX. A lookup again only after they failed: that run fails anyway."""

@@ -1,10 +1,28 @@
-"""What a dataset costs a month on each storage that prices itself (Storage.month_stored), with the prices' basis."""
+"""What a dataset costs a month on each storage that prices itself (Storage.month_stored), and what a run's requests
+cost (Storage.request_cost), at the shipped prices with the storages' own beside them, or a user's file."""
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from perfkit.prices import PriceTable
-from perfkit.storages.registry import placed, storage_class
+from perfkit.storages.registry import REGISTRY, placed, storage_class
+
+
+def price_table(path=None) -> PriceTable:
+    """The shipped prices, every registered storage's shipped_prices beside them, and the user's file (`path`) over
+    both."""
+    more = {}
+    for name in REGISTRY:
+        more.update(storage_class(name).shipped_prices or {})
+    return PriceTable.load(path, more)
+
+
+def request_cost(prices: PriceTable, counts) -> float:
+    """What a run's requests cost: each storage data is placed on prices its own (a tier's fetches are S3's)."""
+    costs = [cost for name in placed() if (cost := storage_class(name).request_cost(prices, counts)) is not None]
+    return math.fsum(costs)
 
 
 def monthly_storage_table(prices: PriceTable, bytes_: float, replication: int = 3,

@@ -15,6 +15,7 @@ from perfkit.config import Profile
 from perfkit.errors import ServiceError, root_cause
 from perfkit.storages.base import Location, Storage, is_http_url, provider_fix, visible, visible_tree
 from perfkit.storages.digest import UPLOAD_CONFIG, s3_etag
+from perfkit.storages.s3_access_log import s3_server_counting
 from perfkit.prices import GB
 
 RETRIES = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5)
@@ -41,6 +42,10 @@ class S3(Storage):
     def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):
         """One copy in the price table's storage class (S3 keeps its own redundancy in the price)."""
         return prices.texts["storage_class"], bytes_ / GB, bytes_ / GB * prices.figures["s3"]["storage_per_gb_month"]
+
+    @classmethod
+    def request_cost(cls, prices, counts):
+        return prices.request_cost(counts)
 
     @cached_property
     def client(self):
@@ -106,6 +111,9 @@ class S3(Storage):
 
     def check(self) -> None:
         check_s3(self.profile)
+
+    def server_counting(self):
+        return s3_server_counting(self.profile, self.name)
 
     def snapshot(self, engine=None, storage: str | None = None) -> dict[str, float]:
         """The engine's throttled and retried S3 requests so far (Engine.s3_counters) of the S3 client a run on

@@ -71,7 +71,7 @@ def test_the_hdfs_probe_that_watches_a_run_changes_none_of_the_counts_of_the_run
     HDFS counter perfkit reads unchanged, block lookups included (a checksum probe counted two per probe)."""
     import time
 
-    from perfkit.accounting.hdfs_jmx import HdfsJmx
+    from perfkit.storages.hdfs_jmx import HdfsJmx
     from perfkit.storages.hdfs import hdfs_probe
     from perfkit.storages import get_storage
 

@@ -7,10 +7,10 @@ import pytest
 
 from perfkit.accounting import counters
 from perfkit.accounting.concurrent import ConcurrentRuns, OtherRunsInWindow
-from perfkit.accounting.hdfs_jmx import HdfsJmx
+from perfkit.storages.hdfs_jmx import HdfsJmx
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.accounting.run_io import NOT_ATTRIBUTABLE, RunAccounting
-from perfkit.accounting.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
+from perfkit.storages.s3_access_log import BUCKET_LEVEL, S3AccessLog, count_lines
 from perfkit.accounting.sources import ServerSources, server_sources
 
 
@@ -138,7 +138,7 @@ def test_hdfs_jmx_asks_the_namenode_and_the_datanodes_side_by_side():
 def test_hdfs_jmx_waits_a_metrics_period_between_reads(monkeypatch):
     """JMX shows a refreshed value only once a period has passed since the last read."""
     slept = []
-    monkeypatch.setattr("perfkit.accounting.metrics_period.time.sleep", slept.append)
+    monkeypatch.setattr("perfkit.jmx_freshness.time.sleep", slept.append)
     servlets = Session()
     jmx = HdfsJmx("http://127.0.0.1:9870", period_s=0.5, new_session=lambda: servlets)
     jmx.read()

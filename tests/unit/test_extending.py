@@ -1,5 +1,6 @@
 """README's "Extending perfkit", followed once: a storage added as one class and one registry line passes the same
-conformance checks as the lab's storages, and perfkit then finds it by name and by URL."""
+conformance checks as the lab's storages, and perfkit then finds it by name and by URL, counts a run's requests with
+its own server's counters and prices them and a month of its data at the prices it ships."""
 from __future__ import annotations
 
 import hashlib
@@ -9,12 +10,16 @@ from pathlib import Path
 import pytest
 
 from perfkit import storages
+from perfkit.accounting.concurrent import ConcurrentRuns
+from perfkit.accounting.run_io import RunAccounting
+from perfkit.accounting.sources import server_sources
 from perfkit.config import load_profile
 from perfkit.datasets import locations
-from perfkit.errors import ServiceError
+from perfkit.errors import PerfkitError, ServiceError
 from perfkit.storages import Location, Storage
 from perfkit.storages.conformance import check_storage
-from perfkit.storages.base import visible, visible_tree
+from perfkit.storages.base import Counted, ServerCounting, visible, visible_tree
+from perfkit.storages.pricing import monthly_storage_table, price_table, request_cost
 
 
 class LocalFolder(Storage):
@@ -24,6 +29,26 @@ class LocalFolder(Storage):
     schemes = ("file",)
     colour = "#2ca02c"
     root = Path("/nonexistent")  # set by the test; a real one would take it from the profile
+    shipped_prices = {"local-folder": {"source": "the test's own", "storage_per_gb_month": 0.01,
+                                       "read_per_1000": 0.002}}
+
+    @classmethod
+    def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):
+        return "local folder", bytes_ / 1e9, bytes_ / 1e9 * prices.figures["local-folder"]["storage_per_gb_month"]
+
+    @classmethod
+    def request_cost(cls, prices, counts):
+        return counts.get("folder_reads", 0) * prices.figures["local-folder"]["read_per_1000"] / 1000
+
+    def server_counting(self):
+        """Its "server" logs each read it serves, one line of its size: the counters are that log's sums."""
+        log = self.root / "access.log"
+
+        def read():
+            sizes = [int(line) for line in log.read_text().split()] if log.exists() else []
+            return {"folder_reads": float(len(sizes)), "folder_bytes_read": float(sum(sizes))}
+
+        return ServerCounting([Counted("the folder's access log", read)])
 
     def folder(self, *parts: str) -> Location:
         return Location(self.name, str(self.root.joinpath(self.profile.prefix, *parts)))
@@ -43,7 +68,10 @@ class LocalFolder(Storage):
     def read_range(self, loc, name, offset, length):
         with open(Path(loc.path, name), "rb") as f:
             f.seek(offset)
-            return f.read(length)
+            data = f.read(length)
+        with open(self.root / "access.log", "a") as log:
+            log.write(f"{len(data)}\n")
+        return data
 
     def read_text(self, loc, name):
         path = Path(loc.path, name)
@@ -122,3 +150,33 @@ def test_a_new_storage_read_locally_is_a_copy_target_by_its_capability_not_its_n
     assert storages.break_even_pair(["local-folder", "s3"]) is None  # not a copy target until it says so
     monkeypatch.setattr(LocalFolder, "copy_target", True)
     assert storages.break_even_pair(["local-folder", "s3"]) == ("s3", "local-folder")
+
+
+def test_a_new_storage_s_own_counters_count_a_run_on_it_and_no_run_elsewhere(local_folder, tmp_path):
+    table = LocalFolder.root / "perfkit" / "t"
+    table.mkdir(parents=True)
+    (table / "part-0").write_bytes(bytes(range(256)) * 40)  # 10,240 bytes
+    sources = server_sources(local_folder.profile)
+    assert [s.name for s in sources.on("local-folder").read] == ["the folder's access log"]
+    assert "the folder's access log" not in [s.name for s in sources.on("s3").read]
+    run = RunAccounting(sources, None, "", ConcurrentRuns(tmp_path / "runs"), storage="local-folder")
+    run.before()
+    local_folder.read_range(local_folder.folder("t"), "part-0", 100, 4000)
+    local_folder.read_range(local_folder.folder("t"), "part-0", 10_000, 4000)  # past the end: 240 bytes
+    io = run.after()
+    assert io.counts("server") == {"folder_reads": 2, "folder_bytes_read": 4240}
+    assert io.sources["server"] == "the folder's access log"
+
+
+def test_a_new_storage_prices_its_requests_and_its_month_at_the_prices_it_ships(local_folder, tmp_path):
+    prices = price_table()
+    assert request_cost(prices, {"folder_reads": 5000, "s3_get": 1000}) == pytest.approx(5 * 0.002 + 0.0004)
+    month = monthly_storage_table(prices, 250e9)
+    assert month.set_index("storage").loc["local folder", "USD per month"] == pytest.approx(250 * 0.01)
+    assert "local-folder: the test's own" in prices.basis()
+    own = tmp_path / "mine.yml"
+    own.write_text("local-folder:\n  read_per_1000: 0.004\n")  # a user's file prices it as it prices S3
+    assert request_cost(price_table(own), {"folder_reads": 5000}) == pytest.approx(5 * 0.004)
+    own.write_text("local-folder:\n  reads_per_1000: 0.004\n")
+    with pytest.raises(PerfkitError, match="unknown key local-folder.reads_per_1000"):
+        price_table(own)

@@ -116,8 +116,8 @@ def test_only_the_lab_config_and_cli_know_the_lab():
 # above holds. A new top-level module or package is placed here, or this test names it.
 LAYERS = [
     ["errors", "compat", "atomic", "paths", "locks", "registry", "validate", "waiting", "interrupts", "progress",
-     "findings", "kept_alive_http", "s3_retries", "extras", "network", "metrics", "prices", "partitions", "parameters",
-     "perfkit"],
+     "findings", "kept_alive_http", "jmx_freshness", "s3_retries", "extras", "network", "metrics", "prices",
+     "partitions", "parameters", "perfkit"],
     ["providers", "config"],  # a profile and who provides it (the lab, EMR): what every layer above reads
     ["health"],  # the watch a run is probed by (each storage makes its own probe)
     ["storages"],  # each storage and what it knows of itself

@@ -3,7 +3,7 @@
 Hadoop's metrics system refreshes what JMX shows at most once per metrics period (`*.period`, 10 s by default): a
 source's JMX cache lives the period plus 1 ms (MetricsSourceAdapter's jmxCacheTTL), and the first read after that is
 fresh (updateJmxCache). So each read waits that long after the one before (`fresh_after`): on a cluster at the
-default 10 s that is 10 s between a run's two snapshots (perfkit.accounting.sources reads HDFS around each run only
+default 10 s that is 10 s between a run's two snapshots (perfkit.storages.hdfs_jmx reads HDFS around each run only
 where the period is short); the lab sets the period to 10 ms."""
 from __future__ import annotations
 

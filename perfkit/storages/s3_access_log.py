@@ -1,4 +1,5 @@
-"""The S3 server's own count of each request, from its access log: the lab's versitygw (`--access-log FILE`).
+"""The S3 server's own count of each request, from its access log: the lab's versitygw (`--access-log FILE`); and
+what a run on S3 says where no server logs them (AWS: S3's own count is CloudWatch's, per window).
 
 One line per request, written when the server answers it (so a run's requests are in the file when the run ends):
     owner bucket [time] ip requester request-id operation key uri status error bytes-sent object-size ...
@@ -9,6 +10,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+
+from perfkit.errors import root_cause
+from perfkit.storages.base import Counted, ServerCounting
 
 ACTIONS = {  # S3 action -> perfkit counter (perfkit.accounting.counters)
     "GetObject": "s3_get", "HeadObject": "s3_head", "ListObjects": "s3_list", "ListObjectsV2": "s3_list",
@@ -91,3 +95,35 @@ def _after_the_last_line(path: Path, tail: int = 65536) -> int:
         start, data = log.tell(), log.read()
     newline = data.rfind(b"\n")
     return start + newline + 1 if newline >= 0 else start
+
+
+def s3_server_counting(profile, storage: str) -> ServerCounting:
+    """The S3 server's request log where the provider has one on this machine, and S3's bytes where a network
+    emulator in front of it counts them; else why a run on S3 has no server-side count."""
+    found = ServerCounting()
+    log = profile.provider.s3_request_log()
+    if log is not None:
+        found.read.append(S3AccessLog(log, skip_existing=True))
+    else:
+        found.not_per_run = s3_not_per_run(profile)
+    try:
+        wire, why_not = profile.provider.s3_wire_bytes(), None
+    except Exception as err:  # noqa: BLE001 - the emulator cannot be asked: S3's bytes are not counted at the server
+        wire, why_not = None, f"not counted: the network emulator could not be asked ({root_cause(err, 160)})"
+    if wire is not None:
+        found.read.append(Counted("S3 bytes counted by the network emulator (responses, headers included)", wire,
+                                  storage))
+    elif log is not None:  # the server counts each run's requests but not their bytes: its runs say why
+        found.not_counted = {"s3_bytes_read": why_not or profile.provider.s3_bytes_not_counted()}
+    return found
+
+
+def s3_not_per_run(profile) -> str:
+    """Why a run on S3 has no server-side count where no S3 server logs each request for perfkit (AWS): S3's own count
+    is CloudWatch's request metrics, per minute."""
+    if profile.s3_request_metrics or profile.s3_request_metrics_filter:
+        return ("not counted per run but over the experiment's window (its S3 window): S3 counts requests in "
+                "CloudWatch per minute")
+    return ("not counted: S3's own count is CloudWatch's request metrics, which this profile does not ask for; set "
+            "s3_request_metrics: true in the profile (or name a filter: s3_request_metrics_filter) to count each "
+            "experiment's window")

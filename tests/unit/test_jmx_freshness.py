@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from perfkit.accounting.metrics_period import FreshReads, fresh_after
+from perfkit.jmx_freshness import FreshReads, fresh_after
 
 
 def hadoop_refreshes(cache_set_ms: float, read_at_ms: float, period_ms: int) -> bool:

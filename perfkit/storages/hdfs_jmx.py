@@ -4,7 +4,8 @@ NameNodeActivity: GetBlockLocations (a file opened for reading), GetListingOps; 
 BytesRead, RemoteBytesRead (to a reader on another host), ReadBlockOpNumOps (a rate: its count), BytesWritten.
 The DataNodes are found through the NameNode (NameNodeInfo's LiveNodes, each with its HTTP address), so the same
 code reads a one-machine lab and a cluster.
-Each read is fresh: perfkit.accounting.metrics_period."""
+Each read is fresh: perfkit.jmx_freshness. They are read around each run only where the daemons refresh their JMX
+often enough (PER_RUN_PERIOD_S); else over an experiment's window (perfkit.accounting.hdfs_window)."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from perfkit.accounting.metrics_period import FreshReads
+from perfkit.jmx_freshness import FreshReads, fresh_after
 from perfkit.kept_alive_http import KeptAliveHttp
+from perfkit.storages.base import ServerCounting
 
 NAMENODE_ACTIVITY = "Hadoop:service=NameNode,name=NameNodeActivity"
 NAMENODE_INFO = "Hadoop:service=NameNode,name=NameNodeInfo"
@@ -23,6 +25,10 @@ NAMENODE_COUNTERS = {"hdfs_block_locations": "GetBlockLocations", "hdfs_listings
 DATANODE_COUNTERS = {"hdfs_bytes_read": "BytesRead", "hdfs_read_ops": "ReadBlockOpNumOps",
                      "hdfs_bytes_written": "BytesWritten", "hdfs_remote_bytes_read": "RemoteBytesRead"}
 TIMEOUT_S = 5.0
+# HDFS's own counters are read around each run only where its daemons refresh their JMX at least this often: each
+# read must wait a metrics period after the one before (perfkit.jmx_freshness), so at Hadoop's default 10 s a run on
+# HDFS would be held up to 10 s by its after read, and the next one by its before read
+PER_RUN_PERIOD_S = 0.1
 
 
 def beans(url: str, query: str, session=requests) -> list[dict]:
@@ -87,3 +93,28 @@ class HdfsJmx:
         found = [bean for answer in answers for bean in answer]
         self._datanodes = urls
         return found
+
+
+def hdfs_server_counting(profile) -> ServerCounting | None:
+    """The NameNode's and the DataNodes' JMX, read around each run where the profile's daemons refresh it often
+    enough, else why not; None where the profile names no NameNode web address."""
+    if not profile.webhdfs_url:
+        return None
+    period = profile.hadoop_metrics_period_s
+    if hdfs_per_run(profile):
+        return ServerCounting([HdfsJmx(profile.webhdfs_url, period)])
+    return ServerCounting(not_per_run=hdfs_not_per_run(period))
+
+
+def hdfs_per_run(profile) -> bool:
+    """Whether HDFS's own counters are read around each run (else over an experiment's window: hdfs_window)."""
+    return profile.hadoop_metrics_period_s <= PER_RUN_PERIOD_S
+
+
+def hdfs_not_per_run(period_s: float) -> str:
+    return (f"not counted per run but over the experiment's window (its HDFS window): HDFS's daemons refresh their "
+            f"JMX every {period_s:g} s (the profile's hadoop_metrics_period_s), and a fresh read before and after each "
+            f"run would hold it up to {fresh_after(period_s):.3g} s. To count each run, set "
+            f"*.periodMillis={PER_RUN_PERIOD_S * 1000:g} in "
+            f"hadoop-metrics2.properties on the NameNode and the DataNodes, restart them, and set "
+            f"hadoop_metrics_period_s: {PER_RUN_PERIOD_S:g} in the profile")
