@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from perfkit.storages import colour_of
+from perfkit.storages import colour_of, reads_remote
 
 
 def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
@@ -69,7 +69,7 @@ def s3_distance(samples: pd.DataFrame):
             for (query, where), group in part.groupby(["case", "storage"], sort=True):
                 means = group.groupby(axis)["wall_s"].mean()
                 colour = plt.cm.tab10(sorted(part["case"].unique()).index(query) % 10)
-                ax.plot(means.index, means.values, "-" if where == "s3" else "--", marker="o", color=colour,
+                ax.plot(means.index, means.values, "-" if reads_remote(where) else "--", marker="o", color=colour,
                         label=f"{query} {where.upper()}")
                 ax.scatter(group[axis], group["wall_s"], s=6, color=colour, alpha=0.5)
             if limited:

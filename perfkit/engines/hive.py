@@ -11,6 +11,8 @@ from perfkit.accounting import s3a_statistics
 from perfkit.accounting.hiveserver2_jmx import HiveServer2S3A
 from perfkit.engines import DATABASE, Engine, QueryTimeout, close_quietly, hive_ddl
 from perfkit.errors import ServiceError, root_cause
+from perfkit.storages import client_of
+from perfkit.storages.base import HDFS_CLIENT, S3_CLIENT
 
 TASK_FAILED = re.compile(r"return code -?\d+ from \S+Task")
 POLL_S = 0.01  # with a time limit the statement runs asynchronously and is polled this often
@@ -173,13 +175,13 @@ class HiveEngine(HiveServer2Engine):
         every S3 request of the session's queries (planning included). None where they would not say it: S3 not
         read through S3A (EMRFS), tasks in YARN containers, a run on HDFS (HiveServer2 shows no HDFS client counts)
         or through a tier. A web UI that does not answer raises: the run's engine side is missing, with why."""
-        if storage != "hdfs" and self.execution is not None and self.execution[1] != "local":
+        if client_of(storage) != HDFS_CLIENT and self.execution is not None and self.execution[1] != "local":
             return TASKS_ELSEWHERE  # a blank that says why
         found = self._s3a_statistics(storage)
         return None if found is None else s3a_statistics.io_counters(found)
 
     def _s3a_statistics(self, storage: str | None) -> dict[str, float] | None:
-        if self.s3a is None or storage not in (None, "s3"):
+        if self.s3a is None or (storage is not None and client_of(storage) != S3_CLIENT):
             return None
         return self.s3a.read()
 

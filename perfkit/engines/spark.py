@@ -10,6 +10,8 @@ from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with
 from perfkit import interrupts
 from perfkit.accounting import counters, s3a_statistics
 from perfkit.errors import PerfkitError, ServiceError, root_cause
+from perfkit.storages import client_of
+from perfkit.storages.base import HDFS_CLIENT
 from perfkit.waiting import WaitTimeout, poll_until
 
 
@@ -212,14 +214,15 @@ class SparkEngine(Engine):
         A run on HDFS reads no S3A counters, and one on S3 or a tier no HDFS ones (`storage`; both when not said): each
         read is a round trip to the JVM, and a run pays two snapshots."""
         found: dict[str, int] = {}
-        if storage != "hdfs":
+        client = client_of(storage)
+        if client != HDFS_CLIENT:
             s3a = self._s3a_counters()
             if s3a is None:
                 return None
             found.update(s3a_statistics.io_counters(s3a))
         elif not self._counts_the_tasks():
             return self.plugin_problem
-        if storage in (None, "hdfs"):
+        if storage is None or client == HDFS_CLIENT:
             found.update(self._hdfs_counters())
         return found
 

@@ -9,6 +9,8 @@ from perfkit.partitions import Partitioning
 from perfkit.engines import DATABASE, OWNER_PROPERTY, Engine, QueryTimeout, close_quietly
 from perfkit.engines.trino_s3_stats import API_CALLS, ATTRIBUTES, BEAN, FAULT_COUNTERS, S3StatsOverHttp
 from perfkit.errors import ServiceError, root_cause
+from perfkit.storages import client_of
+from perfkit.storages.base import HDFS_CLIENT, S3_CLIENT
 
 # Hive's type names that Trino spells otherwise; the rest (bigint, smallint, double, timestamp, ...) are the same
 TRINO_TYPES = {"string": "varchar", "int": "integer"}
@@ -151,7 +153,7 @@ class TrinoEngine(Engine):
         storage, S3 or HDFS, and the time their drivers spent reading it). Cluster-wide, summed over the nodes: one
         query at a time. A run on HDFS reads no S3 counters (`storage`)."""
         found = dict(self.query_totals)
-        stats = self._s3_stats(self._catalogs_reading(storage)) if storage != "hdfs" else None
+        stats = self._s3_stats(self._catalogs_reading(storage)) if client_of(storage) != HDFS_CLIENT else None
         if stats is None:  # no jmx catalog, or a catalog without native S3: requests not counted
             return found
         for attribute, name in API_CALLS.items():
@@ -166,7 +168,7 @@ class TrinoEngine(Engine):
         cache = p.provider.trino_cache_catalog(p) if p.trino_cache_catalog else ""  # the one in use (lab: fresh)
         if storage == "trino-cache" and cache:
             return [cache]
-        if storage == "s3":
+        if client_of(storage) == S3_CLIENT:
             return [p.trino_catalog]
         return list(dict.fromkeys(c for c in (p.trino_catalog, cache) if c))
 

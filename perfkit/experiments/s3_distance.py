@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit import validate
+from perfkit.storages import reads_remote
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
@@ -184,8 +185,9 @@ def fit_slopes(samples: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
 
 
 def _s3_first(slopes: pd.DataFrame) -> pd.DataFrame:
-    """S3 before HDFS (the control) for each engine."""
-    return slopes.sort_values(["engine", "storage"], key=lambda c: c.ne("s3") if c.name == "storage" else c,
+    """S3 (the storage read remotely) before HDFS (the control) for each engine."""
+    return slopes.sort_values(["engine", "storage"],
+                              key=lambda c: ~c.map(reads_remote).astype(bool) if c.name == "storage" else c,
                               kind="stable")
 
 
@@ -201,7 +203,7 @@ def _slope_sentence(engine: str, where: str, rows: pd.DataFrame) -> str:
     bounds = rows["bound_by"].value_counts()
     bound = "; ".join(f"{'bound by ' + kind if kind != 'neither (within noise)' else 'bound by neither beyond noise'}"
                       f" on {bounds[kind]} of {plural(len(rows), 'query')}" for kind in bounds.index)
-    control = " (the control)" if where == "hdfs" else ""
+    control = "" if reads_remote(where) else " (the control)"
     return (f"{engine} on {where.upper()}{control}: {_values(rows['s_per_ms_rtt'], '{:.3f}')} s per ms of round trip, "
             f"{_values(rows['rtt_cost_s'], '{:.2f}')} s more over the {rows['rtt_sweep_ms'].iloc[0]:g} ms sweep; "
             f"{bound}.")

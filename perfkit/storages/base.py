@@ -18,6 +18,9 @@ from perfkit.errors import PerfkitError
 from perfkit.storages.registry import get_storage
 
 HIDDEN = re.compile(r"^[._]")  # _SUCCESS, .crc, _committed_...: not data, as Hive and Spark skip them
+# the engines' storage clients whose own counters perfkit reads (Storage.engine_client): an S3 client (S3A, Trino's
+# S3 file system) and Hadoop's HDFS client; a storage read through another (a tier's own) has none
+S3_CLIENT, HDFS_CLIENT = "s3", "hdfs"
 
 
 class Counted:
@@ -68,6 +71,7 @@ class Storage:
     # comparing the two measures that copy and says after how many runs it pays off (perfkit.breakeven)
     reads_remote = False
     copy_target = False
+    engine_client: str | None = None  # the engines' client that reads it directly (S3_CLIENT, HDFS_CLIENT)
     # prices it ships beside AWS's list prices, as a section of a price file ({section: {figure: price, "source":
     # where from}}), which a user's price file may override (perfkit.storages.pricing.price_table)
     shipped_prices: dict | None = None

@@ -18,7 +18,7 @@ from perfkit.prices import GB
 from perfkit.storages.digest import hdfs_checksum_matches
 from perfkit.storages.hdfs_jmx import hdfs_server_counting
 from perfkit.errors import PerfkitError, ServiceError, root_cause
-from perfkit.storages.base import HIDDEN, Location, Storage, is_http_url, provider_fix, visible
+from perfkit.storages.base import HDFS_CLIENT, HIDDEN, Location, Storage, is_http_url, provider_fix, visible
 
 BLOCK_THREADS = 8  # one small NameNode request per file
 # how a Hadoop client (Spark, Hive, Trino's HDFS file system) reports a damaged block in its error
@@ -32,6 +32,7 @@ class Hdfs(Storage):
     schemes = ("hdfs",)
     colour = "#1f77b4"
     copy_target = True
+    engine_client = HDFS_CLIENT
 
     @classmethod
     def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):

@@ -36,6 +36,18 @@ def tiers() -> list[str]:
     return [name for name in REGISTRY if storage_class(name).backing is not None and storage_class(name).queried]
 
 
+def reads_remote(name: str) -> bool:
+    """Whether reads of the storage of this name cross the network to a remote store (S3); False for a name no
+    storage has."""
+    return name in REGISTRY and storage_class(name).reads_remote
+
+
+def client_of(name: str | None) -> str | None:
+    """The engines' client that reads the storage of this name directly (perfkit.storages.base.S3_CLIENT,
+    HDFS_CLIENT); None for no storage, or one read through another client (a tier's own)."""
+    return storage_class(name).engine_client if name in REGISTRY else None
+
+
 def break_even_pair(names) -> tuple[str, str] | None:
     """(the storage read remotely, the one its data can be copied into) among `names`, by their capabilities (the
     first of each, in the order given): what a break-even compares; None when `names` lack either."""

@@ -13,7 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from perfkit import health
 from perfkit.config import Profile
 from perfkit.errors import ServiceError, root_cause
-from perfkit.storages.base import Location, Storage, is_http_url, provider_fix, visible, visible_tree
+from perfkit.storages.base import S3_CLIENT, Location, Storage, is_http_url, provider_fix, visible, visible_tree
 from perfkit.storages.digest import UPLOAD_CONFIG, s3_etag
 from perfkit.storages.s3_access_log import s3_server_counting
 from perfkit.prices import GB
@@ -37,6 +37,7 @@ class S3(Storage):
     schemes = ("s3", "s3a", "s3n")
     colour = "#ff7f0e"
     reads_remote = True
+    engine_client = S3_CLIENT
 
     @classmethod
     def month_stored(cls, prices, bytes_, replication=3, volume_type="st1"):

@@ -155,3 +155,23 @@ def test_the_metrics_answer_is_read_by_name_with_or_without_labels_and_in_any_nu
                                                      "headobject.calls.totalcount": 3.0}
     with pytest.raises(LookupError, match="no S3FileSystemStats of catalog hive_cache"):
         counters_from_metrics(text, ["hive", "hive_cache"])
+
+
+def test_a_run_on_a_new_storage_reads_the_counters_of_the_client_the_storage_names_not_of_its_name(coordinator,
+                                                                                                  monkeypatch):
+    from perfkit import storages
+    from perfkit.storages.base import HDFS_CLIENT, S3_CLIENT
+
+    class ObjectStore(storages.Storage):  # read by Trino's S3 file system, as S3 is
+        name, engine_client = "object-store", S3_CLIENT
+
+    class BlockStore(storages.Storage):  # read by Hadoop's HDFS client, as HDFS is
+        name, engine_client = "block-store", HDFS_CLIENT
+
+    monkeypatch.setitem(storages.REGISTRY, "object-store", ObjectStore)
+    monkeypatch.setitem(storages.REGISTRY, "block-store", BlockStore)
+    port, asked, _ = coordinator
+    engine = one_node_trino(port)
+    assert engine.io_counters("block-store") == NO_QUERY_READ and asked == []
+    assert engine.io_counters("object-store")["s3_get"] == 8  # the plain catalog, as for s3
+    assert catalogs_asked(asked) == [[engine.profile.trino_catalog]]
