@@ -12,7 +12,7 @@ from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, Table, single_table
 from perfkit.datasets.taxi import SCHEMA, TaxiDataset
 from perfkit.errors import PerfkitError
-from perfkit.storages import Location, get_storage, placed
+from perfkit.storages import get_storage, placed
 from perfkit.suites import DEFAULT_TABLE
 from perfkit.tiers import BACKING, is_tier, tier
 
@@ -107,7 +107,7 @@ def dataset_record(profile: Profile, tableset: TableSet, placed_taxi: PlacedData
     summary = tableset.summary()
     record = {"name": tableset.name, "verified": tableset.verified, **tableset.details, "summary": summary,
               "one_copy_bytes": sum(t.bytes for t in next(iter(tableset.tables.values())).values()),
-              "hdfs_replication": _hdfs_replication(profile, tableset.tables.get("hdfs", {}))}
+              "hdfs_replication": _replication(profile, tableset)}
     if placed_taxi is not None:
         for row in summary:
             again = [r for r in placed_taxi.replaced if r.startswith(f"{row['storage']}/")]
@@ -117,10 +117,13 @@ def dataset_record(profile: Profile, tableset: TableSet, placed_taxi: PlacedData
     return record
 
 
-def _hdfs_replication(profile: Profile, hdfs_tables: dict) -> int | None:
-    """What the dataset's HDFS files have (a one-DataNode lab keeps 1); None where none is on HDFS."""
-    for table in hdfs_tables.values():
-        found = get_storage("hdfs", profile).replication(Location("hdfs", urlsplit(table.location).path))
-        if found:
-            return found
+def _replication(profile: Profile, tableset: TableSet) -> int | None:
+    """The replication the dataset's files have on the first storage that sets one per file (HDFS; a one-DataNode lab
+    keeps 1); None where none is on such a storage. Recorded as hdfs_replication, as runs always recorded it."""
+    for where, tables in tableset.tables.items():
+        storage = get_storage(where, profile)
+        for table in tables.values():
+            loc = storage.parse(urlsplit(table.location))
+            if loc is not None and (found := storage.replication(loc)):
+                return found
     return None

@@ -180,6 +180,11 @@ class Storage:
         """Why this storage cannot be used with this profile, or None."""
         return None
 
+    def replication(self, loc: Location) -> int | None:
+        """How many copies of each file in `loc` it keeps itself, where that is the file's own setting (HDFS);
+        None: not its to say (S3 keeps its redundancy inside its price)."""
+        return None
+
     def server_counting(self) -> ServerCounting | None:
         """What its own servers count of each run (perfkit.accounting.sources asks every storage data is placed on);
         None: they count nothing perfkit reads."""

@@ -34,7 +34,7 @@ class Alluxio(Tier):
         """s3a://<bucket>/<key> -> /<mount>/<key>: where the object is in Alluxio's namespace."""
         scheme, _, rest = s3_url.partition("://")
         bucket, _, key = rest.partition("/")
-        if scheme not in ("s3", "s3a", "s3n") or bucket != self.profile.s3_bucket:
+        if scheme not in self.copy.schemes or bucket != self.profile.s3_bucket:
             bucket_url = f"s3://{self.profile.s3_bucket}"
             raise PerfkitError(f"{s3_url} is not on the S3 bucket the Alluxio tier mounts ({bucket_url} at "
                                f"alluxio://{self.mount}): give a location on that bucket, or mount its "

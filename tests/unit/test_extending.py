@@ -180,3 +180,21 @@ def test_a_new_storage_prices_its_requests_and_its_month_at_the_prices_it_ships(
     own.write_text("local-folder:\n  reads_per_1000: 0.004\n")
     with pytest.raises(PerfkitError, match="unknown key local-folder.reads_per_1000"):
         price_table(own)
+
+
+def test_a_run_records_the_replication_of_a_new_storage_that_keeps_copies_of_its_own(local_folder, monkeypatch):
+    """The replication a month's price is multiplied by comes from the storage that sets it per file (HDFS on the
+    lab), asked by capability: a new storage that keeps 2 copies is recorded, one that says nothing is not."""
+    from perfkit.datasets.tables import Table, TableSet
+    from perfkit.experiments.query_data import dataset_record
+
+    asked = []
+    monkeypatch.setattr(LocalFolder, "replication", lambda self, loc: asked.append(loc) or 2)
+    table = Table("file:///data/trips", "orc", [("id", "bigint")], files=1, bytes=10)
+    s3 = Table("s3a://b/trips", "orc", [("id", "bigint")], files=1, bytes=10)
+    record = dataset_record(local_folder.profile, TableSet("own", {"s3": {"trips": s3}, "local-folder":
+                                                                   {"trips": table}}), None, None)
+    assert record["hdfs_replication"] == 2 and asked == [Location("local-folder", "/data/trips")]
+    monkeypatch.setattr(LocalFolder, "replication", lambda self, loc: None)
+    assert dataset_record(local_folder.profile, TableSet("own", {"s3": {"trips": s3}}), None, None)[
+        "hdfs_replication"] is None
