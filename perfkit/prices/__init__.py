@@ -40,7 +40,7 @@ class PriceTable:
         shipped = _read(resources.files("perfkit.prices").joinpath(SHIPPED).read_text(), SHIPPED, FIGURES)
         names = dict(FIGURES)
         for section, values in (more or {}).items():
-            if section in shipped or section in TEXTS["top"]:
+            if section in shipped:  # a section of AWS's table, or a top-level key
                 raise PerfkitError(f"price section {section!r} is shipped twice: name a storage's prices apart")
             shipped[section] = dict(values)
             names[section] = [name for name in values if name not in SECTION_TEXTS]
@@ -75,7 +75,7 @@ class PriceTable:
         t = self.texts
         if self.file:
             return f"prices from {self.file} ({t['currency']}; missing figures: AWS list prices, {t['region']})"
-        more = "".join(f"; {section}: {self.texts.get(f'{section}_source') or 'no source given'}"
+        more = "".join(f"; {section}: {t.get(f'{section}_source') or 'no source given'}"
                        for section in self.figures if section not in FIGURES)
         return (f"AWS list prices, {t['region']}, {t['storage_class']}, {t['currency']}, as of {t['as_of']} "
                 f"({t['s3_source']}; {t['ebs_source']}{more})")
