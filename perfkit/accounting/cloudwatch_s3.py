@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError, NoCredentialsError
 from perfkit.accounting.counted_window import started
 from perfkit.errors import PerfkitError
 from perfkit.storages import backing_of
+from perfkit.storages.s3 import S3
 from perfkit.metrics.cloudwatch import aws_client, check_window, metric_data
 
 # CloudWatch metric -> perfkit counter (perfkit.accounting.counters); metrics sharing a counter add up
@@ -32,7 +33,7 @@ REQUEST_METRICS = {
     "4xxErrors": "s3_errors", "5xxErrors": "s3_errors",
 }
 PERIOD_S = 60
-COUNTED = "s3"  # the storage whose requests the request metrics count (a tier's fetches land there too)
+COUNTED = S3.name  # the storage whose requests the request metrics count (a tier's fetches land there too)
 NEW_FILTER_DELAY = timedelta(minutes=15)  # S3 publishes a new filter's metrics ~15 minutes after it is made
 PUT_ACTION = "s3:PutMetricsConfiguration"  # the IAM action of PutBucketMetricsConfiguration and of Delete...
 GET_ACTION = "s3:GetMetricsConfiguration"

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.accounting.run_io import RunAccounting
 from perfkit.health import HealthWatch
-from perfkit.storages import backing_of, get_storage
-from perfkit.tiers import BACKING
+from perfkit.storages import backing_of, client_of, get_storage
+from perfkit.storages.base import S3_CLIENT
 
 S3_FAULTS = ("s3_throttled", "s3_retried")  # the S3 requests a run had throttled or retried: flagged, not failed
 
@@ -139,7 +139,7 @@ class S3Faults(Observer):
 
     def __init__(self, profile, config: dict, engine, where: str, counted: bool):
         self.profile, self.config, self.engine, self.where, self.counted = profile, config, engine, where, counted
-        self.reads_s3 = backing_of(where) == BACKING
+        self.reads_s3 = client_of(backing_of(where)) == S3_CLIENT  # the engine's S3 client reads it
         self.before: dict[str, float] = {}
 
     def start(self) -> None:

@@ -22,7 +22,8 @@ from perfkit.experiments.cache_tier_report import TRIES, CacheTierReport
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.protocol import Step, drop_page_cache
 from perfkit.results import ResultSet
-from perfkit.tiers import BACKING, Counters, is_tier, tier
+from perfkit.storages import backing_of
+from perfkit.tiers import Counters, is_tier, tier
 from perfkit.progress import progress_bar
 
 EXPERIMENT = "cache_tier"
@@ -34,20 +35,22 @@ class CacheTierComparison(QueryComparison):
     Report = CacheTierReport
     # the report's: both tiers; the queries report's taxi files (placed once for both); the narrowest query and a
     # wider one, one round of three tries each (the pay-off adds hot rounds); and a time limit, so a batch run ends
-    REPORT_DEFAULTS = {"storages": [BACKING, "alluxio", "trino-cache"], "rows": 1_000_000, "files": 8,
+    REPORT_DEFAULTS = {"storages": ["s3", "alluxio", "trino-cache"], "rows": 1_000_000, "files": 8,
                        "queries": ["q1", "q3"], "runs": 1, "query_timeout_s": 600}
 
     engines: list[str] = field(default_factory=lambda: ["trino"])
-    storages: list[str] = field(default_factory=lambda: [BACKING, "trino-cache"])
-    baseline: str = BACKING
+    storages: list[str] = field(default_factory=lambda: ["s3", "trino-cache"])
+    baseline: str = "s3"
     runs: int = 2
     warmup: int = 0
 
     def __post_init__(self):
         super().__post_init__()
-        if self.baseline != BACKING or not any(is_tier(s) for s in self.storages):
-            raise PerfkitError(f"storages {self.storages!r}: the cache-tier comparison reads {BACKING} directly "
-                               "(the baseline) and through one or more tiers, e.g. ['s3', 'trino-cache']")
+        tiers = [s for s in self.storages if is_tier(s)]
+        if not tiers or any(backing_of(t) != self.baseline for t in tiers):
+            raise PerfkitError(f"storages {self.storages!r}, baseline {self.baseline!r}: the cache-tier comparison "
+                               "reads the tiers' backing storage directly (the baseline) and through one or more "
+                               "tiers, e.g. ['s3', 'trino-cache'] with baseline 's3'")
 
     def run(self, progress: bool = True) -> ResultSet:
         total = len(self.engines) * len(self.suite_queries) * self.runs * len(self.storages) * len(TRIES)
@@ -105,7 +108,7 @@ class CacheTierComparison(QueryComparison):
 
     def size_notes(self, tableset) -> dict[str, str]:
         """Tier -> why it cannot hold the data (only tiers that cannot)."""
-        data_bytes = sum(t.bytes for t in tableset.tables[BACKING].values())
+        data_bytes = sum(t.bytes for t in tableset.tables[self.baseline].values())
         notes = {where: tier(where, self.profile).size_note(data_bytes) for where in self.storages if is_tier(where)}
         return {where: note for where, note in notes.items() if note}
 

@@ -8,7 +8,7 @@ import pandas as pd
 from perfkit.findings import Findings, plural
 from perfkit.experiments.cache_tier_why import why_sentences, why_table
 from perfkit.experiments.query_report import QueryReport, _range
-from perfkit.tiers import BACKING, is_tier
+from perfkit.tiers import is_tier
 from perfkit.tiers.base import SETTLE_POLL_S
 
 TRIES = ("cold", "warm", "hot")
@@ -39,7 +39,7 @@ class CacheTierReport(QueryReport):
         medians = frame.groupby(["subject", "case", "storage", "try"])["wall_s"].median()
         rows = []
         for (engine, case), group in frame.groupby(["subject", "case"], sort=True):
-            s3 = group.loc[group["storage"] == BACKING, "wall_s"].median()
+            s3 = group.loc[group["storage"] == self.baseline, "wall_s"].median()
             for where in [s for s in self.storages if is_tier(s) and (group["storage"] == s).any()]:
                 row = {"engine": engine, "query": case, "tier": where, "S3 (s)": round(s3, 3)}
                 for try_ in TRIES:

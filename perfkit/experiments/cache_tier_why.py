@@ -11,7 +11,7 @@ import pandas as pd
 
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.experiments.query_report import _range
-from perfkit.tiers import BACKING
+from perfkit.tiers import is_tier
 
 MASTER = "master "  # the prefix of an Alluxio master RPC's name in a run's tier activity
 
@@ -46,7 +46,7 @@ def why_table(frame: pd.DataFrame) -> pd.DataFrame:
         rpcs = {name: _median(_rpcs(a).get(name) for a in activity)
                 for name in (_rpcs(activity[0]) if activity else {})}
         rows.append({
-            "engine": engine, "query": case, "storage": where, "_order": where != BACKING,
+            "engine": engine, "query": case, "storage": where, "_order": is_tier(where),
             "hot (s)": round(_median(group["wall_s"]), 3),
             "MB read": round(_median(_engine(io, "input_bytes", 1e-6) for io in group["io"]), 2),
             "reading (s)": round(_median(_engine(io, "input_read_ms", 1e-3) for io in group["io"]), 2),
@@ -69,12 +69,13 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
     """Per engine: what a hot query asked of S3 read directly, and of each tier that counts its metadata RPCs."""
     sentences = []
     for engine, rows in table.groupby("engine", sort=False) if len(table) else ():
-        direct = rows[rows["storage"] == BACKING]
+        through_tier = rows["storage"].map(is_tier)
+        direct = rows[~through_tier]
         said = []
         if len(direct) and direct["S3 GETs"].notna().all():
             said.append(f"on S3 directly {_range(direct['S3 GETs'], '{:g}')} GETs and "
                         f"{_range(direct['S3 HEADs, LISTs'], '{:g}')} HEADs and LISTs to S3")
-        for where, tier_rows in rows[rows["storage"] != BACKING].groupby("storage", sort=False):
+        for where, tier_rows in rows[through_tier].groupby("storage", sort=False):
             counted = tier_rows.dropna(subset=["tier metadata RPCs"])
             if not len(counted):
                 continue
@@ -99,7 +100,7 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
         if len(reading) == len(rows):
             sentence += (f" {engine.capitalize()}'s own stats, the same queries: its drivers spent " + ", ".join(
                 f"{_range(r['reading (s)'], '{:.2f}')} s reading and {_range(r['CPU (s)'], '{:.2f}')} s of CPU "
-                f"{'on S3 directly' if where == BACKING else f'through {where}'}"
+                f"{'on S3 directly' if not is_tier(where) else f'through {where}'}"
                 for where, r in reading.groupby("storage", sort=False)) + ".")
         sentences.append(sentence)
     return sentences

@@ -30,16 +30,14 @@ from perfkit.datasets.tables import TableSet
 from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.sources import ServerSources, server_sources
-from perfkit.accounting.hdfs_window import hdfs_read_window
-from perfkit.accounting.table import HDFS
-from perfkit.accounting.window import s3_request_window
+from perfkit.accounting.windows import storage_windows
 from perfkit.locks import network_in_use
 from perfkit.protocol import drop_page_cache
 from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.suites import Query
 from perfkit.storages import break_even_pair, get_storage, storage_probes
-from perfkit.tiers import BACKING, is_tier, tier
+from perfkit.tiers import is_tier, tier
 from perfkit.progress import progress_bar
 
 EXPERIMENT = "hdfs_vs_s3_queries"
@@ -128,15 +126,15 @@ class QueryComparison(QueryParameters, Experiment):
         tableset = self.tableset or self.prepare(progress)
         with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
             config = self.config()
-            for where in filter(is_tier, self.storages):  # the files may have been placed again since it looked
-                tier(where, self.profile).refresh([t.location for t in tableset.tables[BACKING].values()])
+            for cache in (tier(where, self.profile) for where in filter(is_tier, self.storages)):
+                # the files may have been placed again since it looked
+                cache.refresh([t.location for t in tableset.tables[cache.backing].values()])
             self.watch_storages(tableset)
             with recording(self.experiment, config, cleanup=self.cleanup) as results:
                 self.results = results
                 # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window); where
                 # HDFS's daemons refresh their JMX too seldom to read it around each run, HDFS's count per window
-                with s3_request_window(self.profile, results, self.accounting and BACKING in self.placed_storages), \
-                        hdfs_read_window(self.profile, results, self.accounting and HDFS in self.placed_storages):
+                with storage_windows(self.profile, results, self.placed_storages, self.accounting):
                     yield results, tableset
 
     @staticmethod
@@ -181,8 +179,9 @@ class QueryComparison(QueryParameters, Experiment):
         first_files = {where: next((t.first_file for t in tableset.tables.get(where, {}).values() if t.first_file), "")
                        for where in self.placed_storages}
         self.probes = storage_probes(self.profile, self.placed_storages, first_files)
-        for where in filter(is_tier, self.storages):  # a tier is healthy when S3 and the tier's service are
-            self.probes[where] = tier(where, self.profile).probe(self.probes[BACKING])
+        for where in filter(is_tier, self.storages):  # healthy when its backing storage and its service are
+            cache = tier(where, self.profile)
+            self.probes[where] = cache.probe(self.probes[cache.backing])
 
     def register_tables(self, engine, tableset: TableSet) -> dict[str, dict[str, str] | None]:
         """The engine's tables of this run (perfkit.experiments.query_tables): storage -> {name: table}."""

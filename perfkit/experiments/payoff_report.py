@@ -18,7 +18,7 @@ from perfkit.accounting.recorded_io import RunIO
 from perfkit.experiments.query_report import QueryReport
 from perfkit.findings import plural
 from perfkit.results import ResultSet, runs_whose_config
-from perfkit.tiers import BACKING
+from perfkit.tiers import is_tier
 
 EXPERIMENT = "cache_tier_payoff"
 FAR = 1e6  # ms: a crossing this far (or none) is shown as ∞
@@ -117,8 +117,9 @@ def _network_name(point: QueryReport) -> str:
 def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (engine, query), group in samples.groupby(["engine", "query"], sort=True):
-        s3 = group[group["storage"] == BACKING]
-        for where, cached in group[group["storage"] != BACKING].groupby("storage", sort=True):
+        through_tier = group["storage"].map(is_tier)
+        s3 = group[~through_tier]  # read directly: the tiers' backing storage
+        for where, cached in group[through_tier].groupby("storage", sort=True):
             row = {"engine": engine, "query": query, "tier": where,
                    "MB read": round(float(pd.concat([s3, cached])["mb_read"].median()), 2)}
             for rtt, at in s3.groupby("rtt_ms"):

@@ -12,17 +12,17 @@ from perfkit.datasets.placement import PlacedDataset, place_taxi
 from perfkit.datasets.tables import TableSet, Table, single_table
 from perfkit.datasets.taxi import SCHEMA, TaxiDataset
 from perfkit.errors import PerfkitError
-from perfkit.storages import get_storage, placed
+from perfkit.storages import backing_of, get_storage, placed
 from perfkit.suites import DEFAULT_TABLE
-from perfkit.tiers import BACKING, is_tier, tier
+from perfkit.tiers import is_tier, tier
 
 PLACED = placed()  # the storages a dataset is placed on
 
 
 def placed_storages(storages: list[str]) -> list[str]:
-    """Where the data must be: the compared storages that hold files, and S3 behind any cache tier."""
-    needed = {BACKING if is_tier(s) else s for s in storages}
-    return [s for s in PLACED if s in needed]
+    """Where the data must be: the compared storages that hold files, and the storage behind any cache tier."""
+    needed = {backing_of(s) or s for s in storages}
+    return [s for s in placed() if s in needed]
 
 
 def data_source(suite_name: str, suite_spec, tables: dict | None, storages: list[str]) -> str:
@@ -91,12 +91,13 @@ def taxi_tables(profile: Profile, placed_taxi: PlacedDataset, storages: list[str
 
 
 def with_tiers(tableset: TableSet, storages: list[str], profile: Profile) -> TableSet:
-    """The placed tables, plus each cache tier's view of the S3 tables (the same files, read through the tier)."""
+    """The placed tables, plus each cache tier's view of its backing storage's tables (the same files, read through
+    the tier)."""
     tables = dict(tableset.tables)
     for where in filter(is_tier, storages):
         cache = tier(where, profile)
         tables[where] = {name: replace(t, location=cache.location(t.location), first_file="")
-                         for name, t in tableset.tables[BACKING].items()}
+                         for name, t in tableset.tables[cache.backing].items()}
     return replace(tableset, tables=tables)
 
 

@@ -12,7 +12,7 @@ from perfkit.datasets.tables import Table, TableSet, registered_name
 from perfkit.engines import DATABASE
 from perfkit.partitions import check_rows
 from perfkit.suites import DEFAULT_TABLE, Query
-from perfkit.tiers import BACKING, is_tier, tier
+from perfkit.tiers import is_tier, tier
 
 
 def register_tables(engine, tableset: TableSet, storages: list[str], profile: Profile,
@@ -53,13 +53,12 @@ def register_tier(engine, tableset: TableSet, where: str, profile: Profile,
     cache = tier(where, profile)
     if cache.unavailable() or not cache.reads_through(engine.name):
         return None
+    at = cache.backing if cache.reads_backing_table else where  # the backing table itself, or the tier's own
     tables = {}
     for name, table in tableset.tables[where].items():
-        through_cache = cache.name == "trino-cache"  # the S3 table itself, read through the cache's catalog
-        at = BACKING if through_cache else where
         bare = register_table(engine, registered_name(tableset.name, name, at), table, _label(name, at), timeout_s)
         registered = f"{DATABASE}.{bare}"
-        tables[name] = cache.table(registered) if through_cache else registered
+        tables[name] = cache.table(registered) if cache.reads_backing_table else registered
     return tables
 
 

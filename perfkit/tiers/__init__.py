@@ -11,7 +11,7 @@ cache and bytes fetched from S3, so a "hot" read that did not hit the cache show
 from __future__ import annotations
 
 from perfkit.tiers.alluxio import Alluxio
-from perfkit.tiers.base import BACKING, Counters, Tier, is_tier, tier
+from perfkit.tiers.base import Counters, Tier, is_tier, tier
 from perfkit.tiers.trino_cache import TrinoCache
 
-__all__ = ["BACKING", "Alluxio", "Counters", "Tier", "TrinoCache", "is_tier", "tier"]
+__all__ = ["Alluxio", "Counters", "Tier", "TrinoCache", "is_tier", "tier"]

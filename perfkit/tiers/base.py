@@ -11,7 +11,6 @@ from perfkit.errors import ServiceError
 from perfkit.storages import Location, Storage, get_storage
 from perfkit.storages.base import WritesRefused
 
-BACKING = "s3"  # every tier caches the S3 copy of the data
 SETTLE_TIMEOUT_S = 120.0  # the longest wait for a tier's background fill between tries
 SETTLE_POLL_S = 0.5
 
@@ -30,9 +29,12 @@ class Tier(WritesRefused, Storage):
     never written through; engines read its url()."""
 
     name = "?"
-    backing = BACKING
+    backing = "s3"  # the storage whose copy it caches: S3 for every tier here
     engines: tuple[str, ...] | None = None  # the engines that can read through it; None: every engine
     service = "?"  # what serves it (the lab service of that name)
+    # True: engines read the backing storage's own table through a catalog of the tier's (table()), registering
+    # none of the tier's own; False: a table of its own is registered at location()
+    reads_backing_table = False
 
     @cached_property
     def copy(self) -> Storage:

@@ -12,6 +12,7 @@ class TrinoCache(Tier):
     name = "trino-cache"
     service = "trino"
     engines = ("trino",)
+    reads_backing_table = True
     STATS = "io.trino.filesystem.alluxio:type=alluxiocachestats,name={c},catalog={c}"
 
     @property

@@ -42,8 +42,11 @@ def test_who_reads_through_trino_cache_and_what_it_does_not_run():
 
 
 def test_the_cache_tier_comparison_needs_s3_and_a_tier():
-    with pytest.raises(PerfkitError, match=r"reads s3 directly \(the baseline\) and through one or more tiers"):
+    needs = r"reads the tiers' backing storage directly \(the baseline\) and through one or more tiers"
+    with pytest.raises(PerfkitError, match=needs):
         CacheTierComparison(load_profile("lab"), storages=["hdfs", "s3"])
+    with pytest.raises(PerfkitError, match=needs):  # a tier caches S3, not HDFS
+        CacheTierComparison(load_profile("lab"), storages=["hdfs", "trino-cache"], baseline="hdfs")
     assert Counters(10, 3) - Counters(4, 1) == Counters(6, 2)
 
 

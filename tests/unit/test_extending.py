@@ -20,6 +20,7 @@ from perfkit.storages import Location, Storage
 from perfkit.storages.conformance import check_storage
 from perfkit.storages.base import Counted, ServerCounting, visible, visible_tree
 from perfkit.storages.pricing import monthly_storage_table, price_table, request_cost
+from perfkit.tiers import Tier
 
 
 class LocalFolder(Storage):
@@ -198,3 +199,32 @@ def test_a_run_records_the_replication_of_a_new_storage_that_keeps_copies_of_its
     monkeypatch.setattr(LocalFolder, "replication", lambda self, loc: None)
     assert dataset_record(local_folder.profile, TableSet("own", {"s3": {"trips": s3}}), None, None)[
         "hdfs_replication"] is None
+
+
+class FolderCache(Tier):
+    """A cache tier in front of the new storage: it caches that storage's copy, not S3's."""
+
+    name = "folder-cache"
+    backing = "local-folder"
+
+    def location(self, url: str) -> str:
+        return url.replace("file://", "cache://")
+
+
+def test_a_tier_in_front_of_a_new_storage_reads_that_storage_s_copy_not_s3_s(local_folder, monkeypatch):
+    """Where the data must be placed, which tables a tier reads and whether a run on it reads through the engines'
+    S3 client all follow the tier's declared backing."""
+    from perfkit.datasets.tables import Table, TableSet
+    from perfkit.experiments.attempt import S3Faults
+    from perfkit.experiments.query_data import placed_storages, with_tiers
+
+    monkeypatch.setitem(storages.REGISTRY, "folder-cache", FolderCache)
+    assert placed_storages(["folder-cache"]) == ["local-folder"]
+    assert placed_storages(["alluxio", "folder-cache"]) == ["s3", "local-folder"]
+    folder = Table("file:///data/trips", "orc", [("id", "bigint")], files=1, bytes=10)
+    s3 = Table("s3a://b/trips", "orc", [("id", "bigint")], files=1, bytes=10)
+    tables = with_tiers(TableSet("own", {"s3": {"trips": s3}, "local-folder": {"trips": folder}}),
+                        ["s3", "local-folder", "folder-cache"], local_folder.profile).tables
+    assert tables["folder-cache"]["trips"].location == "cache:///data/trips"
+    assert S3Faults(local_folder.profile, {}, None, "folder-cache", counted=True).reads_s3 is False
+    assert S3Faults(local_folder.profile, {}, None, "alluxio", counted=True).reads_s3 is True
