@@ -25,7 +25,7 @@ class RunAccounting:
 
     def __init__(self, server_sources: ServerSources, engine=None, engine_source: str = "",
                  concurrent: ConcurrentRuns | None = None, storage: str | None = None, settle=None):
-        # only the sources of the storage the run reads (`storage`: "hdfs" or "s3"; None: every storage's)
+        # only the sources of the storage the run reads (`storage`, by name; None: every storage's)
         wanted = server_sources.on(storage)
         self.server_sources = wanted.read
         self._not_per_run = list(wanted.not_per_run.values())  # said by each run on their storage
