@@ -73,8 +73,8 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
         direct = rows[~through_tier]
         said = []
         if len(direct) and direct["S3 GETs"].notna().all():
-            said.append(f"on S3 directly {_range(direct['S3 GETs'], '{:g}')} GETs and "
-                        f"{_range(direct['S3 HEADs, LISTs'], '{:g}')} HEADs and LISTs to S3")
+            said.append(f"on S3 directly {_count(direct['S3 GETs'], 'GET', 'GETs')} and "
+                        f"{_count(direct['S3 HEADs, LISTs'], 'HEAD or LIST', 'HEADs and LISTs')} to S3")
         for where, tier_rows in rows[through_tier].groupby("storage", sort=False):
             counted = tier_rows.dropna(subset=["tier metadata RPCs"])
             if not len(counted):
@@ -82,9 +82,10 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
             kinds = list(dict.fromkeys(counted["of which"]))  # said once when every query asked the same
             kinds = kinds[0] if len(kinds) == 1 else "; ".join(f"{q}: {w}" for q, w in zip(counted["query"],
                                                                                           counted["of which"]))
-            part = (f"through {where} {_range(counted['tier metadata RPCs'], '{:g}')} metadata RPCs to its master "
+            part = (f"through {where} {_count(counted['tier metadata RPCs'], 'metadata RPC', 'metadata RPCs')} "
+                    "to its master "
                     f"({kinds}) and "
-                    f"{_range(counted['tier blocks read'], '{:g}')} block reads from its worker")
+                    f"{_count(counted['tier blocks read'], 'block read', 'block reads')} from its worker")
             started = counted["tier clients started"].dropna()
             if len(started) and (started > 0).all():  # Trino's Alluxio file system starts a client per file it opens
                 part += (f", {_range(started, '{:g}')} of its clients started for the query (each asks the master "
@@ -104,3 +105,9 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
                 for where, r in reading.groupby("storage", sort=False)) + ".")
         sentences.append(sentence)
     return sentences
+
+
+def _count(values, one: str, many: str) -> str:
+    """A count's median range with its noun: "1 GET", "0 GETs", "32–34 GETs"."""
+    said = _range(values, "{:g}")
+    return f"{said} {one if said == '1' else many}"

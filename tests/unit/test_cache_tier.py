@@ -201,7 +201,7 @@ def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_count
                      ].tolist() == [17.0, "GetStatus 8, getConfiguration 9", 16.0, 9.0]
     assert pd.isna(table.loc["trino-cache", "tier metadata RPCs"])  # its counters are bytes only
     assert [s for s in c.report().findings().sentences if s.startswith("What a hot query asked")] == [
-        "What a hot query asked, trino (medians per query): on S3 directly 33 GETs and 1 HEADs and LISTs to S3; "
+        "What a hot query asked, trino (medians per query): on S3 directly 33 GETs and 1 HEAD or LIST to S3; "
         "through alluxio 17 metadata RPCs to its master (GetStatus 8, getConfiguration 9) and 16 block reads "
         "from its worker, 9 of its clients started for the query (each asks the master for the cluster's "
         "configuration first), none to S3. Trino's own stats, the same queries: its drivers spent 0.85 s reading and "
