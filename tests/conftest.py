@@ -1,4 +1,5 @@
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -56,3 +57,31 @@ def own_state_folders(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(base / "lab-home"))
     monkeypatch.setenv("PERFKIT_LOCK_DIR", str(base / "locks"))
     monkeypatch.setattr(keep, "fallback_folders", lambda: [base / "kept-home", base / "kept-tmp"])
+
+
+# a quote around a sentence, as the HTML export escapes it
+QUOTE = r"(?:'|&#x27;|&#39;)"
+# one of something counted, in the plural: "after 1 runs", "1 HEADs and LISTs"
+ONE_OF_MANY = (r"\b1 (runs|queries|files|rounds|copies|jobs|requests|GETs|HEADs|LISTs|reads|RPCs|splits|tries|engines|"
+               r"storages|partitions|objects|methods)\b")
+
+
+@pytest.fixture
+def reads_well():
+    """A check of a rendered report's HTML for none of what a reader tripped over (issue 43): a column of row numbers,
+    a cell cut with "...", a sentence shown as a quoted Python string, a raw float with six decimals, "after 1 runs"
+    (or any one counted thing in the plural)."""
+
+    def check(page: str) -> None:
+        numbered = re.search(r"<tr>\s*<th>\d+</th>", page)
+        assert not numbered, page[max(0, numbered.start() - 400):numbered.end()] if numbered else ""
+        assert "...</td>" not in page
+        quoted = re.findall(rf"<pre>{QUOTE}[A-Z][^<]*\.{QUOTE}</pre>", page)
+        assert not quoted, quoted
+        raw = [n for n in re.findall(r"<td>-?([\d,]*\.\d+)</td>", page)
+               if len(n.replace(",", "").replace(".", "").lstrip("0")) > 4]
+        assert not raw, raw  # more than 4 significant digits: 1.444147, not 1.44 or 0.00632
+        one = re.search(ONE_OF_MANY, page)
+        assert not one, page[max(0, one.start() - 200):one.end()] if one else ""
+
+    return check

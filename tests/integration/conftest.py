@@ -183,24 +183,3 @@ def s3_counts_agree(profile):
     return check
 
 
-# a quote around a sentence, as the HTML export escapes it
-QUOTE = r"(?:'|&#x27;|&#39;)"
-
-
-@pytest.fixture
-def reads_well():
-    """A check of a rendered report's HTML for none of what a reader tripped over (issue 43): a column of row numbers,
-    a cell cut with "...", a sentence shown as a quoted Python string, a raw float with six decimals, "after 1 runs"."""
-
-    def check(page: str) -> None:
-        numbered = re.search(r"<tr>\s*<th>\d+</th>", page)
-        assert not numbered, page[max(0, numbered.start() - 400):numbered.end()] if numbered else ""
-        assert "...</td>" not in page
-        quoted = re.findall(rf"<pre>{QUOTE}[A-Z][^<]*\.{QUOTE}</pre>", page)
-        assert not quoted, quoted
-        raw = [n for n in re.findall(r"<td>-?([\d,]*\.\d+)</td>", page)
-               if len(n.replace(",", "").replace(".", "").lstrip("0")) > 4]
-        assert not raw, raw  # more than 4 significant digits: 1.444147, not 1.44 or 0.00632
-        assert not re.search(r"\b1 runs\b", page)
-
-    return check

@@ -7,9 +7,9 @@ def _own_state_folders(own_state_folders):
 
 
 @pytest.fixture
-def report_from(tmp_path, monkeypatch):
+def report_from(tmp_path, monkeypatch, reads_well):
     """`perfkit report --from RUN.jsonl`, where nothing runs: the rendered page's text, after checking that the CLI
-    succeeded and that nothing was measured (no results folder made)."""
+    succeeded, that nothing was measured (no results folder made) and that the page reads well (tests/conftest.py)."""
     from click.testing import CliRunner
 
     from perfkit.cli import main
@@ -22,6 +22,7 @@ def report_from(tmp_path, monkeypatch):
         assert said.exit_code == 0, said.output
         [page] = (tmp_path / "reports" / experiment).glob("*.html")
         assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded
+        reads_well(page.read_text())
         return page.read_text()
 
     return render
