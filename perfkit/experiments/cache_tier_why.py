@@ -83,8 +83,7 @@ def why_sentences(table: pd.DataFrame) -> list[str]:
             kinds = kinds[0] if len(kinds) == 1 else "; ".join(f"{q}: {w}" for q, w in zip(counted["query"],
                                                                                           counted["of which"]))
             part = (f"through {where} {_count(counted['tier metadata RPCs'], 'metadata RPC', 'metadata RPCs')} "
-                    "to its master "
-                    f"({kinds}) and "
+                    f"to its master ({kinds}) and "
                     f"{_count(counted['tier blocks read'], 'block read', 'block reads')} from its worker")
             started = counted["tier clients started"].dropna()
             if len(started) and (started > 0).all():  # Trino's Alluxio file system starts a client per file it opens

@@ -22,7 +22,8 @@ def report_from(tmp_path, monkeypatch, reads_well):
         assert said.exit_code == 0, said.output
         [page] = (tmp_path / "reports" / experiment).glob("*.html")
         assert not (tmp_path / "results").exists()  # nothing measured, nothing recorded
-        reads_well(page.read_text())
-        return page.read_text()
+        text = page.read_text()
+        reads_well(text)
+        return text
 
     return render
