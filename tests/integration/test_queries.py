@@ -1,46 +1,21 @@
-"""Both engines, both storages, the real lab: same results, checked against pandas on the same files."""
+"""A comparison's run on the real lab: warm-ups, then measured runs interleaved across storages; a query failing on
+one storage recorded while the run goes on; a missing copy restored; a cold run's page cache dropped. (Every engine's
+results on both storages against pandas: test_engine_conformance.)"""
 import pandas as pd
-import pyarrow.orc as orc
 import pytest
 
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
-from perfkit.datasets.placement import staging_dir
-from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_data import PLACED
 
 
 @pytest.fixture(scope="module")
 def comparison(profile):
-    cmp = QueryComparison(profile, engines=["spark", "hive"], rows=30_000, files=3, runs=2, warmup=1, seed=11)
+    # the run's order and records are the experiment's, not an engine's: two engines, Trino's runs the quickest
+    cmp = QueryComparison(profile, engines=["spark", "trino"], rows=30_000, files=3, runs=2, warmup=1, seed=11)
     cmp.prepare(progress=False)
     return cmp
-
-
-def _local_frame(cmp):
-    folder = staging_dir() / cmp.dataset.name / "orc"
-    return pd.concat([orc.read_table(p).to_pandas() for p in sorted(folder.glob("*.orc"))])
-
-
-def test_both_engines_return_identical_results_on_both_storages(comparison):
-    trips = _local_frame(comparison)
-    expected_q1 = trips.groupby("cab_type").size().to_dict()
-    expected_q3 = trips.groupby(["passenger_count", trips["pickup_datetime"].dt.year]).size().to_dict()
-    hashes = {}
-    for name in ("spark", "hive"):
-        with get_engine(name, comparison.profile) as engine:
-            tables = comparison.register_tables(engine, comparison.tableset)
-            for query in comparison.suite_queries:
-                for where in PLACED:
-                    rows = engine.execute(query.for_tables(tables[where], engine.name))
-                    hashes.setdefault(query.id, set()).add(result_hash(rows))
-                    if query.id == "q1":
-                        assert dict(rows) == expected_q1, (name, where)
-                    if query.id == "q3":
-                        assert {(p, y): n for p, y, n in rows} == expected_q3, (name, where)
-    assert all(len(h) == 1 for h in hashes.values()), hashes
 
 
 def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path, monkeypatch):
