@@ -121,7 +121,10 @@ class Hdfs(Service):
                 "dfs.datanode.ipc.address": f"{host}:{dn['datanode_ipc']}",
                 "dfs.datanode.hostname": host,
             }))
-            (conf / "mapred-site.xml").write_text(site_xml({"mapreduce.framework.name": "local"}))
+            # the tools' local jobs (DistCp, TestDFSIO) stage under the lab's home, not /tmp/hadoop
+            (conf / "mapred-site.xml").write_text(site_xml({
+                "mapreduce.framework.name": "local",
+                "mapreduce.jobtracker.staging.root.dir": (self.home / "tmp" / "mapred-staging").as_uri()}))
             (conf / "log4j.properties").write_text(LOG4J)
             write_metrics_conf(conf)
 

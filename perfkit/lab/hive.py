@@ -7,6 +7,7 @@ Tez local mode also works (see LAB-NOTES) if a comparison ever needs it.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from perfkit.lab import alluxio, alluxio_dist, hive_jars, hs2, tools
@@ -34,6 +35,7 @@ class HiveServer2(Service):
             self.needs = (*self.needs, Yarn.name)  # its MapReduce jobs run there
         self.root = home / "hive"
         self.conf_dir = self.root / "conf"
+        self.staging_root = self.root / "mapred-staging"
         self.daemons = [Daemon(self.name, home, MAIN, ports={"hiveserver2": ports.hiveserver2,
                                                              "hiveserver2_http": ports.hiveserver2_http})]
 
@@ -78,8 +80,13 @@ class HiveServer2(Service):
             # of heap allocating that buffer late in a full test run
             "hive.exec.parallel.thread.number": 2,
             "mapreduce.task.io.sort.mb": 32,
-            **(self.on_yarn() if self.yarn else {}),
+            **(self.on_yarn() if self.yarn else self.local_staging()),
         }
+
+    def local_staging(self) -> dict[str, object]:
+        """Each local job's staging folder (its job.xml and splits) in the lab's home, not in /tmp/hadoop: a job
+        leaves its parent folder behind, emptied at HiveServer2's next start."""
+        return {"mapreduce.jobtracker.staging.root.dir": self.staging_root.as_uri()}
 
     def on_yarn(self) -> dict[str, object]:
         """MapReduce on the cluster shape's YARN: its ResourceManager, MapReduce's jars and container sizes."""
@@ -126,8 +133,17 @@ class HiveServer2(Service):
         for name in ("hive-log4j2.properties", "hive-exec-log4j2.properties"):  # Hive looks these up by name
             (self.conf_dir / name).write_text(LOG4J2)
 
+    def hive_classpath(self) -> str:
+        """Hive's jars; with local MapReduce, hive-exec's classes from a folder (hive_jars.hive_exec_classes: no
+        83 MB jar copied per stage). On YARN the tasks need the jar submitted with each job."""
+        if self.yarn:
+            return f"{hive_jars.hive_lib()}/*"
+        exec_jar = hive_jars.hive_exec_jar()
+        others = sorted(str(jar) for jar in hive_jars.hive_lib().glob("*.jar") if jar != exec_jar)
+        return ":".join([str(hive_jars.hive_exec_classes()), *others])
+
     def argv(self, daemon: Daemon | None = None) -> list[str]:
-        classpath = (f"{self.conf_dir}:{hive_jars.hive_lib()}/*:{tools.hadoop_lib()}/*:"
+        classpath = (f"{self.conf_dir}:{self.hive_classpath()}:{tools.hadoop_lib()}/*:"
                      f"{alluxio_dist.alluxio_client_jar()}")
         log4j = (self.conf_dir / "hive-log4j2.properties").as_uri()
         return [str(tools.java_home() / "bin" / "java"), HEAP, *lab_java_options(self.home), "-Duser.timezone=UTC",
@@ -141,6 +157,7 @@ class HiveServer2(Service):
 
     def start(self) -> None:
         if self.daemon.pid() is None:
+            shutil.rmtree(self.staging_root, ignore_errors=True)  # the last run's jobs' folders: no job runs now
             self.write_config()
             self.daemon.start(self.argv(), env=self.env(), cwd=self.root)
         # 8-11 s when idle; a busy 2-core machine (Trino, Spark beside it) can take minutes

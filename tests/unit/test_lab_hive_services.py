@@ -1,6 +1,7 @@
 """The Hive metastore and HiveServer2 of the lab, as configured (nothing is started or fetched): loopback only,
 ports from LabPorts, Hive 4's location rewriting off, and the S3 secret only in the environment."""
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -11,12 +12,14 @@ from perfkit.lab.metastore import HiveMetastore, get_all_databases, spark_metast
 from perfkit.lab.settings import LabPorts, lab_credentials
 
 PORTS = LabPorts(namenode_rpc=19000, s3=17070, metastore=19083, hiveserver2=11000)
+UNPACK_HIVE_EXEC = hive_jars.hive_exec_classes  # before no_fetching puts a folder on paper in its place
 
 
 @pytest.fixture(autouse=True)
 def no_fetching(tmp_path, monkeypatch):
     """Tool locations that exist only on paper: building a command line must not fetch or run anything."""
     for module, name, folder in ((hive_jars, "metastore_home", "hive-metastore"), (hive_jars, "hive_lib", "hive-lib"),
+                                 (hive_jars, "hive_exec_classes", "hive-exec-classes"),
                                  (tools, "hadoop_lib", "hadoop-lib"), (tools, "java_home", "jdk")):
         monkeypatch.setattr(module, name, lambda folder=folder: tmp_path / "cache" / folder)
 
@@ -59,6 +62,43 @@ def test_hiveserver2_listens_on_loopback_only_and_uses_the_shared_metastore(tmp_
     assert all(site[k].startswith((str(tmp_path), tmp_path.as_uri())) for k in
                ("hive.exec.scratchdir", "hive.exec.local.scratchdir", "hive.querylog.location"))
     assert server.ports_needed() == {"hiveserver2": 11000, "hiveserver2_http": PORTS.hiveserver2_http}
+
+
+def test_hiveserver2_loads_hive_exec_from_a_folder_and_stages_its_jobs_in_the_lab(tmp_path, secret):
+    """With local MapReduce a job's JobConf names no jar (the classes come from a folder), so no 83 MB hive-exec is
+    copied per stage; the jobs' staging folders are in the lab's home, not /tmp/hadoop."""
+    lib = tmp_path / "cache" / "hive-lib"
+    lib.mkdir(parents=True)
+    for jar in ("hive-exec-4.0.1.jar", "hive-common-4.0.1.jar", "guava-22.0.jar"):
+        (lib / jar).touch()
+    server = HiveServer2(tmp_path, PORTS)
+    classpath = server.argv()[server.argv().index("-cp") + 1].split(":")
+    hive_part = classpath[1:4]
+    assert hive_part == [str(tmp_path / "cache" / "hive-exec-classes"), str(lib / "guava-22.0.jar"),
+                         str(lib / "hive-common-4.0.1.jar")]
+    assert not any("hive-exec-4.0.1.jar" in entry or entry.endswith("/*") and "hive-lib" in entry
+                   for entry in classpath)
+    staging = server.site()["mapreduce.jobtracker.staging.root.dir"]
+    assert staging == (tmp_path / "hive" / "mapred-staging").as_uri()
+
+
+def test_hive_exec_is_unpacked_once_with_every_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_CACHE", str(tmp_path / "cache"))
+    lib = tmp_path / "cache" / "hive-4.0.1" / "lib"
+    lib.mkdir(parents=True)
+    monkeypatch.setattr(hive_jars, "hive_lib", lambda: lib)
+    monkeypatch.setattr(hive_jars, "hive_exec_classes", UNPACK_HIVE_EXEC)
+    entries = {"org/apache/hadoop/hive/ql/exec/mr/ExecDriver.class": b"\xca\xfe\xba\xbe driver",
+               "META-INF/services/org.apache.hadoop.fs.FileSystem": b"one.FileSystem\n"}
+    with zipfile.ZipFile(lib / "hive-exec-4.0.1.jar", "w") as jar:
+        for name, data in entries.items():
+            jar.writestr(name, data)
+    folder = hive_jars.hive_exec_classes()
+    assert folder == tmp_path / "cache" / "hive-4.0.1" / "hive-exec-4.0.1-classes"
+    assert {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+            and p.name != ".complete"} == entries
+    (lib / "hive-exec-4.0.1.jar").unlink()  # unpacked already: the jar is not read again
+    assert hive_jars.hive_exec_classes() == folder and (folder / "org/apache/hadoop/hive/ql/exec/mr").is_dir()
 
 
 @pytest.mark.parametrize("service", [HiveMetastore, HiveServer2])

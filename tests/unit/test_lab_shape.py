@@ -102,6 +102,8 @@ def test_hive_runs_its_mapreduce_on_yarn_in_the_cluster_shape_only(tmp_path, mon
     hive = HiveServer2(tmp_path, LabPorts())
     site = hive.site()
     assert "yarn" in hive.needs and site["mapreduce.framework.name"] == "yarn"
+    # on YARN each job's tasks load hive-exec from the jar submitted with it: the jar stays on the class path
+    assert hive.hive_classpath() == f"{tmp_path / 'hive-lib'}/*" and "mapreduce.jobtracker.staging.root.dir" not in site
     assert site["yarn.resourcemanager.address"] == "127.0.0.1:8032"
     assert site["mapreduce.application.classpath"].endswith(
         f"{tmp_path / 'yarn-lib'}/*,{tmp_path / 'lib'}/*,{tmp_path / 'hive' / 'task-lib'}/*")  # Hive's jars last
