@@ -53,9 +53,14 @@ def _copy_dependencies(template: str, target: Path, what: str, finish, values: d
                                "Fix: check that Maven can reach its repository, then run `perfkit lab up` again")
         if finish:
             staging = finish(staging, Path(work))
-        (staging / ".complete").touch()
-        shutil.rmtree(target, ignore_errors=True)  # a half-made copy from a crashed fetch
-        staging.rename(target)
+        _into_place(staging, target)
+
+
+def _into_place(staging: Path, target: Path) -> None:
+    """A finished folder marked `.complete` and renamed to `target`, replacing a half-made one from a crash."""
+    (staging / ".complete").touch()
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
 
 
 def _unpack_metastore(staging: Path, work: Path) -> Path:
@@ -103,9 +108,7 @@ def _unpack(jar: Path, target: Path) -> None:
         staging = Path(work) / "classes"
         with zipfile.ZipFile(jar) as archive:
             archive.extractall(staging)
-        (staging / ".complete").touch()
-        shutil.rmtree(target, ignore_errors=True)  # a half-made copy from a crashed unpack
-        staging.rename(target)
+        _into_place(staging, target)
 
 
 def spark_metastore_jars() -> list[Path]:

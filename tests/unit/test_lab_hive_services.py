@@ -72,7 +72,8 @@ def test_hiveserver2_loads_hive_exec_from_a_folder_and_stages_its_jobs_in_the_la
     for jar in ("hive-exec-4.0.1.jar", "hive-common-4.0.1.jar", "guava-22.0.jar"):
         (lib / jar).touch()
     server = HiveServer2(tmp_path, PORTS)
-    classpath = server.argv()[server.argv().index("-cp") + 1].split(":")
+    argv = server.argv()
+    classpath = argv[argv.index("-cp") + 1].split(":")
     hive_part = classpath[1:4]
     assert hive_part == [str(tmp_path / "cache" / "hive-exec-classes"), str(lib / "guava-22.0.jar"),
                          str(lib / "hive-common-4.0.1.jar")]
