@@ -17,7 +17,7 @@ OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*
 ## reports took 1271 s at the defaults, 938 s at these sizes (each right after the lab's first start)
 SIZE_hdfs_vs_s3_queries := -p 'queries=[q1, q4]'
 SIZE_engine_storage_matrix := -p 'queries={tpch: [q1, q3, q5, q6, q10, q12, q14, q19]}'
-SIZE_cache_tier := -p copy_object_mb=8
+SIZE_cache_tier := -p 'queries=[q1]' -p copy_object_mb=8
 SIZE_s3_to_hdfs_transfer := -p files=4 -p mean_mb=32
 SIZE_nfs_vs_hdfs_reads := -p jobs=4
 SIZE_s3_distance := -p 'per_connection_mb_s=[40]'
