@@ -103,6 +103,7 @@ def test_a_registry_takes_new_plugins_by_name():
         Registry("widget", {"nope": "nope.module:Thing"}).load("nope")
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_spark_keeps_s3_keys_off_the_command_line(tmp_path, monkeypatch):
     from dataclasses import replace
 
@@ -115,6 +116,7 @@ def test_spark_keeps_s3_keys_off_the_command_line(tmp_path, monkeypatch):
     assert engine.hadoop_secrets == {"fs.s3a.secret.key": "shh-" + "x" * 8}  # set after the session starts
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_spark_on_a_cluster_uses_the_metastore_the_profile_names(tmp_path, monkeypatch):
     from dataclasses import replace
 
@@ -192,6 +194,7 @@ def test_a_failed_hive_task_says_where_its_cause_is_logged():
     assert engine_class("spark-thrift")(load_profile("lab")).with_task_logs(failed) == failed
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_each_spark_session_gives_hive_its_own_session_id_so_hive_prints_none():
     from perfkit.config import load_profile as load
     from perfkit.engines.spark import SparkEngine
@@ -213,6 +216,7 @@ def test_what_py4j_itself_logs_is_kept_out_of_the_terminal_whatever_its_logger()
     assert _from_py4j(record("/work/perfkit/experiments/hdfs_vs_s3_queries.py"))
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_the_providers_driver_java_options_and_the_log_settings_are_both_kept(monkeypatch):
     from perfkit.config import load_profile as load
     from perfkit.engines.spark import SparkEngine

@@ -16,12 +16,10 @@ UNPACK_HIVE_EXEC = hive_jars.hive_exec_classes  # before no_fetching puts a fold
 
 
 @pytest.fixture(autouse=True)
-def no_fetching(tmp_path, monkeypatch):
-    """Tool locations that exist only on paper: building a command line must not fetch or run anything."""
-    for module, name, folder in ((hive_jars, "metastore_home", "hive-metastore"), (hive_jars, "hive_lib", "hive-lib"),
-                                 (hive_jars, "hive_exec_classes", "hive-exec-classes"),
-                                 (tools, "hadoop_lib", "hadoop-lib"), (tools, "java_home", "jdk")):
-        monkeypatch.setattr(module, name, lambda folder=folder: tmp_path / "cache" / folder)
+def no_fetching(tools_on_paper, monkeypatch):
+    """Tool locations that exist only on paper (tests/unit/conftest.py), a JDK too: building a command line must
+    not fetch or run anything."""
+    monkeypatch.setattr(tools, "java_home", lambda: tools_on_paper / "jdk")
 
 
 @pytest.fixture
@@ -67,8 +65,7 @@ def test_hiveserver2_listens_on_loopback_only_and_uses_the_shared_metastore(tmp_
 def test_hiveserver2_loads_hive_exec_from_a_folder_and_stages_its_jobs_in_the_lab(tmp_path, secret):
     """With local MapReduce a job's JobConf names no jar (the classes come from a folder), so no 83 MB hive-exec is
     copied per stage; the jobs' staging folders are in the lab's home, not /tmp/hadoop."""
-    lib = tmp_path / "cache" / "hive-lib"
-    lib.mkdir(parents=True)
+    lib = tmp_path / "cache" / "hive-lib"  # tools_on_paper's, empty
     for jar in ("hive-exec-4.0.1.jar", "hive-common-4.0.1.jar", "guava-22.0.jar"):
         (lib / jar).touch()
     server = HiveServer2(tmp_path, PORTS)

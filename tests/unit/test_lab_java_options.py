@@ -39,6 +39,7 @@ def test_a_value_that_is_not_jvm_options_is_refused_naming_the_variable(home, mo
         extra_java_options()
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_the_daemons_and_trino_start_with_the_options(home, monkeypatch, tmp_path):
     monkeypatch.setenv(JAVA_OPTIONS_ENV, C1)
     monkeypatch.setattr(tools, "java_home", lambda: tmp_path / "jdk")

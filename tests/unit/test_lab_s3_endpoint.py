@@ -35,6 +35,7 @@ def configured_endpoints(home) -> dict[str, str]:
             "the lab profile": load_profile("lab").s3_endpoint}
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_every_client_of_the_lab_follows_one_s3_endpoint_setting(home):
     assert set(configured_endpoints(home).values()) == {"http://127.0.0.1:7070"}  # the S3 server itself
     set_lab_s3_endpoint(PROXY, home)
@@ -61,12 +62,8 @@ def answering_s3():
     server.shutdown()
 
 
-def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_the_fix(home, tmp_path, monkeypatch,
-                                                                                      answering_s3):
-    from perfkit.lab import alluxio_dist, tools
-
-    monkeypatch.setattr(tools, "s3a_jars", lambda: [])  # the jars are fetched with the lab: not needed here
-    monkeypatch.setattr(alluxio_dist, "alluxio_client_jar", lambda: "alluxio-client.jar")
+@pytest.mark.usefixtures("tools_on_paper")
+def test_a_profile_whose_endpoint_the_labs_engines_do_not_use_is_refused_with_the_fix(home, tmp_path, answering_s3):
     near = tmp_path / "near.yml"
     near.write_text(f"base: lab\ns3_endpoint: {answering_s3}\n")
     profile = load_profile(str(near))

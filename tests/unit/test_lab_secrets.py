@@ -1,6 +1,8 @@
 """The lab's S3 secret never shows in a command line (`ps` shows argv to every user): files 0600 or the environment."""
 import stat
 
+import pytest
+
 from perfkit.lab import hive_jars, tools
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.process import Daemon
@@ -12,6 +14,7 @@ def _mode(path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_the_thrift_server_gets_its_settings_from_a_private_file(tmp_path, monkeypatch):
     monkeypatch.setattr(tools, "spark_home", lambda: tmp_path / "spark")
     monkeypatch.setattr(tools, "s3a_jars", lambda: [tmp_path / "hadoop-aws.jar"])

@@ -37,6 +37,7 @@ def test_worked_example():
     (2, 0, 0),  # 1 s: not even one retry (its worst wait is 1.5 s)
     (3600, 10, 7),  # 1800 s: 0.75 * (2^11 - 2) = 1534.5 <= 1800 < 3070.5; the other retries keep S3A's 7 at most
 ])
+@pytest.mark.usefixtures("tools_on_paper")
 def test_spark_s3a_retries_fit_half_the_run_time_limit(timeout_s, throttle, other, tmp_path, monkeypatch):
     monkeypatch.setenv("PERFKIT_LOG_DIR", str(tmp_path))
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
@@ -53,6 +54,7 @@ def test_spark_s3a_retries_fit_half_the_run_time_limit(timeout_s, throttle, othe
         assert worst_s3a_wait(throttle + 1, 0.5) > budget  # the most that fit
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_a_profile_can_still_choose_its_own_s3a_retries(tmp_path, monkeypatch):
     from dataclasses import replace
 
@@ -83,6 +85,7 @@ def worst_sdk_wait(retries: int) -> float:
     return sum(min(20.0, 0.5 * 2 ** r) for r in range(retries))
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_trino_catalog_retries_within_a_minute(tmp_path, monkeypatch):
     from perfkit.lab.trino import CACHE_CATALOG, TrinoServer
 

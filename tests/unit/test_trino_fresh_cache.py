@@ -2,6 +2,8 @@
 import stat
 from dataclasses import replace
 
+import pytest
+
 from perfkit.config import load_profile
 from perfkit.engines.trino import TrinoEngine
 from perfkit.lab.settings import LabPorts
@@ -25,6 +27,7 @@ class RecordingTrino(TrinoServer):
         return []
 
 
+@pytest.mark.usefixtures("tools_on_paper")
 def test_each_emptying_makes_a_fresh_catalog_with_its_own_folder_and_drops_the_last(tmp_path, monkeypatch):
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
     server = RecordingTrino(tmp_path)
