@@ -46,8 +46,7 @@ apt_install = if ! (for c in $(1); do command -v $$c >/dev/null || exit 1; done)
 	fi
 system-deps:
 	@$(call apt_install,nfs-cat fusermount3,$(SYSTEM_PACKAGES),the lab)
-## after system-deps: two apt-gets at once would fight over dpkg's lock (`make test` runs these side by side)
-test-deps: system-deps
+test-deps:
 	@$(call apt_install,chromium,$(TEST_PACKAGES),the browser tests)
 
 ## Python packages are installed with uv (from PyPI, into the venv; pip resolves the same versions): on a fresh
@@ -105,12 +104,9 @@ WORKERS ?= auto
 ## Two on 2 cores: 1540 s -> 1168 s, 13.5 GB peak
 LABS ?= 2
 
-## the linter and the tests that need no lab (in parallel) beside the lab's tools and the browser being installed (on a
-## fresh machine each takes minutes, and none needs the others: the Go builds and Maven fetches had waited for the
-## integration tests' first lab start), then the integration and browser tests on $(LABS) one-process labs (each
-## started once, shared by its worker's modules, and stopped by the tests); CI runs `make test test-cluster`
-test:
-	@$(MAKE) --no-print-directory -j2 unit lab-tools test-deps
+## the linter, the tests that need no lab (in parallel), then the integration and browser tests on $(LABS) one-process
+## labs (each started once, shared by its worker's modules, and stopped by the tests); CI runs `make test test-cluster`
+test: test-deps unit
 	$(BIN)/python -m pytest -n $(LABS) --dist loadfile --no-loadscope-reorder --durations=40 tests/integration --ignore=$(CLUSTER_TESTS)
 
 ## the cluster shape's tests, in a lab home and on ports of their own
