@@ -4,8 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perfkit.lab.alluxio_dist import alluxio_client_jar
-from perfkit.lab import tools
+from perfkit.lab import alluxio_dist, tools
 from perfkit.lab import hs2
 from perfkit.lab.metastore import spark_metastore_conf
 from perfkit.lab.process import Daemon
@@ -45,7 +44,7 @@ class SparkThriftServer(Service):
                 "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
                 "--name", "perfkit-lab-spark-thrift", "--master", "local[2]", "--driver-memory", "1g",
                 # on the driver's own classpath: the Hive metastore client does not see --jars
-                "--driver-class-path", ":".join(str(j) for j in [*tools.s3a_jars(), alluxio_client_jar()]),
+                "--driver-class-path", ":".join(str(j) for j in [*tools.s3a_jars(), alluxio_dist.alluxio_client_jar()]),
                 "--properties-file", str(self.properties_file),
                 "spark-internal",
                 "--hiveconf", f"hive.server2.thrift.port={self.ports.spark_thrift}",

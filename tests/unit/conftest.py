@@ -36,17 +36,17 @@ def tools_on_paper(tmp_path, monkeypatch):
     and on a fresh machine these had fetched 1.1 GB (Trino's 821 MB server among it) before they could check a setting.
     Returns the folder they are in."""
     from perfkit.engines import spark_plugin
-    from perfkit.lab import alluxio_dist, hive_jars, spark_thrift, tools, trino_dist
+    from perfkit.lab import alluxio_dist, hive_jars, tools, trino_dist
 
     paper = tmp_path / "cache"
-    places = {(hive_jars, "metastore_home"): "hive-metastore", (hive_jars, "hive_lib"): "hive-lib",
-              (hive_jars, "hive_exec_classes"): "hive-exec-classes", (tools, "hadoop_lib"): "hadoop-lib",
-              (trino_dist, "trino_home"): "trino-server", (alluxio_dist, "alluxio_lib"): "alluxio-lib",
-              (alluxio_dist, "alluxio_client_jar"): "alluxio-client/alluxio-shaded-client.jar",
-              (spark_thrift, "alluxio_client_jar"): "alluxio-client/alluxio-shaded-client.jar",
-              (spark_plugin, "plugin_jar"): "spark-plugin/perfkit-io.jar"}
-    for (module, name), place in places.items():
-        folder = paper / place if not place.endswith(".jar") else (paper / place).parent
-        folder.mkdir(parents=True, exist_ok=True)  # empty: a folder's jars listed are none
-        monkeypatch.setattr(module, name, lambda *_, place=place: paper / place)
+    folders = {(hive_jars, "metastore_home"): "hive-metastore", (hive_jars, "hive_lib"): "hive-lib",
+               (hive_jars, "hive_exec_classes"): "hive-exec-classes", (tools, "hadoop_lib"): "hadoop-lib",
+               (trino_dist, "trino_home"): "trino-server", (alluxio_dist, "alluxio_lib"): "alluxio-lib"}
+    jars = {(alluxio_dist, "alluxio_client_jar"): "alluxio-shaded-client.jar",
+            (spark_plugin, "plugin_jar"): "perfkit-io.jar"}  # not made: a path is all their callers need here
+    for (module, name), folder in folders.items():
+        (paper / folder).mkdir(parents=True)  # empty: a folder's jars listed are none
+        monkeypatch.setattr(module, name, lambda folder=folder: paper / folder)
+    for (module, name), jar in jars.items():
+        monkeypatch.setattr(module, name, lambda *_, jar=jar: paper / jar)
     return paper
