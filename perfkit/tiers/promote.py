@@ -71,15 +71,16 @@ def partitions(engine, table: str) -> list[Partition]:
     return sorted(found, key=Partition.order_key)
 
 
-def promote(engine, table: str, newest: int, tier: Alluxio) -> list[Move]:
-    """Point the newest `newest` partitions that are on S3 at the tier; the others stay as they are."""
+def promote(engine, table: str, newest: int, tier: Alluxio, listed: list[Partition] | None = None) -> list[Move]:
+    """Point the newest `newest` partitions that are on S3 at the tier; the others stay as they are. `listed`: the
+    table's partitions as partitions() just gave them (each listing is a statement per partition)."""
     if isinstance(newest, bool) or not isinstance(newest, int) or newest < 1:
         raise PerfkitError(f"newest={newest!r}: give how many of the newest partitions to promote, a whole number "
                            "of at least 1")
     reason = tier.unavailable()
     if reason:
         raise PerfkitError(f"promote: {reason}")
-    every = partitions(engine, table)
+    every = listed if listed is not None else partitions(engine, table)
     chosen = every[-newest:]
     moves = [Move(p.name, p.location, tier.location(p.location)) for p in chosen if not _on_tier(p.location)]
     originals = _originals(engine, table)
@@ -90,9 +91,11 @@ def promote(engine, table: str, newest: int, tier: Alluxio) -> list[Move]:
     return moves
 
 
-def demote(engine, table: str, tier: Alluxio, names: list[str] | None = None) -> list[Move]:
-    """Point promoted partitions (all, or those named) back at S3, at exactly the location they had."""
-    every = {p.name: p for p in partitions(engine, table)}
+def demote(engine, table: str, tier: Alluxio, names: list[str] | None = None,
+           listed: list[Partition] | None = None) -> list[Move]:
+    """Point promoted partitions (all, or those named) back at S3, at exactly the location they had. `listed`: as
+    promote's."""
+    every = {p.name: p for p in (listed if listed is not None else partitions(engine, table))}
     if names:
         wanted = ["/".join(f"{k}={v}" for k, v in parse_name(n)) for n in names]
         missing = [n for n in wanted if n not in every]
@@ -110,9 +113,10 @@ def demote(engine, table: str, tier: Alluxio, names: list[str] | None = None) ->
         back = originals.get(partition.name) or tier.s3_location(partition.location)
         engine.execute(f"ALTER TABLE {table} PARTITION ({partition.sql()}) SET LOCATION '{back}'")
         moves.append(Move(partition.name, partition.location, back))
-    for move in moves:
-        originals.pop(move.partition, None)
-    _set_originals(engine, table, originals)
+    if moves:
+        for move in moves:
+            originals.pop(move.partition, None)
+        _set_originals(engine, table, originals)
     return moves
 
 
@@ -166,13 +170,15 @@ def demonstration(profile, newest: int = 2, days: int = 2, hours: int = 3):
              "ORDER BY year, month, day, hour")
     with get_engine("hive", profile) as hive, get_engine("trino", profile) as trino:
         table = place_pageviews(profile, hive, days=days, hours=hours)
-        demote(hive, table, tier)  # a previous demonstration cut short leaves nothing promoted
-        before = partitions(hive, table)
+        # each step's listing passed on: a listing is a HiveServer2 statement per partition
+        first = partitions(hive, table)
+        undone = demote(hive, table, tier, listed=first)  # a previous demonstration cut short leaves nothing promoted
+        before = partitions(hive, table) if undone else first
         on_s3 = result_hash(trino.execute(query.format(t=table)))
-        promote(hive, table, newest, tier)
+        promote(hive, table, newest, tier, listed=before)
         promoted = partitions(hive, table)
         mixed = result_hash(trino.execute(query.format(t=table)))
-        demote(hive, table, tier)
+        demote(hive, table, tier, listed=promoted)
         after = partitions(hive, table)
     locations = pd.DataFrame({"partition": [p.name for p in before], "on S3": [p.location for p in before],
                               "promoted": [p.location for p in promoted], "demoted": [p.location for p in after]})

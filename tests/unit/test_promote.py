@@ -87,3 +87,18 @@ def test_bad_input_is_named_with_the_fix():
                                            "the Alluxio tier mounts"):
         promote(elsewhere, "perfkit.views", newest=1, tier=Alluxio(lab))
     assert not any("SET LOCATION" in s for s in elsewhere.statements)  # refused before anything changed
+
+
+def test_a_listing_passed_on_moves_the_same_and_lists_nothing_again():
+    lab = load_profile("lab")
+    store = Metastore(_views())
+    original = dict(store.locations)
+    listed = partitions(store, "perfkit.views")
+    asked = len(store.statements)
+    assert demote(store, "perfkit.views", tier=Alluxio(lab), listed=listed) == []
+    assert store.statements[asked:] == ["SHOW TBLPROPERTIES perfkit.views"]  # nothing promoted: nothing written
+    moves = promote(store, "perfkit.views", newest=1, tier=Alluxio(lab), listed=listed)
+    assert [m.partition for m in moves] == ["year=2026/month=11/day=2/hour=11"]
+    assert not [s for s in store.statements[asked:] if s.startswith(("SHOW PARTITIONS", "DESCRIBE"))]
+    demote(store, "perfkit.views", tier=Alluxio(lab), listed=partitions(store, "perfkit.views"))
+    assert store.locations == original
