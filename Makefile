@@ -15,7 +15,7 @@ OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*
 ## and storage, 3 rounds a payoff point, 3 round trips a fit) on fewer queries, files, jobs and settings than the
 ## notebooks' defaults, which `perfkit report NOTEBOOK` and JupyterLab run. Why: on a fresh 2-core machine the eight
 ## reports took 1271 s at the defaults, 938 s at these sizes (each right after the lab's first start). HDFS vs S3 runs
-## q1 alone, 30 runs: with q4 its 60 runs took 256 s of a warm make report's 1122 s (q1 alone: 127 s, another day)
+## q1 alone: 30 runs, not q1 and q4's 60 (256 s of a warm make report's 1122 s; q1 alone 112-127 s on a later day)
 SIZE_hdfs_vs_s3_queries := -p 'queries=[q1]'
 SIZE_engine_storage_matrix := -p 'queries={tpch: [q1, q3, q5, q6, q10, q12, q14, q19]}'
 SIZE_cache_tier := -p 'queries=[q1]' -p copy_object_mb=8

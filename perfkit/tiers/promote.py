@@ -113,9 +113,9 @@ def demote(engine, table: str, tier: Alluxio, names: list[str] | None = None,
         back = originals.get(partition.name) or tier.s3_location(partition.location)
         engine.execute(f"ALTER TABLE {table} PARTITION ({partition.sql()}) SET LOCATION '{back}'")
         moves.append(Move(partition.name, partition.location, back))
-    if moves:
-        for move in moves:
-            originals.pop(move.partition, None)
+    for move in moves:
+        originals.pop(move.partition, None)
+    if moves:  # nothing moved: the recorded originals stand as they are
         _set_originals(engine, table, originals)
     return moves
 
