@@ -87,11 +87,14 @@ lab-tools: system-deps $(VENV)/.base
 
 ## the main job: bring the lab up and render every notebook into reports/; every step timed, the times printed last
 TIMES := reports/.times
+## the CPU counters at the start: the times printed last come with how busy the cores were, what the host took of
+## them (steal) and one core's time for a fixed piece of work (the same code took 2.5x as long on some days)
+CPU := reports/.cpu
 ## $(call timed,LABEL,COMMAND): runs COMMAND, notes its seconds under LABEL in $(TIMES), keeps its exit status
 timed = s=$$(date +%s); $(2); rc=$$?; printf '%-40s %5d s%s\n' "$(1)" $$(( $$(date +%s) - s )) \
 	"$$( [ $$rc = 0 ] || echo '  FAILED')" >> $(TIMES); [ $$rc = 0 ]
 report:
-	@mkdir -p reports; : > $(TIMES); began=$$(date +%s); status=0; \
+	@mkdir -p reports; : > $(TIMES); began=$$(date +%s); status=0; $(PYTHON) -m perfkit.machine_load start $(CPU); \
 	$(call timed,install (apt + Python) beside the lab's tools,$(MAKE) --no-print-directory -j2 install lab-tools) || exit 1; \
 	$(call timed,lab up,$(BIN)/perfkit lab up --network ec2-s3 $(REPORT_SERVICES)) || exit 1; \
 	$(foreach nb,$(EC2_S3),$(call timed,$(nb),$(BIN)/perfkit report $(nb) -p network=ec2-s3 $(call size,$(nb))) || status=1;) \
@@ -99,7 +102,7 @@ report:
 	$(foreach nb,$(OTHERS) $(LAST),$(call timed,$(nb),$(BIN)/perfkit report $(nb) $(call size,$(nb))) || status=1;) \
 	$(BIN)/perfkit lab network ec2-s3; \
 	echo; echo "make report: where the time went"; cat $(TIMES); \
-	printf '%-40s %5d s\n' "in all" $$(( $$(date +%s) - began )); echo; \
+	printf '%-40s %5d s\n' "in all" $$(( $$(date +%s) - began )); $(BIN)/python -m perfkit.machine_load since $(CPU); echo; \
 	echo "reports/index.html lists every report. The lab stays up, its S3 behind ec2-s3"; \
 	echo "(back to S3 on this machine: $(BIN)/perfkit lab network local; stop it: $(BIN)/perfkit lab down)"; exit $$status
 

@@ -5,6 +5,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from perfkit import machine_load
+
+CPU_AT_START: dict = {}
+
+
+def pytest_sessionstart(session):
+    CPU_AT_START.update(machine_load.snapshot())
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The session's times beside how busy the cores were, the host's steal and one core's speed (the same tests
+    took 2.5x as long on some days of the same machine kind)."""
+    if CPU_AT_START:
+        load = machine_load.load_between(CPU_AT_START, machine_load.snapshot())
+        terminalreporter.write_line(f"{load.sentence()}; one core did the reference work in "
+                                    f"{machine_load.reference_seconds():.2f} s")
+
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked lab_lifecycle stop the lab: they run after every other test."""

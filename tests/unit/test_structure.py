@@ -117,7 +117,7 @@ def test_only_the_lab_config_and_cli_know_the_lab():
 LAYERS = [
     ["errors", "compat", "atomic", "paths", "locks", "registry", "validate", "waiting", "interrupts", "progress",
      "findings", "kept_alive_http", "jmx_freshness", "s3_retries", "extras", "network", "metrics", "prices",
-     "partitions", "parameters", "perfkit"],
+     "partitions", "parameters", "machine_load", "perfkit"],
     ["providers", "config"],  # a profile and who provides it (the lab, EMR): what every layer above reads
     ["health"],  # the watch a run is probed by (each storage makes its own probe)
     ["storages"],  # each storage and what it knows of itself
