@@ -47,3 +47,15 @@ def test_start_then_since_prints_one_line(tmp_path, capsys):
     line = capsys.readouterr().out.strip()
     assert line.startswith("CPU over those ") and "taken by the host (steal)" in line and line.endswith(" s")
     assert machine_load.main(["sideways"]) == 2
+
+
+def test_start_where_there_is_no_proc_stat_leaves_the_line_out_and_fails_nothing(tmp_path, monkeypatch, capsys):
+    def unreadable(stat="/proc/stat"):
+        raise FileNotFoundError(2, "No such file or directory", stat)
+
+    monkeypatch.setattr(machine_load, "snapshot", unreadable)
+    kept = tmp_path / "cpu"
+    assert machine_load.main(["start", str(kept)]) == 0
+    assert not kept.exists()
+    err = capsys.readouterr().err
+    assert "the CPU line is left out" in err and "/proc/stat" in err
