@@ -34,7 +34,7 @@ class Livy(Service):
 
     def argv(self, daemon: Daemon | None = None) -> list[str]:
         return [sys.executable, "-m", "perfkit.lab.livy_server", "--host", HOST, "--port", str(self.ports.livy),
-                "--logs", str(self.home / "logs")]
+                "--logs", str(self.home / "logs"), "--yarn", f"http://{HOST}:{self.ports.yarn_web}"]
 
     def start(self) -> None:
         if self.daemon.pid() is None:

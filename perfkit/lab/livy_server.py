@@ -5,9 +5,10 @@ Spark 2), so this server answers in its place: sessions (POST, GET, DELETE, thei
 cancel), with Livy's states and JSON. Each session is a Python process of Spark 3.5.6 (perfkit.lab.livy_repl: a
 Spark driver in client mode on the lab's YARN, running statements under the rules of Livy's Python REPL). It speaks
 only the `pyspark` kind; every answer says `"standIn": true`. Unlike Livy it never ends a session by itself (no
-heartbeat timeout, no idle timeout): sessions end when a client deletes them or the server stops.
+heartbeat timeout, no idle timeout): sessions end when a client deletes them or the server stops. As Livy's, a
+deleted session stays listed (`shutting_down`) until its driver has exited and its YARN application has ended.
 
-Run: python -m perfkit.lab.livy_server --port PORT --logs FOLDER."""
+Run: python -m perfkit.lab.livy_server --port PORT --logs FOLDER [--yarn RESOURCEMANAGER_WEB_URL]."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.request
 from collections import deque
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
@@ -32,6 +34,7 @@ SESSION_SETTINGS = {"driverMemory": "spark.driver.memory", "driverCores": "spark
                     "numExecutors": "spark.executor.instances", "queue": "spark.yarn.queue",
                     "name": "spark.app.name"}
 LOG_LINES = 200  # a session's log as GET /sessions/{id} shows it: the last lines
+YARN_FINAL = ("FINISHED", "FAILED", "KILLED")
 
 
 class Statement:
@@ -49,8 +52,8 @@ class Statement:
 class Session:
     """One Livy interactive session: its REPL process, its statements run one after another."""
 
-    def __init__(self, session_id: int, body: dict, logs: Path):
-        self.id, self.kind = session_id, body.get("kind", "pyspark")
+    def __init__(self, session_id: int, body: dict, logs: Path, yarn: str | None = None):
+        self.id, self.kind, self.yarn = session_id, body.get("kind", "pyspark"), yarn
         self.name = body.get("name")
         conf = {str(k): str(v) for k, v in (body.get("conf") or {}).items()}
         conf.update({SESSION_SETTINGS[k]: str(v) for k, v in body.items() if k in SESSION_SETTINGS})
@@ -162,6 +165,8 @@ class Session:
     def stop(self) -> None:
         with self.lock:
             self.state = "shutting_down"
+            if self.executing:  # as Livy's stop: a running statement does not keep the driver from stopping
+                self.process.send_signal(signal.SIGINT)
             self.lock.notify_all()
         if self.process and self.process.poll() is None:
             self.process.stdin.close()  # the REPL stops its SparkContext (its YARN application) and exits
@@ -170,6 +175,35 @@ class Session:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.yarn and self.app_id:
+            self._say(f"application {self.app_id}: {end_application(self.yarn, self.app_id)}")
+
+
+def end_application(yarn: str, app_id: str, grace_s: float = 10, timeout_s: float = 30) -> str:
+    """Wait for a stopped driver's YARN application to end (its ApplicationMaster unregisters a moment after the
+    driver exits); kill it through the ResourceManager's REST API if it has not within `grace_s`, as Livy's session
+    stop does. Returns its final state, or why it is not known."""
+    url = f"{yarn}/ws/v1/cluster/apps/{app_id}/state"
+
+    def state(body: bytes | None = None) -> str:
+        request = urllib.request.Request(url, data=body, method="PUT" if body else "GET",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return json.load(answer)["state"]
+
+    try:
+        deadline = time.monotonic() + grace_s
+        while (now := state()) not in YARN_FINAL and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if now in YARN_FINAL:
+            return f"ended {now}"
+        state(json.dumps({"state": "KILLED"}).encode())
+        deadline = time.monotonic() + timeout_s
+        while (now := state()) not in YARN_FINAL and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return f"killed through the ResourceManager: {now}"
+    except (OSError, ValueError, KeyError) as err:  # the session goes anyway; its log says what is not known
+        return f"its end not known, the ResourceManager at {yarn} did not answer ({err})"
 
 
 def _now_ms() -> int:
@@ -187,6 +221,7 @@ class LivyApi(JsonHandler):
     sessions: dict[int, Session] = {}
     ids = itertools.count()
     logs = Path(".")
+    yarn: str | None = None  # the ResourceManager's web address: a deleted session's application ends there
     lock = threading.Lock()
 
     def _route(self, method: str) -> None:
@@ -201,7 +236,7 @@ class LivyApi(JsonHandler):
                 return self.send_json(HTTPStatus.OK, {"from": 0, "total": len(listed), "sessions": listed})
             if method == "POST":
                 with self.lock:
-                    session = Session(next(self.ids), self.json_body(), self.logs)
+                    session = Session(next(self.ids), self.json_body(), self.logs, self.yarn)
                     self.sessions[session.id] = session
                 return self.send_json(HTTPStatus.CREATED, session.json())
             return self.send_json(HTTPStatus.METHOD_NOT_ALLOWED, {"msg": method})
@@ -210,9 +245,9 @@ class LivyApi(JsonHandler):
             return self.send_json(HTTPStatus.NOT_FOUND, {"msg": f"Session '{session_id}' not found."})
         if part is None:
             if method == "DELETE":
+                session.stop()  # listed as shutting_down until its driver and its application have ended
                 with self.lock:
                     self.sessions.pop(session.id, None)
-                session.stop()
                 return self.send_json(HTTPStatus.OK, {"msg": "deleted"})
             return self.send_json(HTTPStatus.OK, session.json())
         if part == "log":
@@ -252,8 +287,9 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--logs", type=Path, required=True)
+    parser.add_argument("--yarn", help="the ResourceManager's web address (http://HOST:PORT)")
     args = parser.parse_args()
-    LivyApi.logs = args.logs
+    LivyApi.logs, LivyApi.yarn = args.logs, args.yarn
     server = ThreadingHTTPServer((args.host, args.port), LivyApi)
 
     def stop(signum, frame):  # `lab down`: every session's driver stops with the server (Livy's do not outlive it)

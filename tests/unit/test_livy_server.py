@@ -2,19 +2,22 @@
 Its sessions run here without Spark (PERFKIT_LIVY_NO_SPARK, as Livy's own LIVY_TEST); the lab test runs them on YARN."""
 from __future__ import annotations
 
+import functools
 import json
 import os
+import socket
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from perfkit.lab.livy_server import LivyApi
+from perfkit.lab import livy_server
+from perfkit.lab.livy_server import LivyApi, end_application
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,3 +131,90 @@ def test_only_pyspark_sessions_and_known_resources(livy):
     assert errored["log"] == ["the lab's Livy stand-in runs pyspark sessions only, not spark"]
     assert call(f"{livy}/batches")[0] == 404
     assert call(f"{livy}/sessions/99")[1] == {"msg": "Session '99' not found."}
+
+
+class FakeResourceManager(BaseHTTPRequestHandler):
+    """The two calls of YARN's REST API a session's stop makes: an application's state, and its kill. Applications
+    named *_ends stop by themselves after two looks; others run until killed, the kill answered once `release` is
+    set (so a test can look at the Livy server while the kill is under way)."""
+    looks: dict[str, int] = {}
+    kills: list[tuple[str, dict]] = []
+    release = threading.Event()
+
+    def do_GET(self):
+        app = self.path.split("/")[-2]
+        self.looks[app] = self.looks.get(app, 0) + 1
+        if any(killed == app for killed, _ in self.kills):
+            state = "KILLED"
+        else:
+            state = "FINISHED" if app.endswith("_ends") and self.looks[app] > 2 else "RUNNING"
+        self._answer(200, {"state": state})
+
+    def do_PUT(self):
+        self.release.wait(10)
+        self.kills.append((self.path.split("/")[-2], json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+        self._answer(202, {"state": "KILLING"})
+
+    def _answer(self, code: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def resourcemanager(monkeypatch):
+    monkeypatch.setattr(FakeResourceManager, "looks", {})
+    monkeypatch.setattr(FakeResourceManager, "kills", [])
+    monkeypatch.setattr(FakeResourceManager, "release", threading.Event())
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeResourceManager)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    FakeResourceManager.release.set()
+    server.shutdown()
+
+
+def test_a_stopped_drivers_application_is_waited_for_then_killed_as_livy_does(resourcemanager):
+    FakeResourceManager.release.set()
+    assert end_application(resourcemanager, "application_1_ends", grace_s=5) == "ended FINISHED"
+    assert FakeResourceManager.looks["application_1_ends"] == 3 and FakeResourceManager.kills == []
+    assert end_application(resourcemanager, "application_2", grace_s=0.5) == \
+        "killed through the ResourceManager: KILLED"
+    assert FakeResourceManager.kills == [("application_2", {"state": "KILLED"})]
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{unused.getsockname()[1]}"
+        assert end_application(gone, "application_3").startswith(
+            f"its end not known, the ResourceManager at {gone} did not answer (")
+
+
+def test_a_session_deleted_mid_statement_stops_at_once_and_is_listed_until_its_application_ends(
+        livy, resourcemanager, monkeypatch):
+    monkeypatch.setattr(LivyApi, "yarn", resourcemanager)
+    monkeypatch.setattr(livy_server, "end_application", functools.partial(end_application, grace_s=0.5))
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark"})
+    url = f"{livy}/sessions/{session['id']}"
+    until(url, "state", {"idle"})
+    stand_in = LivyApi.sessions[session["id"]]
+    stand_in.app_id = "application_4"  # as a driver on YARN reports it
+    _, slow = call(f"{url}/statements", "POST", {"code": "import time\ntime.sleep(600)"})
+    until(f"{url}/statements/{slow['id']}", "state", {"running"})
+    deleted = []
+    deleting = threading.Thread(target=lambda: deleted.append(call(url, "DELETE")))
+    deleting.start()
+    # the driver has stopped, its application not yet: the session is still there, shutting down
+    deadline = time.monotonic() + 10
+    while not FakeResourceManager.looks.get("application_4") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stand_in.process.poll() == 0  # it ended by itself, the sleeping statement interrupted: not killed
+    assert call(f"{livy}/sessions")[1]["sessions"][0]["state"] == "shutting_down"
+    FakeResourceManager.release.set()
+    deleting.join(10)
+    assert deleted == [(200, {"msg": "deleted"})] and call(f"{livy}/sessions")[1]["total"] == 0
+    assert FakeResourceManager.kills == [("application_4", {"state": "KILLED"})]
+    assert stand_in.log[-1] == "application application_4: killed through the ResourceManager: KILLED"
