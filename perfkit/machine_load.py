@@ -64,6 +64,12 @@ def reference_seconds(steps: int = REFERENCE_STEPS) -> float:
     return time.perf_counter() - t0
 
 
+def line_since(before: dict[str, float]) -> str:
+    """The line printed after a stretch of work's times: the load since `before`, and one core's speed now."""
+    return (f"{load_between(before, snapshot()).sentence()}; one core did the reference work "
+            f"({REFERENCE_STEPS:,} Python multiply-adds) in {reference_seconds():.2f} s")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("start", "since"):
         print("usage: python -m perfkit.machine_load start|since FILE", file=sys.stderr)
@@ -81,9 +87,7 @@ def main(argv: list[str]) -> int:
         print(f"perfkit: {path}: {err}. Fix: run `python -m perfkit.machine_load start {path}` first",
               file=sys.stderr)
         return 1
-    load = load_between(before, snapshot())
-    print(f"{load.sentence()}; one core did the reference work ({REFERENCE_STEPS:,} Python multiply-adds) "
-          f"in {reference_seconds():.2f} s")
+    print(line_since(before))
     return 0
 
 

@@ -21,9 +21,7 @@ def pytest_terminal_summary(terminalreporter):
     """The session's times beside how busy the cores were, the host's steal and one core's speed (the same tests
     took 2.5x as long on some days of the same machine kind)."""
     if CPU_AT_START:
-        load = machine_load.load_between(CPU_AT_START, machine_load.snapshot())
-        terminalreporter.write_line(f"{load.sentence()}; one core did the reference work in "
-                                    f"{machine_load.reference_seconds():.2f} s")
+        terminalreporter.write_line(machine_load.line_since(CPU_AT_START))
 
 
 def pytest_collection_modifyitems(config, items):

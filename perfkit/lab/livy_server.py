@@ -191,17 +191,17 @@ def end_application(yarn: str, app_id: str, grace_s: float = 10, timeout_s: floa
         with urllib.request.urlopen(request, timeout=5) as answer:
             return json.load(answer)["state"]
 
-    try:
-        deadline = time.monotonic() + grace_s
+    def state_after(seconds: float) -> str:  # final, or the last seen once `seconds` have passed
+        deadline = time.monotonic() + seconds
         while (now := state()) not in YARN_FINAL and time.monotonic() < deadline:
             time.sleep(0.2)
-        if now in YARN_FINAL:
+        return now
+
+    try:
+        if (now := state_after(grace_s)) in YARN_FINAL:
             return f"ended {now}"
         state(json.dumps({"state": "KILLED"}).encode())
-        deadline = time.monotonic() + timeout_s
-        while (now := state()) not in YARN_FINAL and time.monotonic() < deadline:
-            time.sleep(0.2)
-        return f"killed through the ResourceManager: {now}"
+        return f"killed through the ResourceManager: {state_after(timeout_s)}"
     except (OSError, ValueError, KeyError) as err:  # the session goes anyway; its log says what is not known
         return f"its end not known, the ResourceManager at {yarn} did not answer ({err})"
 

@@ -11,12 +11,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from perfkit.lab import livy_server
+from perfkit.lab.json_http import JsonHandler
 from perfkit.lab.livy_server import LivyApi, end_application
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +134,7 @@ def test_only_pyspark_sessions_and_known_resources(livy):
     assert call(f"{livy}/sessions/99")[1] == {"msg": "Session '99' not found."}
 
 
-class FakeResourceManager(BaseHTTPRequestHandler):
+class FakeResourceManager(JsonHandler):
     """The two calls of YARN's REST API a session's stop makes: an application's state, and its kill. Applications
     named *_ends stop by themselves after two looks; others run until killed, the kill answered once `release` is
     set (so a test can look at the Livy server while the kill is under way)."""
@@ -148,23 +149,12 @@ class FakeResourceManager(BaseHTTPRequestHandler):
             state = "KILLED"
         else:
             state = "FINISHED" if app.endswith("_ends") and self.looks[app] > 2 else "RUNNING"
-        self._answer(200, {"state": state})
+        self.send_json(200, {"state": state})
 
     def do_PUT(self):
         self.release.wait(10)
-        self.kills.append((self.path.split("/")[-2], json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-        self._answer(202, {"state": "KILLING"})
-
-    def _answer(self, code: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.kills.append((self.path.split("/")[-2], self.json_body()))
+        self.send_json(202, {"state": "KILLING"})
 
 
 @pytest.fixture
