@@ -27,10 +27,11 @@ class ResultsNotSaved(PerfkitError):
             fix = f"free space on {mount_point(path)} or set {RESULTS_SETTING} to another folder"
         else:
             fix = f"make {path.parent} writable or set {RESULTS_SETTING} to another folder"
+        measured = f"the {records} records measured are" if records != 1 else "the 1 record measured is"
         if kept is not None:
-            where = f"the {records} records measured are kept in {kept}"
+            where = f"{measured} kept in {kept}"
         else:
-            where = (f"the {records} records measured could not be kept elsewhere either ("
+            where = (f"{measured} could not be kept elsewhere either ("
                      + "; ".join(f"{folder}: {reason}" for folder, reason in tried.items()) + ")")
         super().__init__(f"cannot save the results to {path}: {why}; {where}. Fix: {fix}")
 

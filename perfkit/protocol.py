@@ -36,6 +36,31 @@ class Protocol:
         return (self.warmup + self.runs) * len(storages)
 
 
+@dataclass(frozen=True)
+class QueryStep:
+    """One query run of a query experiment: an engine, a query of the suite, its protocol step; `try_`: which read
+    of a cache tier's sequence it is (cold, warm, hot; fill, hot), where the experiment has one."""
+    engine: str
+    query: object  # perfkit.suites.Query: its `id` is the record's case
+    step: Step
+    try_: str | None = None
+
+    @property
+    def storage(self) -> str:
+        return self.step.storage
+
+    def record(self) -> dict:
+        """The record fields of this run (what the runner records when a stop interrupts it)."""
+        return dict(subject=self.engine, storage=self.step.storage, case=self.query.id, phase=self.step.phase,
+                    iteration=self.step.iteration, params={"try": self.try_} if self.try_ else {})
+
+
+def rotated(items: list, by: int) -> list:
+    """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
+    k = by % len(items) if items else 0
+    return items[k:] + items[:k]
+
+
 def drop_page_cache() -> str:
     """Flush dirty pages, then drop the page cache so that reads hit the disk; say what happened."""
     os.sync()

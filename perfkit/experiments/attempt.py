@@ -13,6 +13,7 @@ A run that stops otherwise (Ctrl-C, an observer's own error) lets every started 
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 
 from perfkit.accounting.recorded_io import RunIO
@@ -168,3 +169,43 @@ class S3Faults(Observer):
         except Exception:  # noqa: BLE001 - a counter that cannot be read is not counted; the run goes on
             found = {}
         return {key: value for key, value in found.items() if key in S3_FAULTS}
+
+
+class TierCounters(Observer):
+    """A cache tier's own counters around one read through it: the bytes it served from the cache and fetched from S3
+    (so a "hot" read that missed shows), in the run's params. `settle`: the fill the read started is waited for first
+    (it belongs to this read, and must not run into the next); `details`: also the tier's activity, what it holds
+    after, and how long its fill went on past the query. First in the observers' list: it ends last, after the
+    run's own I/O was counted."""
+
+    def __init__(self, cache, engine, settle: bool = True, details: bool = True):
+        self.cache, self.engine, self.settle, self.details = cache, engine, settle, details
+        self.before = None
+        self.worked_before: dict = {}
+
+    def start(self) -> None:
+        self.before = self.cache.counters(self.engine)
+        if self.details:
+            self.worked_before = self.cache.activity()
+
+    def end(self, run: Run) -> None:
+        waited = time.monotonic()
+        settled = self.cache.settle() if self.settle else None
+        waited = time.monotonic() - waited
+        after = self.cache.counters(self.engine)
+        params = run.record["params"]
+        if after and self.before:
+            used = after - self.before
+            params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
+            if self.details:
+                worked = {name: n - self.worked_before[name] for name, n in self.cache.activity().items()
+                          if name in self.worked_before}
+                if worked:
+                    params["tier_activity"] = worked
+        if not self.details:
+            return
+        held = self.cache.cached_bytes()
+        if held is not None:
+            params["tier_holds_bytes"] = held
+        if settled:  # the tier fills in the background: how long past the query it went on
+            params.update({"settled": settled, "fill_wait_s": round(waited, 2)})

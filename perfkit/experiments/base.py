@@ -5,6 +5,7 @@ validated in __post_init__ before anything runs; run() fills self.results, one R
 """
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 
 import pandas as pd
@@ -101,9 +102,75 @@ class Experiment(RunRecords, ABC):
     def prepare(self, progress: bool = True):
         """Check the services and put the data in place; idempotent."""
 
-    @abstractmethod
+    # -- what the runner asks (perfkit.experiments.runner): the loop is its, the steps and one attempt are ours ----
+    behind_s3_network = True  # it reads S3: the network lock is held, so the record says what it ran behind
+    keep_empty = True  # a run that recorded nothing still leaves its (empty) file; False: no file
+    step_unit = "step"  # what one step is, on the progress bar
+    run_id: str | None = None  # the run's id when it is made before the run (its folders are named by it)
+
     def run(self, progress: bool = True) -> ResultSet:
-        """Measure; a failing attempt is recorded, not fatal."""
+        """Measure every step (perfkit.experiments.runner); a failing attempt is recorded, not fatal."""
+        from perfkit.experiments import runner
+
+        return runner.run(self, progress)
+
+    def ready(self, progress: bool = True) -> None:
+        """Before the run: the services checked and the data in place, unless prepare() did it already."""
+        self.prepare(progress)
+
+    def begin(self) -> dict:
+        """What every record of the run carries (its config), made under the network lock before the recording."""
+        return provenance.run_config(self.profile, self.parameters())
+
+    def session(self, results: ResultSet):
+        """What the run holds open over all its steps (engines, samplers): a context manager."""
+        return contextlib.nullcontext()
+
+    @abstractmethod
+    def steps(self) -> list:
+        """Every step of the run, in the order they run: a protocol or a rotation, declared once."""
+
+    @abstractmethod
+    def attempt(self, step) -> None:
+        """Measure one step into self.results; a failing attempt is recorded, not raised."""
+
+    @abstractmethod
+    def record_of(self, step) -> dict:
+        """The record fields of the step's attempt (subject, storage, case, phase, iteration, params)."""
+
+    def label(self, step) -> str:
+        """The step, as the progress bar shows it."""
+        return str(step)
+
+    def progress_label(self) -> str:
+        return self.experiment
 
     def cleanup(self) -> None:
         """Remove what this run created (only that)."""
+
+
+class Sweep:
+    """A run of runs (the S3-distance settings, the pay-off's round trips): each step is a point, an experiment of its
+    own that the runner runs in turn (perfkit.experiments.runner.sweep); a sweep records nothing itself."""
+    experiment: str = "?"
+    step_unit = "setting"
+    progress = True  # the points' own progress bars: as the sweep's
+
+    def run(self, progress: bool = True) -> None:
+        from perfkit.experiments import runner
+
+        self.progress = progress
+        runner.sweep(self, progress)
+
+    def ready(self, progress: bool = True) -> None:
+        """Before the first point: what every point shares, in place."""
+
+    def session(self, results: None):
+        """What the sweep holds over all its points (the network it found, set back at the end)."""
+        return contextlib.nullcontext()
+
+    def label(self, step) -> str:
+        return getattr(step, "name", str(step))
+
+    def progress_label(self) -> str:
+        return self.experiment

@@ -12,19 +12,15 @@ read that did not hit the cache shows.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
-
 from perfkit.errors import PerfkitError
-from perfkit.experiments.engine_storage_matrix import _rotated
+from perfkit.experiments.attempt import TierCounters
 from perfkit.experiments.cache_tier_report import TRIES, CacheTierReport
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.protocol import Step, drop_page_cache
-from perfkit.results import ResultSet
+from perfkit.protocol import QueryStep, Step, drop_page_cache, rotated
 from perfkit.storages import backing_of
 from perfkit.tiers import Counters, is_tier, tier
-from perfkit.progress import progress_bar
 
 EXPERIMENT = "cache_tier"
 
@@ -52,59 +48,41 @@ class CacheTierComparison(QueryComparison):
                                "reads the tiers' backing storage directly (the baseline) and through one or more "
                                "tiers, e.g. ['s3', 'trino-cache'] with baseline 's3'")
 
-    def run(self, progress: bool = True) -> ResultSet:
-        total = len(self.engines) * len(self.suite_queries) * self.runs * len(self.storages) * len(TRIES)
-        with self._recording(progress) as (results, tableset), \
-                progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
-            results.config["tier_notes"] = self.size_notes(tableset)
-            for note in results.config["tier_notes"].values():
-                print(f"warning: {note}", flush=True)
-            for engine_name in self.engines:
-                with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
-                    if engine is None:
-                        bar.update(total // len(self.engines))
-                        continue
-                    for query in self.suite_queries:
-                        for round_ in range(self.runs):
-                            for where in _rotated(self.storages, round_):
-                                bar.set_postfix_str(f"{engine_name} {query.id} {where}")
-                                self._three_tries(results, engine, query, round_, where, tables[where])
-                                bar.update(len(TRIES))
-                        results.save()
-        return results
+    def steps(self) -> list[QueryStep]:
+        """Per engine, query and round, each storage (their order rotating each round) read cold, warm, hot."""
+        return [QueryStep(engine, query, Step("measured", round_, where), try_)
+                for engine in self.engines for query in self.suite_queries for round_ in range(self.runs)
+                for where in rotated(self.storages, round_) for try_ in TRIES]
 
-    def _three_tries(self, results, engine, query, round_: int, where: str, tables) -> None:
-        if self.unavailable_reason(engine.name, where, query):
-            self.measure(results, engine, query, Step("measured", round_, where), tables)  # records why, once
+    def label(self, step: QueryStep) -> str:
+        return f"{step.engine} {step.query.id} {step.storage} {step.try_}"
+
+    def begin(self) -> dict:
+        """The run's config with the tiers' notes: a tier that cannot hold the data is said so, before any read."""
+        config = super().begin()
+        config["tier_notes"] = self.size_notes(self.tableset)
+        for note in config["tier_notes"].values():
+            print(f"warning: {note}", flush=True)
+        self.tier_tables: dict[tuple[str, str], dict] = {}  # (engine, tier) -> its tables since it was emptied
+        self.emptied: dict[tuple[str, str], str] = {}
+        return config
+
+    def attempt(self, step: QueryStep) -> None:
+        """One try: a cold one empties the storage's caches first; through a tier, its counters around the read."""
+        engine, tables = self.open_engines.get(step.engine)
+        if engine is None:
             return
+        where, key = step.storage, (step.engine, step.storage)
+        if self.unavailable_reason(engine.name, where, step.query):
+            return self.measure(self.results, engine, step.query, step.step, tables[where])  # says why, once
         cache = tier(where, self.profile) if is_tier(where) else None
-        emptied = self.empty(where)
-        if cache is not None:
-            tables = cache.current_tables(tables)  # Trino's cache: a fresh catalog took over
-        for try_ in TRIES:
-            before = self.counters(engine, where)
-            worked_before = cache.activity() if cache is not None else {}
-            first = len(results.records)
-            self.measure(results, engine, query, Step("measured", round_, where), tables)
-            # the fill this read started belongs to this try's counters, and must not run into the next try
-            waited = time.monotonic()
-            settled = cache.settle() if cache is not None else None
-            waited = time.monotonic() - waited
-            after = self.counters(engine, where)
-            used = after - before if after and before else None
-            worked = cache.activity() if cache is not None else {}
-            worked = {name: n - worked_before[name] for name, n in worked.items() if name in worked_before}
-            held = cache.cached_bytes() if cache is not None else None
-            for record in results.records[first:]:
-                record.params.update({"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)"})
-                if used is not None:
-                    record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
-                    if worked:
-                        record.params["tier_activity"] = worked
-                if held is not None:
-                    record.params["tier_holds_bytes"] = held
-                if settled:  # the tier fills in the background: how long past the query it went on
-                    record.params.update({"settled": settled, "fill_wait_s": round(waited, 2)})
+        if step.try_ == "cold":
+            self.emptied[key] = self.empty(where)
+            # Trino's cache: a fresh catalog took over
+            self.tier_tables[key] = cache.current_tables(tables[where]) if cache is not None else tables[where]
+        params = {"try": step.try_, "emptied": self.emptied[key] if step.try_ == "cold" else "nothing (after cold)"}
+        watch = (TierCounters(cache, engine),) if cache is not None else ()
+        self.measure(self.results, engine, step.query, step.step, self.tier_tables[key], params, watch)
 
     def size_notes(self, tableset) -> dict[str, str]:
         """Tier -> why it cannot hold the data (only tiers that cannot)."""

@@ -10,16 +10,12 @@ cannot run is listed apart (as the study skipped q19 and q22), never averaged as
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.experiments.matrix_report import MatrixReport, cell_name
-from perfkit.protocol import Step
-from perfkit.results import ResultSet
-from perfkit.progress import progress_bar
+from perfkit.protocol import QueryStep, Step, rotated
 
 EXPERIMENT = "engine_storage_matrix"
 
@@ -50,38 +46,15 @@ class EngineStorageMatrix(QueryComparison):
             self.reference_check(progress)
         return self.report()
 
-    def run(self, progress: bool = True) -> ResultSet:
-        """All engines open at once; per query, warm-up then measured rounds, each round visiting every cell."""
+    ENGINES_ONE_AT_A_TIME = False  # every round visits every engine: all are held open
+
+    def steps(self) -> list[QueryStep]:
+        """Per query, warm-up then measured rounds, each round visiting every cell, engines and storages rotated."""
         rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]
-        with self._recording(progress) as (results, tableset), contextlib.ExitStack() as stack:
-            engines, tables = self._open_engines(stack, results, tableset)
-            total = len(self.suite_queries) * len(rounds) * len(engines) * len(self.storages)
-            with progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
-                for query in self.suite_queries:
-                    bar.set_postfix_str(query.id)
-                    for phase, iteration in rounds:
-                        for i, (name, engine) in enumerate(_rotated(list(engines.items()), iteration)):
-                            for where in _rotated(self.storages, iteration + i):
-                                step = Step(phase, iteration, where, cold=self.cold_cache and phase == "measured")
-                                self.measure(results, engine, query, step, tables[name][where])
-                                bar.update()
-                    results.save()
-        return results
-
-    def _open_engines(self, stack, results: ResultSet, tableset) -> tuple[dict, dict]:
-        """Each engine opened and its tables registered; one that cannot is recorded for every query, and left out."""
-        engines, tables = {}, {}
-        for name in self.engines:
-            engine, registered = stack.enter_context(self.engine_with_tables(results, name, tableset))
-            if engine is not None:
-                engines[name], tables[name] = engine, registered
-        return engines, tables
-
-
-def _rotated(items: list, by: int) -> list:
-    """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
-    k = by % len(items) if items else 0
-    return items[k:] + items[:k]
+        return [QueryStep(engine, query, Step(phase, iteration, where, cold=self.cold_cache and phase == "measured"))
+                for query in self.suite_queries for phase, iteration in rounds
+                for i, engine in enumerate(rotated(self.engines, iteration))
+                for where in rotated(self.storages, iteration + i)]
 
 
 def matrices(profile, suites, scale=None, queries=None, **options) -> list[EngineStorageMatrix]:

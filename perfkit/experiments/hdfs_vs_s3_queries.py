@@ -9,6 +9,7 @@ verified equal on every storage, or the user's own tables (`tables`: each storag
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -19,11 +20,11 @@ from perfkit.storages import s3 as s3_storage
 from perfkit.experiments.base import Experiment
 from perfkit.experiments import query_tables
 from perfkit.experiments.query_data import dataset_record, place_data
+from perfkit.experiments.attempt import Observer
 from perfkit.experiments.query_attempt import run_accounting, run_observers, timed_run
 from perfkit.experiments.query_reference import has_reference, reference_check
 from perfkit.experiments.query_parameters import QueryParameters
 from perfkit.experiments.query_report import QueryReport
-from perfkit.experiments.recording import recording
 from perfkit.datasets import locations
 from perfkit.datasets.placement import PlacedDataset
 from perfkit.datasets.tables import TableSet
@@ -31,14 +32,11 @@ from perfkit.engines import engine_class, get_engine
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.accounting.sources import ServerSources, server_sources
 from perfkit.accounting.windows import storage_windows
-from perfkit.locks import network_in_use
-from perfkit.protocol import drop_page_cache
-from perfkit.paths import results_dir_checked
+from perfkit.protocol import QueryStep, drop_page_cache
 from perfkit.results import ResultSet, now
 from perfkit.suites import Query
 from perfkit.storages import break_even_pair, get_storage, storage_probes
 from perfkit.tiers import is_tier, tier
-from perfkit.progress import progress_bar
 
 EXPERIMENT = "hdfs_vs_s3_queries"
 
@@ -108,34 +106,49 @@ class QueryComparison(QueryParameters, Experiment):
             self.copy_to_hdfs(progress)
         return self.report()
 
-    def run(self, progress: bool = True) -> ResultSet:
-        """Warm-up then interleaved measured runs, per engine and query; a failing run is recorded, not fatal."""
-        total = len(self.engines) * len(self.suite_queries) * self.protocol.count(self.storages)
-        with self._recording(progress) as (results, tableset), \
-                progress_bar(total=total, desc=self.experiment, unit="query", disable=not progress) as bar:
-            for engine_name in self.engines:
-                self.run_engine(results, engine_name, tableset, bar)
-        return results
+    # -- the run: its steps and one attempt (perfkit.experiments.runner owns the loop) -----------------------------
+    step_unit = "query"
+    ENGINES_ONE_AT_A_TIME = True  # each engine's runs together, then it closes: its JVM does not idle through others'
+
+    def steps(self) -> list[QueryStep]:
+        """Per engine and query, warm-up then measured runs interleaved across the storages (perfkit.protocol)."""
+        return [QueryStep(engine, query, step) for engine in self.engines for query in self.suite_queries
+                for step in self.protocol.steps(self.storages)]
+
+    def label(self, step: QueryStep) -> str:
+        return f"{step.engine} {step.query.id}"
+
+    def record_of(self, step: QueryStep) -> dict:
+        return step.record()
+
+    def ready(self, progress: bool = True) -> None:
+        if self.tableset is None:
+            self.prepare(progress)
+
+    def begin(self) -> dict:
+        """The run's config; the tiers told of the files as placed now; the storages' probes and counters found."""
+        config = self.config()
+        for cache in (tier(where, self.profile) for where in filter(is_tier, self.storages)):
+            # the files may have been placed again since it looked
+            cache.refresh([t.location for t in self.tableset.tables[cache.backing].values()])
+        self.watch_storages(self.tableset)
+        return config
 
     @contextlib.contextmanager
-    def _recording(self, progress: bool):
-        """The data placed, a new ResultSet, the storages watched, S3's request window open; what was measured is
-        saved whatever happens, marked interrupted on Ctrl-C, SIGTERM or a service gone, and this run's own writes
-        are cleaned up."""
-        results_dir_checked(self.experiment)  # a results folder that cannot be written fails now, not after measuring
-        tableset = self.tableset or self.prepare(progress)
-        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
-            config = self.config()
-            for cache in (tier(where, self.profile) for where in filter(is_tier, self.storages)):
-                # the files may have been placed again since it looked
-                cache.refresh([t.location for t in tableset.tables[cache.backing].values()])
-            self.watch_storages(tableset)
-            with recording(self.experiment, config, cleanup=self.cleanup) as results:
-                self.results = results
-                # on a cluster that asks for it, S3's own count of the runs' requests (CloudWatch, per window); where
-                # HDFS's daemons refresh their JMX too seldom to read it around each run, HDFS's count per window
-                with storage_windows(self.profile, results, self.placed_storages, self.accounting):
-                    yield results, tableset
+    def session(self, results: ResultSet):
+        """The engines, each opened on its first step; on a cluster that asks for it, S3's own count of the runs'
+        requests (CloudWatch, per window), and HDFS's where its daemons refresh their JMX too seldom to read it
+        around each run."""
+        with storage_windows(self.profile, results, self.placed_storages, self.accounting), \
+                OpenEngines(functools.partial(self.engine_with_tables, results, tableset=self.tableset),
+                            self.ENGINES_ONE_AT_A_TIME) as engines:
+            self.open_engines = engines
+            yield
+
+    def attempt(self, step: QueryStep) -> None:
+        engine, tables = self.open_engines.get(step.engine)
+        if engine is not None:  # else the engine cannot run this suite: recorded once, when it was opened
+            self.measure(self.results, engine, step.query, step.step, tables[step.storage])
 
     @staticmethod
     def _engine_unusable(results: ResultSet, engine_name: str, err: Exception) -> None:
@@ -159,18 +172,6 @@ class QueryComparison(QueryParameters, Experiment):
                 self._engine_unusable(results, engine_name, err)
                 engine = tables = None
             yield engine, tables
-
-    def run_engine(self, results: ResultSet, engine_name: str, tableset: TableSet, bar) -> None:
-        with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
-            if engine is None:
-                bar.update(len(self.suite_queries) * self.protocol.count(self.storages))
-                return
-            for query in self.suite_queries:
-                bar.set_postfix_str(f"{engine_name} {query.id}")
-                for step in self.protocol.steps(self.storages):
-                    self.measure(results, engine, query, step, tables[step.storage])
-                    bar.update()
-                results.save()
 
     def watch_storages(self, tableset: TableSet) -> None:
         """The health probes measure() runs around each run; each storage's may ask for one of its data files (HDFS's
@@ -204,17 +205,19 @@ class QueryComparison(QueryParameters, Experiment):
             locations.delete_tree(self.profile, locations.profile_location(
                 self.profile, where, "runs", self.results.run_id))
 
-    def measure(self, results: ResultSet, engine, query, step, tables: dict[str, str]) -> None:
-        """One run, watched: a storage that was unhealthy before, during or after it fails the run."""
+    def measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict | None = None,
+                observers: tuple[Observer, ...] = ()) -> None:
+        """One run, watched: a storage that was unhealthy before, during or after it fails the run. `params`: what
+        the record says besides (a cache tier's try); `observers`: watch this run too, first to start, last to end."""
         reason = self.unavailable_reason(engine.name, step.storage, query)
         if reason:  # once per engine, storage and query: not a failure, and nothing to time
             if not any(r.subject == engine.name and r.storage == step.storage and r.case == query.id
                        for r in results.records):
                 results.add_unavailable(engine.name, step.storage, query.id, reason)
             return
-        params = {"cache": drop_page_cache()} if step.cold else {}
+        params = {**(params or {}), **({"cache": drop_page_cache()} if step.cold else {})}
         if not getattr(query, "writes", None):
-            return self._measure(results, engine, query, step, tables, params)
+            return self._measure(results, engine, query, step, tables, params, observers)
         params["writes"] = query.writes
         try:
             tables = self.write_target(engine, query, step, tables)
@@ -224,19 +227,20 @@ class QueryComparison(QueryParameters, Experiment):
                         error=f"creating the write target: {root_cause(err, 400)}")
             return
         try:
-            self._measure(results, engine, query, step, tables, params)
+            self._measure(results, engine, query, step, tables, params, observers)
         finally:
             # the table only (its files go with the run's folder at cleanup); an engine that died mid-run cannot
             # drop it, and that run is recorded as failed already: a leftover table is no reason to stop
             with contextlib.suppress(Exception):
                 engine.drop_own_table(tables[query.writes].split(".", 1)[1])
 
-    def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict) -> None:
+    def _measure(self, results: ResultSet, engine, query, step, tables: dict[str, str], params: dict,
+                 observers: tuple[Observer, ...]) -> None:
         """One timed run (query_attempt.timed_run), watched by the storage's health, S3's throttled requests and,
         where asked, the run's I/O."""
         accounting = run_accounting(engine, step.storage, self.io_sources) if self.accounting else None
-        observers = run_observers(self.profile, results, engine, step.storage, self.probes[step.storage],
-                                  self.health_interval_s, accounting)
+        observers = [*observers, *run_observers(self.profile, results, engine, step.storage,
+                                                self.probes[step.storage], self.health_interval_s, accounting)]
         record = dict(subject=engine.name, storage=step.storage, case=query.id, phase=step.phase,
                       iteration=step.iteration, params=params)
         writes = getattr(query, "writes", None)
@@ -270,3 +274,41 @@ class QueryComparison(QueryParameters, Experiment):
         """Every engine's answer on every storage against an independent generator and engine, per read query; the
         verdicts saved with the run's records (query_reference.reference_check)."""
         return reference_check(self._results(), self.suite, self.suite_spec.reads, self.source, self.scale, progress)
+
+
+class OpenEngines:
+    """A run's engines, each opened (its tables registered) on its first step and held until the run ends, or, one at
+    a time, until a step of another engine: (engine, tables), or (None, None) for one that cannot run the suite."""
+
+    def __init__(self, open_engine, one_at_a_time: bool):
+        self.open_engine = open_engine  # name -> a context manager of (engine, tables)
+        self.one_at_a_time = one_at_a_time
+        self.held: dict[str, tuple[contextlib.ExitStack, object, dict]] = {}
+        self.unusable: set[str] = set()
+
+    def get(self, name: str) -> tuple:
+        if name in self.unusable:
+            return None, None
+        if name not in self.held:
+            if self.one_at_a_time:
+                self.close()
+            stack = contextlib.ExitStack()
+            engine, tables = stack.enter_context(self.open_engine(name))
+            if engine is None:
+                stack.close()
+                self.unusable.add(name)
+                return None, None
+            self.held[name] = (stack, engine, tables)
+        _, engine, tables = self.held[name]
+        return engine, tables
+
+    def close(self, *exc) -> None:
+        while self.held:
+            _, (stack, _, _) = self.held.popitem()
+            stack.__exit__(*(exc or (None, None, None)))
+
+    def __enter__(self) -> OpenEngines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close(*exc)

@@ -19,14 +19,12 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError, shorten
 from perfkit.experiments.base import Experiment
-from perfkit.experiments.recording import recording
 from perfkit.findings import Findings, plural, times
 from perfkit.health import HealthWatch
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
-from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet
 from perfkit.storages import get_storage, storage_probes
 from perfkit.validate import check_free_space, flag, names, number, whole
@@ -146,16 +144,30 @@ class ReadComparison(Experiment):
         except (OSError, ValueError, KeyError, IndexError):
             return -1
 
-    # -- running ----------------------------------------------------------------------------
-    def run(self, progress: bool = True) -> ResultSet:
-        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
-        config = provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
-        steps = [(p, m) for p in self.protocols for m in self.methods]
-        with recording(EXPERIMENT, config) as results:
-            self.results = results
-            for protocol, name in progress_bar(steps, desc=EXPERIMENT, unit="test", disable=not progress):
-                self._test(results, protocol, name)
-        return results
+    # -- running: the steps and one attempt (perfkit.experiments.runner owns the loop) --------------------------
+    behind_s3_network = False  # NFS and HDFS: S3's network is not read
+    step_unit = "test"
+
+    def ready(self, progress: bool = True) -> None:
+        """Nothing: the file sets are placed by prepare(), which the report calls first to show them."""
+
+    def begin(self) -> dict:
+        return provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
+
+    def steps(self) -> list[tuple[str, str]]:
+        """Each protocol's file set read by each access method in turn: (protocol, method)."""
+        return [(protocol, name) for protocol in self.protocols for name in self.methods]
+
+    def label(self, step: tuple[str, str]) -> str:
+        return " ".join(step)
+
+    def record_of(self, step: tuple[str, str]) -> dict:
+        protocol, name = step
+        return dict(subject=name, storage=method_class(name).storage, case=protocol, phase="measured", iteration=0,
+                    params={"job": None})
+
+    def attempt(self, step: tuple[str, str]) -> None:
+        self._test(self.results, *step)
 
     def _test(self, results: ResultSet, protocol: str, name: str) -> None:
         """One access method's parallel jobs on one protocol's file set, recorded job by job."""
@@ -180,7 +192,6 @@ class ReadComparison(Experiment):
                         wall_s=job["end"] - job["start"] if ok else None, ok=ok,
                         error=error, bytes=job["bytes"],
                         params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
-        results.save()
 
     # -- tables -------------------------------------------------------------------------------
     def jobs_frame(self) -> pd.DataFrame:

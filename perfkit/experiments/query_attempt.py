@@ -1,6 +1,7 @@
 """One query run: the engine's call timed inside its observers (perfkit.experiments.attempt: the storage's health,
 the run's I/O, S3's throttled requests), and the record it leaves, a sample or a failure with its cause.
 
+A stop (Ctrl-C, SIGTERM) goes up to the runner, which records the run in flight (perfkit.experiments.runner).
 started_at + wall_s is the timed interval: the observers' snapshots are outside both. A write workload's result is
 what it wrote, read back after the timing."""
 from __future__ import annotations
@@ -35,10 +36,6 @@ def timed_run(results: ResultSet, record: dict, engine, sql: str, observers: lis
             watched.answered()
         except Exception as err:  # noqa: BLE001 - any engine error fails this run only
             error = explain(str(err)) or root_cause(err, 500)
-        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the run in flight is recorded, not a sample
-            results.add(**record, started_at=started, wall_s=None, ok=False,
-                        error=f"interrupted ({stop or 'Ctrl-C'}) after {time.perf_counter() - t0:.1f} s: not a sample")
-            raise
         wall = time.perf_counter() - t0
         watched.stop()
         digest = result_hash(rows) if error is None and not read_back else None

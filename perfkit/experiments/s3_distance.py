@@ -17,6 +17,7 @@ from perfkit import validate
 from perfkit.storages import reads_remote
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
+from perfkit.experiments.base import Sweep
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.findings import Findings, data_size, plural, runs_phrase
 from perfkit.network import NetworkProfile, check
@@ -32,9 +33,10 @@ class DistancePoint(QueryComparison):
 
 
 @dataclass
-class S3Distance:
+class S3Distance(Sweep):
     """The sweep's own parameters are checked here; the rest are each point's (QueryComparison's), checked by the
     first point made before any work, with the sweep's defaults (a sweep times more rows than one comparison)."""
+    experiment = EXPERIMENT
 
     profile_name: str  # the profile is re-resolved at each setting: the lab's S3 endpoint changes with the network
     engines: list[str] = param(help="engines timed at each setting", factory=lambda: ["trino"])
@@ -71,14 +73,19 @@ class S3Distance:
         DistancePoint(load_profile(self.profile_name), **self.point_args)  # every parameter checked before work
 
     def run(self, progress: bool = True) -> pd.DataFrame:
-        """Each setting in turn: the network set (refused on a cluster), its calibration, its runs."""
-        for network in self.settings:
-            profile = load_profile(self.profile_name, network=network)
-            point = DistancePoint(profile, **self.point_args)
-            point.run(progress)
-            point.copy_to_hdfs()  # behind this setting's network, before the next one is set
-            self.points.append(point)
+        """Each setting in turn (perfkit.experiments.runner.sweep): the network set (refused on a cluster), its
+        calibration, its runs; then every sample."""
+        super().run(progress)
         return self.samples()
+
+    def steps(self) -> list[NetworkProfile]:
+        return list(self.settings)
+
+    def attempt(self, network: NetworkProfile) -> None:
+        point = DistancePoint(load_profile(self.profile_name, network=network), **self.point_args)
+        point.run(progress=self.progress)
+        point.copy_to_hdfs()  # behind this setting's network, before the next one is set
+        self.points.append(point)
 
     def samples(self) -> pd.DataFrame:
         """Every measured, successful run with the setting it ran behind (asked and measured)."""

@@ -21,7 +21,6 @@ import pandas as pd
 from perfkit import provenance, validate
 from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
-from perfkit.locks import network_in_use
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
@@ -29,12 +28,9 @@ from perfkit.experiments.base import Experiment
 from perfkit.findings import Findings, plural, times, where
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
-from perfkit.experiments.recording import recording
-from perfkit.paths import results_dir_checked
 from perfkit.results import UNAVAILABLE, ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
 from perfkit.transfer.manifest import Manifest, build_manifest, verify_copy
-from perfkit.progress import progress_bar
 from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "s3_to_hdfs_transfer"
@@ -116,43 +112,49 @@ class TransferComparison(Experiment):
     def destination(self, name: str, concurrency: int, repeat: int) -> str:
         return f"{self.run_root}/{name}-c{concurrency}-r{repeat}"
 
-    def run(self, progress: bool = True) -> ResultSet:
-        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
-            return self._run(progress)
+    # -- the run: its steps and one attempt (perfkit.experiments.runner owns the loop) -----------------------------
+    step_unit = "copy"
 
-    def _run(self, progress: bool) -> ResultSet:
-        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
-        manifest = self.manifest or self.prepare(progress)
+    def steps(self) -> list[tuple[int, str, int]]:
+        return self.plan()
+
+    def label(self, step: tuple[int, str, int]) -> str:
+        repeat, name, level = step
+        return f"{name} c={level} r={repeat}"
+
+    def record_of(self, step: tuple[int, str, int]) -> dict:
+        repeat, name, level = step
+        return dict(subject=name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
+                    params={"concurrency": level})
+
+    def ready(self, progress: bool = True) -> None:
+        if self.manifest is None:
+            self.prepare(progress)
+
+    def begin(self) -> dict:
+        """The run's config (the source's files and bytes); both storages' probes; a local scratch folder."""
+        manifest = self.manifest
         config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network(), dataset={
             "source": f"s3://{manifest.bucket}/{manifest.prefix}", "files": len(manifest.files),
             "bytes": manifest.total_bytes})
-        hdfs = hdfs_storage.webhdfs_client(self.profile)
+        self.hdfs = hdfs_storage.webhdfs_client(self.profile)
         self.probes = storage_probes(self.profile, ["hdfs", "s3"])
-        scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
+        self.unavailable: dict[str, str] = {}  # method -> why it cannot copy here ("" when it can)
+        self.scratch_root = Path(tempfile.mkdtemp(prefix=f"perfkit-transfer-{self.run_id}-"))
+        return config
 
-        def cleanup() -> None:
-            shutil.rmtree(scratch_root, ignore_errors=True)
-            self.cleanup(hdfs)
-
-        unavailable: dict[str, str] = {}
-        with recording(EXPERIMENT, config, run_id=self.run_id, cleanup=cleanup) as results:
-            self.results = results
-            plan = self.plan()
-            with progress_bar(plan, desc=EXPERIMENT, unit="copy", disable=not progress) as bar:
-                for repeat, name, level in bar:
-                    bar.set_postfix_str(f"{name} c={level} r={repeat}")
-                    method = get_method(name, self.profile, level)
-                    if name not in unavailable:
-                        unavailable[name] = method.unavailable()
-                        if unavailable[name]:
-                            results.add_unavailable(name, STORAGE, "total", unavailable[name],
-                                                    params={"concurrency": level})
-                    if unavailable[name]:
-                        continue
-                    self.copy_once(results, method, manifest, self.destination(name, level, repeat),
-                                   repeat, scratch_root, hdfs)
-                    results.save()
-        return results
+    def attempt(self, step: tuple[int, str, int]) -> None:
+        """One copy by one method at one concurrency; a method unavailable here is recorded once, and skipped."""
+        repeat, name, level = step
+        method = get_method(name, self.profile, level)
+        if name not in self.unavailable:
+            self.unavailable[name] = method.unavailable()
+            if self.unavailable[name]:
+                self.results.add_unavailable(name, STORAGE, "total", self.unavailable[name],
+                                             params={"concurrency": level})
+        if not self.unavailable[name]:
+            self.copy_once(self.results, method, self.manifest, self.destination(name, level, repeat), repeat,
+                           self.scratch_root, self.hdfs)
 
     def copy_once(self, results: ResultSet, method, manifest: Manifest, dest: str, repeat: int,
                   scratch_root: Path, hdfs) -> None:
@@ -181,11 +183,6 @@ class TransferComparison(Experiment):
             results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
                         started_at=started, wall_s=None, ok=False, error=message[:1000], params=params)
             return
-        except BaseException as err:  # Ctrl-C: record that this copy did not finish, then stop
-            results.add(subject=method.name, storage=STORAGE, case="total", phase="measured", iteration=repeat,
-                        started_at=started, wall_s=None, ok=False, error=f"interrupted ({type(err).__name__})",
-                        params=params)
-            raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
             _remove_quietly(hdfs, dest)  # inside the run's prefix; keeps HDFS from filling up
@@ -208,8 +205,12 @@ class TransferComparison(Experiment):
                 raise PerfkitError(f"verification failed: {name} differs from its source (MD5)")
 
     def cleanup(self, hdfs=None) -> None:
-        """Remove this run's own prefix, and nothing else (HDFS down: say what is left, do not hide the run's error)."""
-        _remove_quietly(hdfs or hdfs_storage.webhdfs_client(self.profile), self.run_root)
+        """Remove this run's own prefix and scratch folder, and nothing else (HDFS down: say what is left, do not hide
+        the run's error)."""
+        if scratch := getattr(self, "scratch_root", None):
+            shutil.rmtree(scratch, ignore_errors=True)
+        _remove_quietly(hdfs or getattr(self, "hdfs", None) or hdfs_storage.webhdfs_client(self.profile),
+                        self.run_root)
 
     def summary(self) -> pd.DataFrame:
         return summarise_transfers(self._frame())

@@ -7,6 +7,7 @@ metrics over its window, and the st1 model for the volume configurations being c
 """
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfkit import provenance, validate
+from perfkit import validate
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
@@ -28,8 +29,6 @@ from perfkit.metrics import cloudwatch as cw
 from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table
 from perfkit.storages.pricing import price_table
 from perfkit.protocol import drop_page_cache
-from perfkit.experiments.recording import recording
-from perfkit.paths import results_dir_checked
 from perfkit.results import ResultSet, now
 from perfkit.testdfsio import DfsioResult, TestDfsio
 from perfkit.parameters import check_fields, param
@@ -96,62 +95,80 @@ class St1Study(Experiment):
         self._metrics = None
         self.results: ResultSet | None = None
 
-    # -- measuring --------------------------------------------------------------------------
-    def run(self, progress: bool = True) -> ResultSet:
-        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
-        config = provenance.run_config(self.profile, self.parameters())
-        # nothing measured (run_testdfsio=false): no empty result file
-        with recording(EXPERIMENT, config, keep_empty=False) as results:
-            self.results = results
+    # -- measuring: the steps and one attempt (perfkit.experiments.runner owns the loop) --------------------------
+    behind_s3_network = False  # HDFS's disks only
+    keep_empty = False  # nothing measured (run_testdfsio=false): no empty result file
+    step_unit = "operation"
+
+    def ready(self, progress: bool = True) -> None:
+        """Nothing to place: TestDFSIO writes its own files."""
+
+    def steps(self) -> list[str]:
+        """TestDFSIO's write, then its read of what it wrote."""
+        return ["write", "read"] if self.run_testdfsio else []
+
+    def record_of(self, operation: str) -> dict:
+        return dict(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0)
+
+    @contextlib.contextmanager
+    def session(self, results: ResultSet):
+        """TestDFSIO's work folder (removed after), and on the lab the DataNodes' disk sampled throughout (this
+        machine's: diskstats); the window the figures are read over, given or TestDFSIO's own."""
+        with contextlib.ExitStack() as stack:
+            sampler = None
             if self.run_testdfsio:
+                work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-")))
+                self.bench = TestDfsio(self.profile, self.files, self.file_mb, work, run_id=results.run_id)
+                self.bench_started = False
+                stack.callback(self._remove_testdfsio_folder)
                 blocks = self.profile.provider.hdfs_blocks()
-                if self.source == "lab" and blocks is not None:  # the DataNodes' disk is this machine's
-                    from perfkit.metrics.diskstats import DiskStatsSampler
+            if self.run_testdfsio and self.source == "lab" and blocks is not None:  # the DataNodes' disk: this one's
+                from perfkit.metrics.diskstats import DiskStatsSampler
 
-                    with DiskStatsSampler(blocks, period=min(self.period, 1)) as sampler:
-                        self._testdfsio(results)
-                    self._metrics = with_throughput(sampler.frame(), sampler.period)
-                else:
-                    self._testdfsio(results)
-            if self.window_start:
-                self.window = (_utc(self.window_start), _utc(self.window_end))
-        return results
+                sampler = stack.enter_context(DiskStatsSampler(blocks, period=min(self.period, 1)))
+            yield
+        if sampler is not None:
+            self._metrics = with_throughput(sampler.frame(), sampler.period)
+        if self.window_start:
+            self.window = (_utc(self.window_start), _utc(self.window_end))
 
-    def _testdfsio(self, results: ResultSet) -> None:
-        """Write then read; a failing operation is recorded (the study's failures() report it) and ends this part."""
-        with tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-") as work:
-            bench = TestDfsio(self.profile, self.files, self.file_mb, Path(work), run_id=results.run_id)
-            try:
-                for operation in ("write", "read"):
-                    if operation == "read":
-                        self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
-                                           else "page cache kept: a cluster's nodes are not this machine")
-                    started, error = now(), None
-                    with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
-                        if not watch.problem:
-                            try:
-                                result, t0, t1 = bench.run(operation)
-                            except Exception as err:  # noqa: BLE001 - recorded as this operation's failure
-                                error = _why(err)
-                    if watch.problem:  # TestDFSIO's figures through an HDFS outage are not a measurement
-                        error = watch.problem + (f"; TestDFSIO said: {error}" if error else "")
-                    if error:
-                        results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured",
-                                    iteration=0, started_at=started, wall_s=None, ok=False, error=error)
-                        return
-                    self.dfsio[operation] = result
-                    self.window = (_epoch(t0) if operation == "write" else self.window[0], _epoch(t1))
-                    results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0,
-                                started_at=started, wall_s=result.exec_seconds, bytes=int(result.total_mb * MiB),
-                                mb_per_s=result.cluster_mib_s * MiB / 1e6,
-                                params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
-                                        "average_io_rate_mb_s": result.average_io_rate_mb_s})
-            finally:
+    def _remove_testdfsio_folder(self) -> None:
+        if not self.bench_started:  # nothing of TestDFSIO's was written
+            return
+        try:
+            self.bench.cleanup()
+        except Exception as err:  # noqa: BLE001 - e.g. HDFS down: must not replace the run's own error
+            warnings.warn(f"TestDFSIO's folder {self.bench.base} was not removed from HDFS ({root_cause(err)}): "
+                          f"remove it with `hdfs dfs -rm -r {self.bench.base}`", stacklevel=2)
+
+    def attempt(self, operation: str) -> None:
+        """One TestDFSIO operation, HDFS watched throughout; a failure is recorded and ends the study's TestDFSIO
+        (the read has nothing to read after a failed write)."""
+        if operation == "read" and "write" not in self.dfsio:
+            return
+        self.bench_started = True
+        results = self.results
+        if operation == "read":
+            self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
+                               else "page cache kept: a cluster's nodes are not this machine")
+        started, error = now(), None
+        with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
+            if not watch.problem:
                 try:
-                    bench.cleanup()
-                except Exception as err:  # noqa: BLE001 - e.g. HDFS down: must not replace the run's own error
-                    warnings.warn(f"TestDFSIO's folder {bench.base} was not removed from HDFS ({root_cause(err)}): "
-                                  f"remove it with `hdfs dfs -rm -r {bench.base}`", stacklevel=2)
+                    result, t0, t1 = self.bench.run(operation)
+                except Exception as err:  # noqa: BLE001 - recorded as this operation's failure
+                    error = _why(err)
+        if watch.problem:  # TestDFSIO's figures through an HDFS outage are not a measurement
+            error = watch.problem + (f"; TestDFSIO said: {error}" if error else "")
+        if error:
+            results.add(**self.record_of(operation), started_at=started, wall_s=None, ok=False, error=error)
+            return
+        self.dfsio[operation] = result
+        self.window = (_epoch(t0) if operation == "write" else self.window[0], _epoch(t1))
+        results.add(**self.record_of(operation), started_at=started, wall_s=result.exec_seconds,
+                    bytes=int(result.total_mb * MiB), mb_per_s=result.cluster_mib_s * MiB / 1e6,
+                    params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
+                            "average_io_rate_mb_s": result.average_io_rate_mb_s})
 
     def volumes(self) -> pd.DataFrame:
         if self.cluster_id:

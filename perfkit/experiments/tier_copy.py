@@ -25,7 +25,6 @@ import numpy as np
 
 from perfkit import provenance, validate
 from perfkit.storages import s3 as s3_storage
-from perfkit.locks import network_in_use
 from perfkit.tiers.alluxio_client import AlluxioClient
 from perfkit.compat import file_digest
 from perfkit.config import Profile
@@ -33,14 +32,14 @@ from boto3.s3.transfer import TransferConfig
 
 from perfkit.storages.digest import UPLOAD_CONFIG
 from perfkit.errors import PerfkitError, root_cause
+from perfkit.experiments.attempt import Observer, Run, StorageHealth, Watched
 from perfkit.experiments.base import Experiment
-from perfkit.experiments.recording import recording
-from perfkit.paths import results_dir_checked
 from perfkit.parameters import check_fields, param
 from perfkit.experiments.cache_tier_report import TRIES
 from perfkit.experiments.tier_copy_report import EXPERIMENT, READERS, CopyReport
-from perfkit.protocol import drop_page_cache
-from perfkit.results import ResultSet, now
+from perfkit.protocol import drop_page_cache, rotated
+from perfkit.results import now
+from perfkit.storages import storage_probes
 from perfkit.tiers import Alluxio
 from perfkit.extras import missing
 from perfkit.transfer import aws_env
@@ -187,52 +186,69 @@ class TierCopy(Experiment):
                 raise PerfkitError(f"{name} copied with MD5 {got}, but {self.expected[name]} was written to S3")
         return sum(p.stat().st_size for p in found.values())
 
-    # the protocol ------------------------------------------------------------------------------------------------
-    def run(self, progress: bool = True) -> ResultSet:
-        with network_in_use():  # the S3 network cannot change under a run: the record must say what it ran behind
-            return self._run(progress)
+    # the protocol: its steps and one attempt (perfkit.experiments.runner owns the loop) ----------------------------
+    step_unit = "copy"
 
-    def _run(self, progress: bool) -> ResultSet:
-        results_dir_checked(EXPERIMENT)  # a results folder that cannot be written fails now, not after measuring
+    def ready(self, progress: bool = True) -> None:
         if not self.expected:
             self.prepare(progress)
-        client = AlluxioClient(self.profile)
+
+    def begin(self) -> dict:
+        """The run's config (with Alluxio's version, read from its shell); S3's and the tier's probes."""
+        self.client = AlluxioClient(self.profile)
         config = provenance.run_config(self.profile, self.parameters(), network=self.s3_network(),
                                        part_of=self.part_of)
-        config["versions"]["alluxio"] = client.version()
-        readers = list(self.readers)
-        with recording(EXPERIMENT, config) as results, \
-                progress_bar(total=self.rounds * len(readers) * len(TRIES), desc=EXPERIMENT, unit="copy",
-                             disable=not progress) as bar:
-            self.results = results
-            for round_ in range(self.rounds):
-                shift = round_ % len(readers)
-                for reader in readers[shift:] + readers[:shift]:
-                    where = READERS[reader]
-                    emptied = "; ".join(([self.tier.empty()] if where == "alluxio" else []) + [drop_page_cache()])
-                    start_up = self.start_up(reader)
-                    for try_ in TRIES:
-                        bar.set_postfix_str(f"{reader} {try_}")
-                        before = client.worker_counters() if where == "alluxio" else None
-                        started = now()
-                        params = {"try": try_, "emptied": emptied if try_ == "cold" else "nothing (after cold)",
-                                  "start_up_s": round(start_up, 3)}
-                        try:
-                            seconds, size = self.copy_once(reader)
-                        except PerfkitError as err:
-                            results.add(subject=reader, storage=where, case=self.case, phase="measured",
-                                        iteration=round_, started_at=started, wall_s=None, ok=False,
-                                        error=str(err), params=params)
-                        else:
-                            after = client.worker_counters() if where == "alluxio" else None
-                            if before is not None and after is not None:
-                                params.update(cache_bytes=after[0] - before[0], s3_bytes=after[1] - before[1])
-                            results.add(subject=reader, storage=where, case=self.case, phase="measured",
-                                        iteration=round_, started_at=started, wall_s=seconds, bytes=size,
-                                        params=params)
-                        bar.update()
-                results.save()
-        return results
+        config["versions"]["alluxio"] = self.client.version()
+        s3_probe = storage_probes(self.profile, ["s3"])["s3"]
+        self.probes = {"s3": s3_probe, "alluxio": self.tier.probe(s3_probe)}
+        self.emptied: dict[str, str] = {}
+        self.start_ups: dict[str, float] = {}
+        return config
+
+    def steps(self) -> list[tuple[int, str, str]]:
+        """Per round, each reader (their order rotating each round) copies cold, warm, hot: (round, reader, try)."""
+        return [(round_, reader, try_) for round_ in range(self.rounds)
+                for reader in rotated(list(self.readers), round_) for try_ in TRIES]
+
+    def label(self, step: tuple[int, str, str]) -> str:
+        return f"{step[1]} {step[2]}"
+
+    def record_of(self, step: tuple[int, str, str]) -> dict:
+        round_, reader, try_ = step
+        return dict(subject=reader, storage=READERS[reader], case=self.case, phase="measured", iteration=round_,
+                    params={"try": try_})
+
+    def attempt(self, step: tuple[int, str, str]) -> None:
+        """One copy, watched by the storage's health and, through Alluxio, by its worker's byte counters; a cold
+        copy frees the tier and drops the page cache first, and times the tool's start-up apart."""
+        round_, reader, try_ = step
+        where = READERS[reader]
+        if try_ == "cold":
+            self.emptied[reader] = "; ".join(([self.tier.empty()] if where == "alluxio" else [])
+                                             + [drop_page_cache()])
+            self.start_ups[reader] = self.start_up(reader)
+        params = {"try": try_, "emptied": self.emptied[reader] if try_ == "cold" else "nothing (after cold)",
+                  "start_up_s": round(self.start_ups[reader], 3)}
+        record = {**self.record_of(step), "params": params}
+        observers = [StorageHealth({where: self.probes[where]}, interval_s=1.0)]
+        if where == "alluxio":
+            observers.insert(0, WorkerBytes(self.client))
+        with Watched(observers) as watched:
+            started = now()
+            if watched.refused:
+                self.results.add(**record, started_at=started, wall_s=None, ok=False, error=watched.refused)
+                return
+            try:
+                seconds, size = self.copy_once(reader)
+                error = None
+            except PerfkitError as err:
+                error = str(err)
+            watched.stop()
+            run = watched.end(Run(record, error))
+        if run.error:
+            self.results.add(**record, started_at=started, wall_s=None, ok=False, error=run.error)
+        else:
+            self.results.add(**record, started_at=started, wall_s=seconds, bytes=size)
 
     @property
     def case(self) -> str:
@@ -249,3 +265,20 @@ class TierCopy(Experiment):
         self.prepare(progress)
         self.run(progress)
         return self.report()
+
+
+class WorkerBytes(Observer):
+    """Alluxio's worker counters around one copy: the bytes it served from its cache and fetched from S3."""
+
+    def __init__(self, client: AlluxioClient):
+        self.client = client
+        self.before = None
+
+    def start(self) -> None:
+        self.before = self.client.worker_counters()
+
+    def end(self, run: Run) -> None:
+        if run.error is None and self.before is not None:
+            after = self.client.worker_counters()
+            if after is not None:
+                run.record["params"].update(cache_bytes=after[0] - self.before[0], s3_bytes=after[1] - self.before[1])

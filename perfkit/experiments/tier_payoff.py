@@ -12,18 +12,19 @@ interval over the runs at each distance. The network is set back to where it was
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from perfkit import validate
 from perfkit.datasets.taxi import SCHEMA
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
-from perfkit.experiments.engine_storage_matrix import _rotated
+from perfkit.experiments.attempt import TierCounters
+from perfkit.experiments.base import Sweep
+from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.experiments.payoff_report import EXPERIMENT, PayoffReport
 from perfkit.network import NetworkProfile, check
-from perfkit.progress import progress_bar
-from perfkit.protocol import Step
-from perfkit.results import ResultSet
+from perfkit.protocol import QueryStep, Step, rotated
 from perfkit.suites import Query
 from perfkit.tiers import is_tier, tier
 
@@ -48,43 +49,39 @@ class PayoffPoint(CacheTierComparison):
     def config(self) -> dict:
         return {**super().config(), "payoff": self.sweep}
 
-    def run(self, progress: bool = True) -> ResultSet:
-        total = len(self.engines) * len(self.suite_queries) * len(self.storages) * (self.runs + self.fill)
-        with self._recording(progress) as (results, tableset), \
-                progress_bar(total=total, desc=f"{self.experiment} {self.profile_network()}", unit="query",
-                             disable=not progress) as bar:
-            for engine_name in self.engines:
-                with self.engine_with_tables(results, engine_name, tableset) as (engine, tables):
-                    if engine is None:
-                        bar.update(total // len(self.engines))
-                        continue
-                    tables = {where: tier(where, self.profile).current_tables(tables[where]) if is_tier(where)
-                              else tables[where] for where in self.storages}
-                    for round_ in range(-1 if self.fill else 0, self.runs):  # -1: the read that fills the tiers
-                        for where in _rotated(self.storages, max(round_, 0)):
-                            for query in self.suite_queries:
-                                bar.set_postfix_str(f"{engine_name} {query.id} {where}")
-                                self._hot_read(results, engine, query, round_, where, tables[where])
-                                bar.update()
-                    results.save()
-        return results
+    def steps(self) -> list[QueryStep]:
+        """Per engine: the fill (the first distance only: one untimed read per storage and query), then `runs` hot
+        rounds, the storages' order rotating each round."""
+        rounds = [("warmup", 0, "fill")] * self.fill + [("measured", i, "hot") for i in range(self.runs)]
+        return [QueryStep(engine, query, Step(phase, iteration, where), try_)
+                for engine in self.engines for phase, iteration, try_ in rounds
+                for where in rotated(self.storages, iteration) for query in self.suite_queries]
 
-    def _hot_read(self, results, engine, query, round_: int, where: str, tables) -> None:
-        """One read; through a tier, with the tier's counters around it, so a "hot" read that fetched from S3 shows."""
-        first = len(results.records)
-        phase = "warmup" if round_ < 0 else "measured"
-        if self.unavailable_reason(engine.name, where, query):
-            return self.measure(results, engine, query, Step(phase, max(round_, 0), where), tables)  # says why, once
-        before = self.counters(engine, where)
-        self.measure(results, engine, query, Step(phase, max(round_, 0), where), tables)
-        if round_ < 0 and is_tier(where):
-            tier(where, self.profile).settle()  # its background fill done before the timed reads
-        after = self.counters(engine, where)
-        for record in results.records[first:]:
-            record.params["try"] = "fill" if round_ < 0 else "hot"
-            if before is not None and after is not None:
-                used = after - before
-                record.params.update({"cache_bytes": used.cache_bytes, "s3_bytes": used.s3_bytes})
+    def label(self, step: QueryStep) -> str:
+        return f"{step.engine} {step.query.id} {step.storage}"
+
+    def progress_label(self) -> str:
+        return f"{self.experiment} {self.profile_network()}"
+
+    def begin(self) -> dict:
+        self.tier_tables: dict[tuple[str, str], dict] = {}  # (engine, tier) -> its tables, once per engine
+        return QueryComparison.begin(self)  # no tier notes: the comparison's run gave them
+
+    def attempt(self, step: QueryStep) -> None:
+        """One read; through a tier, with the tier's counters around it, so a "hot" read that fetched from S3 shows
+        (the fill's read waits for the tier's background fill, before the timed reads)."""
+        engine, tables = self.open_engines.get(step.engine)
+        if engine is None:
+            return
+        where, key = step.storage, (step.engine, step.storage)
+        if key not in self.tier_tables:
+            self.tier_tables[key] = (tier(where, self.profile).current_tables(tables[where]) if is_tier(where)
+                                     else tables[where])
+        if self.unavailable_reason(engine.name, where, step.query):  # says why, once
+            return self.measure(self.results, engine, step.query, step.step, tables[where])
+        watch = (TierCounters(tier(where, self.profile), engine, settle=step.try_ == "fill", details=False),) \
+            if is_tier(where) else ()
+        self.measure(self.results, engine, step.query, step.step, self.tier_tables[key], {"try": step.try_}, watch)
 
     def profile_network(self) -> str:
         found = self.profile.provider.network()
@@ -92,10 +89,11 @@ class PayoffPoint(CacheTierComparison):
 
 
 @dataclass
-class TierPayoff:
+class TierPayoff(Sweep):
     """The hot tiers of `comparison` against S3 read directly, at each round trip of `rtt_ms` (S3 from EC2's
     bandwidth per connection at each), on the comparison's first query (or `queries`) and a scan of every column
     (taxi data): the narrowest read and the widest."""
+    experiment = EXPERIMENT
 
     comparison: CacheTierComparison
     rtt_ms: list[int] = field(default_factory=lambda: [0, 60])
@@ -129,25 +127,38 @@ class TierPayoff:
         if self.scan and self.comparison.source == "taxi":
             self.queries.append(scan_query())
 
-    def run(self, progress: bool = True) -> None:
-        """Each distance in turn (on a cluster, S3 where it is: one), then the network the comparison ran behind."""
-        profile = self.comparison.profile
-        was = profile.provider.network()
+    def ready(self, progress: bool = True) -> None:
         if self.settings and self.comparison.tableset is None:
             self.comparison.prepare(progress)  # the comparison's data, placed once for every distance
+
+    @contextlib.contextmanager
+    def session(self, results: None):
+        """Each distance in turn; then the network the comparison ran behind."""
+        provider = self.comparison.profile.provider
+        was = provider.network()
         try:
-            for network in self.settings:
-                if network is not None:  # the lab's S3 clients keep their endpoint: the profile stays true
-                    profile.provider.use_network(network)
-                point = PayoffPoint(profile, **self._point_args())
-                point.suite_queries = self.queries
-                point.tableset, point.placed = self.comparison.tableset, self.comparison.placed
-                point.fill, point.sweep = not self.points, self.sweep_record()
-                point.run(progress)
-                self.points.append(point)
+            yield
         finally:
             if was is not None and self.settings:
-                profile.provider.use_network(was)
+                provider.use_network(was)
+
+    def steps(self) -> list:
+        """Each distance (on a cluster, S3 where it is: one)."""
+        return list(self.settings)
+
+    def label(self, network) -> str:
+        return network.name if network is not None else "S3 where it is"
+
+    def attempt(self, network) -> None:
+        profile = self.comparison.profile
+        if network is not None:  # the lab's S3 clients keep their endpoint: the profile stays true
+            profile.provider.use_network(network)
+        point = PayoffPoint(profile, **self._point_args())
+        point.suite_queries = self.queries
+        point.tableset, point.placed = self.comparison.tableset, self.comparison.placed
+        point.fill, point.sweep = not self.points, self.sweep_record()
+        point.run(self.progress)
+        self.points.append(point)
 
     def _point_args(self) -> dict:
         c = self.comparison

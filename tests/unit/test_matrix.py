@@ -6,7 +6,8 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix, _rotated, matrices
+from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix, matrices
+from perfkit.protocol import rotated
 from perfkit.results import ResultSet
 from perfkit.suites import load_suite
 
@@ -92,7 +93,7 @@ def test_scale_and_queries_are_given_per_suite_or_for_all():
 
 
 def test_every_round_starts_with_another_cell():
-    assert [_rotated(["a", "b", "c"], i) for i in range(4)] == [
+    assert [rotated(["a", "b", "c"], i) for i in range(4)] == [
         ["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
 
 

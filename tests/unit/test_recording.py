@@ -100,7 +100,9 @@ def test_the_reads_comparison_stopped_midway_keeps_its_first_test_marked_interru
     with pytest.raises(KeyboardInterrupt):
         comparison.run(progress=False)
     rows = _rows(comparison.results.path)
-    assert [(r["subject"], r["iteration"], r["wall_s"]) for r in rows] == [("posix", 0, 2.0), ("posix", 1, 2.0)]
+    assert [(r["subject"], r["iteration"], r["wall_s"]) for r in rows] == [("posix", 0, 2.0), ("posix", 1, 2.0),
+                                                                          ("webhdfs", 0, None)]  # the test in flight
+    assert rows[2]["error"].startswith("interrupted (Ctrl-C) after") and rows[2]["storage"] == "hdfs"
     assert all(r["config"]["interrupted"] is True for r in rows)
 
 
@@ -111,15 +113,17 @@ def test_the_st1_study_keeps_what_testdfsio_recorded_before_a_failure(monkeypatc
     study = St1Study(load_profile("lab"), files=2, file_mb=8)
     monkeypatch.setattr(type(study.profile.provider), "hdfs_blocks", lambda self: None)
 
-    def write_then_stop(results):
+    def write_then_stop(results):  # the write recorded, then a stop during the read
+        if results.records:
+            raise KeyboardInterrupt
         _add(results, 1)
-        raise KeyboardInterrupt
 
-    monkeypatch.setattr(study, "_testdfsio", write_then_stop)
+    monkeypatch.setattr(study, "attempt", lambda operation: write_then_stop(study.results))
     with pytest.raises(KeyboardInterrupt):
         study.run(progress=False)
     rows = _rows(study.results.path)
-    assert [r["case"] for r in rows] == ["q1"] and rows[0]["config"]["interrupted"] is True
+    assert [(r["case"], r["ok"]) for r in rows] == [("q1", True), ("read", False)]  # the read in flight: interrupted
+    assert rows[1]["error"].startswith("interrupted (Ctrl-C) after") and rows[0]["config"]["interrupted"] is True
 
 
 def test_the_st1_study_that_measured_nothing_leaves_no_file():
