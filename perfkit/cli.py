@@ -208,9 +208,12 @@ def report_cmd(notebook, parameters, kernel, show_code, stored):
 
     parameters = parse_parameters(list(parameters))
     if stored:
-        from perfkit.report.stored import RESULTS_PARAMETER, stored_run_notebook
+        from perfkit.report.stored import RESULTS_PARAMETER, stored_results, stored_run_notebook
 
-        notebook, parameters[RESULTS_PARAMETER] = stored_run_notebook(stored, notebook), str(stored)
+        notebook = stored_run_notebook(stored, notebook)
+        parameters[RESULTS_PARAMETER], said = stored_results(stored)
+        if said:
+            click.echo(f"report: {said}")
     elif notebook is None:
         raise click.UsageError("give NOTEBOOK, or --from RUN.jsonl (a stored run's report again)")
     profile_kernel = _profile_kernel(parameters.get("profile")) if kernel is None else None

@@ -65,6 +65,41 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
+# A run of several recordings (the matrix's suites, the S3-distance settings) records in each the same group: its id
+# and its parts in order, so that one file finds the others and a report rebuilds them all
+RUN_GROUP = "run_group"
+
+
+def run_group(parts: list[str]) -> list[dict]:
+    """A new group of recordings, what each records: {"id": ..., "parts": [...], "part": its own} (the parts: suites,
+    settings)."""
+    group = {"id": new_run_id(), "parts": list(parts)}
+    return [{**group, "part": part} for part in parts]
+
+
+def grouped_files(path: Path | str) -> list[Path]:
+    """The result files of the run group `path` belongs to, in the group's order (those beside it in its folder), or
+    [path] when it belongs to none."""
+    path = Path(path)
+    group = (read_result_file(path)[0].get("config") or {}).get(RUN_GROUP)
+    if not group:
+        return [path]
+    found = []
+    for other in sorted(path.parent.glob("*.jsonl")):
+        try:
+            first = read_result_file(other)[0]
+        except Exception:  # noqa: BLE001 - a file that is not a run's (or an empty one) is not of the group
+            continue
+        if ((first.get("config") or {}).get(RUN_GROUP) or {}).get("id") == group["id"]:
+            found.append((other, first))
+    return [other for other, _ in sorted(found, key=lambda pair: _part_index(pair[1], group))]
+
+
+def _part_index(first: dict, group: dict) -> int:
+    part = first["config"][RUN_GROUP].get("part")
+    return group["parts"].index(part) if part in group["parts"] else len(group["parts"])
+
+
 class ResultSet:
     """The records of one run. `save()` replaces the run's file atomically: never half-written."""
 

@@ -16,6 +16,7 @@ from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.experiments.matrix_report import MatrixReport, cell_name
 from perfkit.protocol import QueryStep, Step, rotated
+from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "engine_storage_matrix"
 
@@ -25,6 +26,7 @@ class EngineStorageMatrix(QueryComparison):
     experiment = EXPERIMENT
     Report = MatrixReport
     BREAK_EVEN = False  # the matrix ranks engines and storages: no copy measured
+    group = None  # the suites run together (matrices()): recorded with each, not a parameter
 
     suite: str = "tpch"
     baseline_cell: str = ""  # "engine/storage" speed-ups are against; default: the first engine on the baseline storage
@@ -35,6 +37,10 @@ class EngineStorageMatrix(QueryComparison):
         if self.baseline_cell not in self.cells():
             raise PerfkitError(f"baseline_cell {self.baseline_cell!r} is not one of the cells "
                                f"{', '.join(self.cells())}: give ENGINE/STORAGE of the run")
+
+    def config(self) -> dict:
+        """A suite's run says which run of suites it is part of: a stored report rebuilds them all (RUN_GROUP)."""
+        return {**super().config(), **({RUN_GROUP: self.group} if self.group else {})}
 
     def cells(self) -> list[str]:
         return [cell_name(e, s) for e in self.engines for s in self.storages]
@@ -66,5 +72,8 @@ def matrices(profile, suites, scale=None, queries=None, **options) -> list[Engin
         raise PerfkitError("suite: give a built-in suite (tpch, hibench, taxi), a folder of .sql files, or a list")
     scales = scale if isinstance(scale, dict) else {name: scale for name in suites}
     chosen = queries if isinstance(queries, dict) else {name: queries for name in suites}
-    return [EngineStorageMatrix(profile, suite=name, scale=scales.get(name), queries=chosen.get(name), **options)
+    made = [EngineStorageMatrix(profile, suite=name, scale=scales.get(name), queries=chosen.get(name), **options)
             for name in suites]
+    for matrix, group in zip(made, run_group([matrix.suite for matrix in made])):
+        matrix.group = group
+    return made

@@ -8,6 +8,7 @@ import pandas as pd
 
 from perfkit.findings import Findings, p_value, paired_over_cases, plural
 from perfkit.experiments.query_report import QueryReport, result_mismatches
+from perfkit.results import grouped_files
 
 
 def cell_name(engine: str, storage: str) -> str:
@@ -187,5 +188,6 @@ def matrix_findings(matrices: list[MatrixReport]) -> Findings:
 
 
 def stored_reports(results: str | list[str]) -> list[MatrixReport]:
-    """The reports of stored matrix runs: one results file (.jsonl) per suite, or one file."""
-    return [MatrixReport.load(path) for path in ([results] if isinstance(results, str) else results)]
+    """The reports of stored matrix runs: one results file (.jsonl) per suite, or one file (with the other suites of
+    its run, found beside it: perfkit.results.grouped_files)."""
+    return [MatrixReport.load(path) for path in (grouped_files(results) if isinstance(results, str) else results)]

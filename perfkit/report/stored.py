@@ -7,7 +7,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.paths import project_root
 from perfkit.report.parameters import notebook_parameters
-from perfkit.results import read_result_file
+from perfkit.results import RUN_GROUP, grouped_files, read_result_file
 
 RESULTS_PARAMETER = "results"
 
@@ -29,3 +29,20 @@ def stored_run_notebook(results_file: Path | str, notebook: Path | str | None = 
     raise PerfkitError(f"{results_file} is a run of {experiment}, and {path} cannot render a stored run (it has no "
                        f"`{RESULTS_PARAMETER}` parameter). Fix: give a run of {', '.join(able) or 'none yet'}, or "
                        "render its notebook again to measure anew")
+
+
+def stored_results(results_file: Path | str) -> tuple[str | list[str], str | None]:
+    """What the notebook's `results` gets for `results_file`: the file, or every file of its run group (a matrix's
+    suites, the S3-distance settings) in the group's order; and a line that says so, or None. A part of the group
+    that is not beside the file is named: its report lacks it."""
+    files = grouped_files(results_file)
+    if len(files) == 1 and not (read_result_file(results_file)[0].get("config") or {}).get(RUN_GROUP):
+        return str(results_file), None
+    group = read_result_file(results_file)[0]["config"][RUN_GROUP]
+    found = [read_result_file(f)[0]["config"][RUN_GROUP].get("part") for f in files]
+    line = (f"{Path(results_file).name} is one of {len(group['parts'])} parts of run {group['id']} "
+            f"({', '.join(group['parts'])}): rendering " + ", ".join(f"{part} ({f.name})" for part, f in
+                                                                     zip(found, files)))
+    if missing := [part for part in group["parts"] if part not in found]:
+        line += f"; not beside it, so not in the report: {', '.join(missing)}"
+    return [str(f) for f in files], line

@@ -142,3 +142,54 @@ def test_each_engine_s_storages_are_compared_with_the_queries_as_replicates(tmp_
             "signed-rank p = 1.000 over the queries: no difference beyond noise.") in found.sentences
     assert ("taxi: trino on S3: 6 queries (q1, q2, q3, q4, q5, ...): too few runs to judge (need 3 per storage)"
             in found.undecided)
+
+
+def test_each_suite_of_one_matrix_run_records_the_group_and_its_own_part():
+    made = matrices(load_profile("lab"), ["taxi", "tpch"], engines=["trino", "hive"])
+    assert [m.group["part"] for m in made] == ["taxi", "tpch"]
+    assert made[0].group["id"] == made[1].group["id"] and made[0].group["parts"] == ["taxi", "tpch"]
+    assert "group" not in made[0].parameters()  # an id of this run, not a parameter: runs compare alike
+    assert matrices(load_profile("lab"), "taxi")[0].group["id"] != made[0].group["id"]
+
+
+def _suite_file(folder, name: str, group: dict | None, seconds: float):
+    """One suite's stored run: trino on both storages, q1 (hand-made records, their config as a run's)."""
+    m = EngineStorageMatrix(load_profile("lab"), engines=["trino"], suite="taxi", queries=["q1"], runs=2, warmup=0)
+    config = {"parameters": {**m.parameters(), "suite": name}, "profile": {"name": "lab"}, "versions": {},
+              **({"run_group": group} if group else {})}
+    results = ResultSet("engine_storage_matrix", config, folder=folder)
+    for where, factor in (("hdfs", 1.0), ("s3", 3.0)):
+        for i in range(2):
+            results.add(subject="trino", storage=where, case="q1", phase="measured", iteration=i,
+                        started_at="2026-12-07T12:00:00+00:00", wall_s=seconds * factor, rows=1, result_hash="a")
+    results.save()
+    return results
+
+
+def test_report_from_one_suite_s_file_renders_every_suite_of_its_run_and_says_so(tmp_path, report_from):
+    from perfkit.experiments.matrix_report import matrix_findings, stored_reports
+    from perfkit.report.stored import stored_results
+    from perfkit.results import run_group
+
+    folder = tmp_path / "stored"
+    folder.mkdir()
+    taxi_group, tpch_group = run_group(["taxi", "tpch"])
+    tpch = _suite_file(folder, "tpch", tpch_group, 2.0)
+    taxi = _suite_file(folder, "taxi", taxi_group, 1.0)
+    _suite_file(folder, "hibench", run_group(["hibench"])[0], 5.0)  # another run's: not of this one
+    alone = _suite_file(folder, "taxi", None, 1.0)  # a run of one suite, recorded before groups
+
+    value, said = stored_results(tpch.path)
+    assert value == [str(taxi.path), str(tpch.path)]  # the group's order, whichever file was given
+    assert said == (f"{tpch.path.name} is one of 2 parts of run {taxi_group['id']} (taxi, tpch): rendering "
+                    f"taxi ({taxi.path.name}), tpch ({tpch.path.name})")
+    assert stored_results(alone.path) == (str(alone.path), None)
+
+    text = report_from(tpch.path, "engine_storage_matrix")
+    for sentence in matrix_findings(stored_reports(value)).sentences:  # both suites' findings, as first rendered
+        assert sentence.split(" (")[0] in text, sentence
+    assert "taxi: fastest is trino/hdfs" in text and "tpch: fastest is trino/hdfs" in text
+
+    taxi.path.unlink()
+    assert stored_results(tpch.path) == ([str(tpch.path)], said.split(": rendering")[0] + ": rendering tpch ("
+                                         f"{tpch.path.name}); not beside it, so not in the report: taxi")

@@ -7,7 +7,8 @@ import pytest
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.copy_cost import CopyCost
-from perfkit.experiments.s3_distance import S3Distance, bound_by, fit_slopes
+from perfkit.experiments.distance_report import DistanceReport, bound_by, fit_slopes
+from perfkit.experiments.s3_distance import S3Distance
 
 
 def _samples(rtt_slope: float, bandwidth_cost: float, noise=(0.0, 0.01, -0.01)) -> pd.DataFrame:
@@ -78,7 +79,8 @@ def test_the_copy_cost_names_the_fastest_verified_method():
 
 
 def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per_setting(monkeypatch):
-    sweep = S3Distance("lab", rtt_ms=[0, 10, 20, 40], per_connection_mb_s=[200, 40], runs=3)
+    sweep = DistanceReport([], S3Distance("lab", rtt_ms=[0, 10, 20, 40], per_connection_mb_s=[200, 40],
+                                          runs=3).sweep_record())
     monkeypatch.setattr(sweep, "samples", lambda: _samples(rtt_slope=0.02, bandwidth_cost=0.1))
     break_even = pd.DataFrame([
         {"network": "rtt 0 ms", "engine": "trino", "query": "q1", "runs": pd.NA},
@@ -107,3 +109,58 @@ def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per
         "taxi, 1,000,000 rows in 8 ORC files; 3 measured runs each after 1 warm-up; S3 behind emulated round trips of "
         "0, 10, 20, 40 ms (no bandwidth limit) and 200, 40 MB/s per connection (0 ms added), each calibrated before "
         "its runs; HDFS local; the embedded lab on this machine (Toxiproxy between S3's clients and server)")
+
+
+def _setting_file(folder, sweep: dict, group: dict, network, small_get_ms: float, s3_extra_s: float):
+    """One setting's stored run, as a DistancePoint saves it: trino's q1 on both storages behind `network`."""
+    from perfkit.calibration import Calibration
+    from perfkit.config import load_profile
+    from perfkit.experiments.s3_distance import DistancePoint
+    from perfkit.results import ResultSet
+
+    point = DistancePoint(load_profile("lab"), engines=["trino"], queries=["q1"], runs=3, warmup=0,
+                          storages=["hdfs", "s3"], baseline="hdfs", copy_methods=["stream"])
+    calibration = Calibration(network=network.as_dict(), endpoint="http://127.0.0.1:7270", small_get_ms=small_get_ms,
+                              small_get_direct_ms=1.0, one_connection_mb_s=90.0, parallel_mb_s=300.0, connections=8)
+    config = {"versions": {"trino": "Trino 476"}, "host": {"hostname": "h"}, "profile": {"name": "lab"},
+              "parameters": point.parameters(), "network": calibration.as_dict(), "dataset": {},
+              "query_titles": {"q1": "Trips per cab type"}, "write_queries": [], "s3_counted_run_by_run": True,
+              "s3_distance": sweep, "run_group": group}
+    results = ResultSet("s3_distance", config, folder=folder)
+    for i, noise in enumerate((0.0, 0.01, -0.01)):
+        for where, wall in (("hdfs", 1.0 + noise), ("s3", 1.0 + s3_extra_s + noise)):
+            results.add(subject="trino", storage=where, case="q1", phase="measured", iteration=i,
+                        started_at=f"2026-12-07T10:00:0{i}+00:00", wall_s=wall, rows=2, result_hash="h")
+    results.save()
+    return results
+
+
+def test_a_stored_sweep_is_rebuilt_from_any_one_of_its_settings_files_with_the_same_findings(tmp_path, report_from):
+    from perfkit.network import NetworkProfile
+    from perfkit.results import run_group
+
+    sweep = S3Distance("lab", rtt_ms=[0, 20, 40], per_connection_mb_s=[40], runs=3, warmup=0)
+    record = sweep.sweep_record()
+    settings = [NetworkProfile(f"rtt {rtt} ms", rtt_ms=rtt) for rtt in (0, 20, 40)] + [
+        NetworkProfile("bandwidth 40 MB/s", per_connection_mb_s=40)]
+    folder = tmp_path / "stored"
+    folder.mkdir()
+    groups = run_group([s.name for s in settings])
+    # S3 0.02 s slower per ms of round trip; at 40 MB/s, 0.5 s slower than at no limit
+    extra = {"rtt 0 ms": 0.0, "rtt 20 ms": 0.4, "rtt 40 ms": 0.8, "bandwidth 40 MB/s": 0.5}
+    files = [_setting_file(folder, record, group, network, 1.0 + network.rtt_ms, extra[network.name])
+             for network, group in zip(settings, groups)]
+    report = DistanceReport.load(files[2].path)  # any one setting's file finds the others, in the sweep's order
+    assert [p.results.run_id for p in report.points] == [f.run_id for f in files]
+    slope = report.slopes().set_index("storage").loc["s3"]
+    assert slope["s_per_ms_rtt"] == pytest.approx(0.02) and slope["bound_by"] == "latency"
+    assert slope["bandwidth_cost_s"] == pytest.approx(0.5)
+    found = report.findings()
+    assert found.sentences[0] == ("trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; "
+                                  "bound by latency on 1 of 1 query.")
+    assert "0, 20, 40 ms" in found.conditions and "40 MB/s per connection" in found.conditions
+    assert list(report.calibrations()["small_get_ms"]) == [1.0, 21.0, 41.0, 1.0]
+
+    text = report_from(files[0].path, "s3_distance")
+    for sentence in found.sentences:
+        assert sentence.split(" (")[0] in text, sentence
