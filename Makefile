@@ -11,20 +11,21 @@ ONPREM := notebooks/engine_storage_matrix.ipynb
 LAST := notebooks/s3_distance.ipynb notebooks/compare_runs.ipynb
 OTHERS := $(filter-out $(EC2_S3) $(ONPREM) $(LAST),$(sort $(wildcard notebooks/*.ipynb)))
 
-## make report's sizes, stated here once: each report still answers its question with its intervals (4 runs a query
+## make report's overrides of the notebooks' values (each notebook's value is its experiment's field default or its
+## REPORT_DEFAULTS, declared once there; these are the only other place a size is written): each report still answers its question with its intervals (4 runs a query
 ## and storage, 3 rounds a payoff point, 3 round trips a fit) on fewer queries, files, jobs and settings than the
 ## notebooks' defaults, which `perfkit report NOTEBOOK` and JupyterLab run. Why: on a fresh 2-core machine the eight
 ## reports took 1271 s at the defaults, 938 s at these sizes (each right after the lab's first start). HDFS vs S3 runs
 ## q1 alone: 30 runs, not q1 and q4's 60 (256 s of a warm make report's 1122 s; q1 alone 112-127 s on a later day)
-SIZE_hdfs_vs_s3_queries := -p 'queries=[q1]'
-SIZE_engine_storage_matrix := -p 'queries={tpch: [q1, q3, q5, q6, q10, q12, q14, q19]}'
-SIZE_cache_tier := -p 'queries=[q1]' -p copy_object_mb=8
+REPORT_OVERRIDES_hdfs_vs_s3_queries := -p 'queries=[q1]'
+REPORT_OVERRIDES_engine_storage_matrix := -p 'queries={tpch: [q1, q3, q5, q6, q10, q12, q14, q19]}'
+REPORT_OVERRIDES_cache_tier := -p 'queries=[q1]' -p copy_object_mb=8
 ## the transfers' parallel methods at 4 at once only (the sequential methods are the one-at-a-time baseline): 146 -> 95 s;
 ## the S3-distance sweep on q1 and q4 (the narrowest and the widest aggregation): 126 -> 82 s (same day, lab warm)
-SIZE_s3_to_hdfs_transfer := -p files=4 -p mean_mb=32 -p 'concurrency=[4]'
-SIZE_nfs_vs_hdfs_reads := -p jobs=4
-SIZE_s3_distance := -p 'per_connection_mb_s=[40]' -p 'queries=[q1, q4]'
-size = $(SIZE_$(basename $(notdir $(1))))
+REPORT_OVERRIDES_s3_to_hdfs_transfer := -p files=4 -p mean_mb=32 -p 'concurrency=[4]'
+REPORT_OVERRIDES_nfs_vs_hdfs_reads := -p jobs=4
+REPORT_OVERRIDES_s3_distance := -p 'per_connection_mb_s=[40]' -p 'queries=[q1, q4]'
+overrides = $(REPORT_OVERRIDES_$(basename $(notdir $(1))))
 
 ## what the reports read at their defaults (and what those need): all of the lab but the Spark Thrift Server, which a
 ## notebook reads only when asked (engines=[spark-thrift]; `perfkit lab up spark-thrift` starts it)
@@ -97,9 +98,9 @@ report:
 	@mkdir -p reports; : > $(TIMES); began=$$(date +%s); status=0; $(PYTHON) -m perfkit.machine_load start $(CPU); \
 	$(call timed,install (apt + Python) beside the lab's tools,$(MAKE) --no-print-directory -j2 install lab-tools) || exit 1; \
 	$(call timed,lab up,$(BIN)/perfkit lab up --network ec2-s3 $(REPORT_SERVICES)) || exit 1; \
-	$(foreach nb,$(EC2_S3),$(call timed,$(nb),$(BIN)/perfkit report $(nb) -p network=ec2-s3 $(call size,$(nb))) || status=1;) \
-	$(foreach nb,$(ONPREM),$(call timed,$(nb),$(BIN)/perfkit report $(nb) -p network=onprem-10gbe $(call size,$(nb))) || status=1;) \
-	$(foreach nb,$(OTHERS) $(LAST),$(call timed,$(nb),$(BIN)/perfkit report $(nb) $(call size,$(nb))) || status=1;) \
+	$(foreach nb,$(EC2_S3),$(call timed,$(nb),$(BIN)/perfkit report $(nb) -p network=ec2-s3 $(call overrides,$(nb))) || status=1;) \
+	$(foreach nb,$(ONPREM),$(call timed,$(nb),$(BIN)/perfkit report $(nb) -p network=onprem-10gbe $(call overrides,$(nb))) || status=1;) \
+	$(foreach nb,$(OTHERS) $(LAST),$(call timed,$(nb),$(BIN)/perfkit report $(nb) $(call overrides,$(nb))) || status=1;) \
 	$(BIN)/perfkit lab network ec2-s3; \
 	echo; echo "make report: where the time went"; cat $(TIMES); \
 	printf '%-40s %5d s\n' "in all" $$(( $$(date +%s) - began )); $(BIN)/python -m perfkit.machine_load since $(CPU); echo; \

@@ -17,8 +17,9 @@ class Step:
 
 @dataclass(frozen=True)
 class Protocol:
-    warmup: int = 1
-    runs: int = 3
+    """The query experiments' (QueryParameters builds it from its fields, where the defaults are declared once)."""
+    warmup: int
+    runs: int
     cold_cache: bool = False  # measured runs start with an empty page cache (benchto's cache-drop phase)
 
     def __post_init__(self):

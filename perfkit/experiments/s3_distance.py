@@ -18,7 +18,7 @@ from perfkit.experiments.base import Sweep
 from perfkit.experiments.distance_report import SWEEP, DistanceReport
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.network import NetworkProfile, check
-from perfkit.parameters import check_fields, param
+from perfkit.parameters import check_fields, default_of, param
 from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "s3_distance"
@@ -48,12 +48,15 @@ class S3Distance(Sweep):
                               check=validate.wholes, minimum=0)
     per_connection_mb_s: list[float] = param(help="S3's bandwidth per connection (MB/s), at no added round trip",
                                              factory=lambda: [85, 40], check=validate.numbers, above=0, unit="MB/s")
-    rows: int = param(1_000_000, "taxi trips generated")
-    files: int = param(8, "files the rows are split into")
-    runs: int = param(3, "measured runs per query, storage and setting")
-    warmup: int = param(1, "warm-up runs per query and storage at each setting")
-    queries: list[str] | None = param(None, "the suite's queries to time (None: every one)")
-    query_timeout_s: float | None = param(None, "seconds before a run is cancelled (None: no limit)")
+    # each point's parameters: the HDFS vs S3 report's sizes, its comparison's defaults (declared there, once)
+    rows: int = param(QueryComparison.REPORT_DEFAULTS["rows"], "taxi trips generated")
+    files: int = param(QueryComparison.REPORT_DEFAULTS["files"], "files the rows are split into")
+    runs: int = param(default_of(QueryComparison, "runs"), "measured runs per query, storage and setting")
+    warmup: int = param(default_of(QueryComparison, "warmup"), "warm-up runs per query and storage at each setting")
+    queries: list[str] | None = param(default_of(QueryComparison, "queries"),
+                                      "the suite's queries to time (None: every one)")
+    query_timeout_s: float | None = param(default_of(QueryComparison, "query_timeout_s"),
+                                          "seconds before a run is cancelled (None: no limit)")
     copy_methods: list[str] = param(help="the break-even's copy, measured at every setting",
                                     factory=lambda: ["stream"])
     points: list[DistancePoint] = field(default_factory=list, init=False)

@@ -4,6 +4,7 @@ tables named before any work."""
 import hashlib
 import io
 
+import nbformat
 import pandas as pd
 import pyarrow.orc as orc
 import pytest
@@ -18,6 +19,8 @@ from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.experiments.matrix_report import matrix_findings
+from perfkit.findings import FINDINGS_MIME
 from perfkit.report import render
 from perfkit.results import read_result_file, records_frame
 from perfkit.suites import load_suite
@@ -133,7 +136,8 @@ def matrix_report(profile, tpch, tmp_path_factory):
     """The matrix notebook rendered from stored runs of both suites (its `results`, issue 45), measuring nothing:
     TPC-H's are the fixture's above (22 queries through Spark and Trino, checked against the independent reference),
     HiBench's generated and written here through Spark, Trino and Hive. The notebook's measuring path runs in the
-    cluster shape's tests (test_zzz_cluster_shape_lab). The report, the records of both suites, and their files."""
+    cluster shape's tests (test_zzz_cluster_shape_lab). The report, the records of both suites, and the Findings the
+    measuring runs' own reports give."""
     out = tmp_path_factory.mktemp("matrix-report")
     if "reference" not in tpch.results.config:  # this module's reference test may not have run before (-k)
         tpch.reference_check(progress=False)
@@ -150,11 +154,11 @@ def matrix_report(profile, tpch, tmp_path_factory):
     for path in files:
         rows = read_result_file(path)
         runs[rows[0]["config"]["dataset"]["generator"]] = records_frame(rows)
-    return report, runs
+    return report, runs, matrix_findings([tpch.report(), hibench.report()]).sentences  # as the measuring runs'
 
 
 def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, reads_well):
-    report, runs = matrix_report
+    report, runs, live_findings = matrix_report
     assert report.ok, report.error
     page = report.html.read_text()
     reads_well(page)
@@ -163,6 +167,10 @@ def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, read
         assert heading in page, heading
     assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite
     assert sorted(runs) == ["hibench", "tpch"]
+    shown = [s for cell in nbformat.read(report.notebook, as_version=4).cells if cell.cell_type == "code"
+             for output in cell.get("outputs", []) for s in output.get("data", {}).get(FINDINGS_MIME, {}).get(
+                 "sentences", [])]
+    assert shown == live_findings and shown  # the stored runs' Findings are the live runs' (issue 69)
 
 
 def test_hibench_writes_a_full_copy_and_the_aggregation_pandas_computes(profile, matrix_report):
