@@ -39,8 +39,9 @@ def scan_query() -> Query:
     return Query(SCAN, "max of every column (reads every column)", f"SELECT count(*) AS trips, {maxima} FROM {{table}}")
 
 
-class PayoffPoint(CacheTierComparison):
-    """One distance's hot reads, saved with the other distances of the sweep."""
+class PayoffPoint(QueryComparison):
+    """One distance's hot reads, saved with the other distances of the sweep: the comparison's engines, storages and
+    data (its tiers checked by the comparison), read hot."""
 
     experiment = EXPERIMENT
     fill = True  # the first distance's untimed read per query and storage; the tiers stay full for the others
@@ -65,7 +66,7 @@ class PayoffPoint(CacheTierComparison):
 
     def begin(self) -> dict:
         self.tier_tables: dict[tuple[str, str], dict] = {}  # (engine, tier) -> its tables, once per engine
-        return QueryComparison.begin(self)  # no tier notes: the comparison's run gave them
+        return super().begin()  # no tier notes: the comparison's run gave them
 
     def attempt(self, step: QueryStep) -> None:
         """One read; through a tier, with the tier's counters around it, so a "hot" read that fetched from S3 shows
@@ -162,9 +163,9 @@ class TierPayoff(Sweep):
 
     def _point_args(self) -> dict:
         c = self.comparison
-        return dict(engines=c.engines, storages=c.storages, suite=c.suite, scale=c.scale, tables=c.tables,
-                    rows=c.rows, files=c.files, queries=c.queries, runs=self.runs, query_timeout_s=c.query_timeout_s,
-                    prices=c.prices)
+        return dict(engines=c.engines, storages=c.storages, baseline=c.baseline, suite=c.suite, scale=c.scale,
+                    tables=c.tables, rows=c.rows, files=c.files, queries=c.queries, runs=self.runs, warmup=0,
+                    query_timeout_s=c.query_timeout_s, prices=c.prices)
 
     def sweep_record(self) -> dict:
         """What each distance's run records of the sweep it belongs to: its report is read back from these
