@@ -349,8 +349,8 @@ def transfer_cmd(profile, bucket, network, **asked):
 
     comparison = TransferComparison(load_profile(profile, bucket=bucket, network=network),
                                     **from_cli(TransferComparison, asked))
-    results = _measure(comparison, comparison.recap)
-    _echo_recap(comparison, comparison.recap())
+    results = _measure(comparison, lambda: comparison.report().recap())
+    _echo_recap(comparison, comparison.report().recap())
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
 

@@ -6,7 +6,7 @@ from hdfs.util import HdfsError
 
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison, recap_table, summarise_transfers
+from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
 from perfkit.results import ResultSet, now
 from perfkit.transfer import error_line, get_method
 from perfkit.hadoop_cli import run_tool, tool_cause
@@ -104,7 +104,8 @@ def test_error_line_keeps_one_line_messages_as_they_are():
 
 def _comparison_with(records):
     cmp = TransferComparison(PROFILE, methods=["stream", "hdfs-cp"], concurrency=[4])
-    cmp.results = ResultSet("t", folder=Path("/nonexistent"), run_id="r1")
+    cmp.results = ResultSet("t", {"profile": {"name": "lab"}, "parameters": cmp.parameters(),
+                                  "parallel_methods": ["stream", "hdfs-cp"]}, folder=Path("/nonexistent"), run_id="r1")
     for subject, ok, error in records:
         cmp.results.add(subject=subject, storage="s3→hdfs", case="total", phase="measured", iteration=0,
                         started_at=now(), wall_s=2.0 if ok else None, ok=ok, error=error, bytes=10_000_000,
@@ -118,14 +119,15 @@ def test_the_recap_shows_why_a_method_failed():
         ("hdfs-cp", True, None),
         ("hdfs-cp", False, "`hadoop fs -cp` failed (exit 1):\n" + JAVA_TRACE),  # a record of an older run
     ])
-    recap = recap_table(summarise_transfers(cmp.results.to_frame())).set_index("Method")
+    recap = cmp.report().recap().set_index("Method")
     assert recap.loc["stream (4 at once)", "status"] == "failed: HdfsError: Failed to find datanode"
     assert recap.loc["hdfs-cp (4 at once)", "status"] == (
         "failed 1 of 2: java.net.ConnectException: Call From host/127.0.0.1 to 127.0.0.1:9000 failed: "
         "Connection refused")
-    with pytest.raises(PerfkitError) as caught:
-        cmp.raise_for_failures()
-    assert str(caught.value) == (
-        "2 copies failed (hdfs-cp: java.net.ConnectException: Call From host/127.0.0.1 to "
-        "127.0.0.1:9000 failed: Connection refused; stream: HdfsError: Failed to find datanode); "
-        "the records are in /nonexistent/t/r1.jsonl")
+    for records in (cmp, cmp.report()):  # the experiment's word, and its report's
+        with pytest.raises(PerfkitError) as caught:
+            records.raise_for_failures()
+        assert str(caught.value) == (
+            "2 copies failed (hdfs-cp: java.net.ConnectException: Call From host/127.0.0.1 to "
+            "127.0.0.1:9000 failed: Connection refused; stream: HdfsError: Failed to find datanode); "
+            "the records are in /nonexistent/t/r1.jsonl")

@@ -2,12 +2,19 @@ import pytest
 
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison, recap_table, summarise_transfers
+from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
+from perfkit.experiments.transfer_report import TransferReport, recap_table, summarise_transfers
 from perfkit.results import ResultSet, now
 from perfkit.transfer import get_method
 from perfkit.transfer.manifest import Manifest, verify_copy
 
 PROFILE = load_profile("lab")
+
+
+def _records(tmp_path, cmp: TransferComparison, parallel: list[str], **config) -> ResultSet:
+    """An empty run of `cmp` as it records one: its parameters, the profile's name, which methods copy in parallel."""
+    return ResultSet("s3_to_hdfs_transfer", {"profile": {"name": "lab"}, "parameters": cmp.parameters(),
+                                             "parallel_methods": parallel, **config}, folder=tmp_path)
 
 
 def test_unknown_method_is_named():
@@ -49,7 +56,7 @@ def test_summary_median_duration_and_rate_and_recap_order(tmp_path):
            started_at=now(), wall_s=None, ok=False, error="unavailable: not on EMR", params={"concurrency": 1})
     summary = summarise_transfers(rs.to_frame()).set_index("method")
     assert summary.loc["stream", "seconds"] == 3.0 and summary.loc["stream", "MB/s"] == pytest.approx(100.0)
-    recap = recap_table(summarise_transfers(rs.to_frame()))
+    recap = recap_table(summarise_transfers(rs.to_frame()), parallel={"stream"})
     assert list(recap.columns) == ["Duration", "Method", "MB/s", "status"]
     assert list(recap["Method"]) == ["stream (4 at once)", "cli-sequential", "s3-dist-cp"]
     assert list(recap["Duration"]) == ["0m03.0s", "1m00.0s", "–"]
@@ -59,15 +66,15 @@ def test_summary_median_duration_and_rate_and_recap_order(tmp_path):
 def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrency_changed(tmp_path):
     cmp = TransferComparison(PROFILE, methods=["stream", "cli-sequential", "hdfs-cp", "s3-dist-cp"],
                              concurrency=[1, 4], repeats=3)
-    cmp.results = ResultSet("t", {"dataset": {"files": 12, "bytes": 300_000_000}}, folder=tmp_path)
+    results = _records(tmp_path, cmp, ["stream", "hdfs-cp"], dataset={"files": 12, "bytes": 300_000_000})
     copies = {("stream", 4): (3.0, 4.0, 2.0), ("stream", 1): (8.0, 10.0, 9.0),
               ("cli-sequential", 1): (60.0, 62.0, 58.0), ("hdfs-cp", 4): (90.0, 88.0, 92.0)}
     for (method, level), walls in copies.items():
         for repeat, wall in enumerate(walls):
-            cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=repeat,
-                            started_at=now(), wall_s=wall, bytes=300_000_000, params={"concurrency": level})
-    cmp.results.add_unavailable("s3-dist-cp", "s3→hdfs", "total", "not on EMR", params={"concurrency": 1})
-    found = cmp.findings()
+            results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=repeat,
+                        started_at=now(), wall_s=wall, bytes=300_000_000, params={"concurrency": level})
+    results.add_unavailable("s3-dist-cp", "s3→hdfs", "total", "not on EMR", params={"concurrency": 1})
+    found = TransferReport(results).findings()
     assert found.sentences == [
         "Fastest verified copy: stream (4 at once): 3.0 s, 100.0 MB/s, median of 3 copies.",  # 300 MB / 3 s
         "Slowest verified copy: hdfs-cp (4 at once): 90.0 s, 3.3 MB/s, median of 3 copies, 30.00× the fastest's "
@@ -87,11 +94,11 @@ def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrenc
 def test_the_plain_cli_is_placed_whether_it_is_fastest_or_slowest(tmp_path, plain_s, said):
     """Two runs of one report rank the methods differently: their findings still begin alike."""
     cmp = TransferComparison(PROFILE, methods=["stream", "cli-sequential"], concurrency=[4])
-    cmp.results = ResultSet("t", folder=tmp_path)
+    results = _records(tmp_path, cmp, ["stream"])
     for method, wall, level in (("stream", 2.0, 4), ("cli-sequential", plain_s, 1)):
-        cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
-                        started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": level})
-    found = cmp.findings()
+        results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
+                    started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": level})
+    found = TransferReport(results).findings()
     assert [s.split()[:2] for s in found.sentences[:3]] == [["Fastest", "verified"], ["Slowest", "verified"],
                                                               ["The", "plain"]]
     assert found.sentences[2] == said
@@ -99,11 +106,11 @@ def test_the_plain_cli_is_placed_whether_it_is_fastest_or_slowest(tmp_path, plai
 
 def test_one_copy_each_leaves_the_ranking_undecided(tmp_path):
     cmp = TransferComparison(PROFILE, methods=["stream", "distcp"], concurrency=[4])
-    cmp.results = ResultSet("t", folder=tmp_path)
+    results = _records(tmp_path, cmp, ["stream", "distcp"])
     for method, wall in (("stream", 2.0), ("distcp", 2.5)):
-        cmp.results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
-                        started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": 4})
-    found = cmp.findings()
+        results.add(subject=method, storage="s3→hdfs", case="total", phase="measured", iteration=0,
+                    started_at=now(), wall_s=wall, bytes=10_000_000, params={"concurrency": 4})
+    found = TransferReport(results).findings()
     assert found.first == "Fastest verified copy: stream (4 at once): 2.0 s, 5.0 MB/s."
     assert found.undecided == ["Whether stream (4 at once) beats distcp (4 at once) beyond noise: 1 copy each is no "
                                "measure of noise (repeats ≥ 3 would tell)"]
