@@ -1,8 +1,11 @@
 """NFS vs HDFS: J parallel jobs read a random selection of a file set, or one large file, through
 each access method; aggregate MB/s = bytes / (last end - first start), as the published study did.
 
-    cmp = ReadComparison(load_profile("lab"), jobs=8)
-    cmp.prepare(); cmp.run(); cmp.table()
+    report = ReadComparison(load_profile("lab"), jobs=8).run_report()  # places, measures, then reports
+    report.findings(); report.table()
+
+What the report shows is built from the run's records alone (perfkit.experiments.reads_report.ReadReport): everything
+it needs beyond the records is put in the run's config while it runs.
 """
 from __future__ import annotations
 
@@ -17,15 +20,14 @@ from perfkit import atomic, provenance
 from perfkit.storages import base as storage_base
 from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
-from perfkit.errors import PerfkitError, shorten
+from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Experiment
-from perfkit.findings import Findings, plural, times
+from perfkit.experiments.reads_report import ReadReport
 from perfkit.health import HealthWatch
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
-from perfkit.reads.aggregate import aggregate
 from perfkit.reads.runner import run_jobs
-from perfkit.results import UNAVAILABLE, ResultSet
+from perfkit.results import ResultSet
 from perfkit.storages import get_storage, storage_probes
 from perfkit.validate import check_free_space, flag, names, number, whole
 from perfkit.progress import progress_bar
@@ -63,7 +65,18 @@ class ReadComparison(Experiment):
         self.fileset = FileSet(self.files, self.mean_mb, self.seed)
         self.large = FileSet(1, self.large_file_mb, self.seed + 1)
         self.results: ResultSet | None = None
-        self.notes: dict[str, str] = {}
+        self.placed: pd.DataFrame | None = None  # the file sets as prepare() placed and verified them
+
+    def report(self) -> ReadReport:
+        """This run's report, from its records (ReadReport)."""
+        return ReadReport(self._results())
+
+    def run_report(self, progress: bool = True) -> ReadReport:
+        """Place the file sets (what is missing, verified), measure every test, then the report.
+        ReadReport.load(path).run_report() is a stored run's report, measuring nothing."""
+        self.prepare(progress)
+        self.run(progress)
+        return self.report()
 
     # -- the files, on both storages ---------------------------------------------------------
     def folder(self, fileset: FileSet) -> str:
@@ -107,7 +120,8 @@ class ReadComparison(Experiment):
                     raise PerfkitError(f"file set {fileset.name} on {where} is not as generated ({problems})")
             rows.append({"file set": fileset.name, "files": fileset.files, "MB": sum(sizes.values()) / 1e6,
                          "NFS": on_nfs.path, "HDFS": on_hdfs.path, "replicas": self.replicas, "verified": "equal"})
-        return pd.DataFrame(rows).round(1)
+        self.placed = pd.DataFrame(rows).round(1)
+        return self.placed
 
     def _check_room(self, nfs, hdfs) -> None:
         """Before writing anything: the files still missing on NFS, and on the lab their HDFS replicas too (the
@@ -149,10 +163,14 @@ class ReadComparison(Experiment):
     step_unit = "test"
 
     def ready(self, progress: bool = True) -> None:
-        """Nothing: the file sets are placed by prepare(), which the report calls first to show them."""
+        """Nothing: the file sets are placed by prepare(), which run_report() calls first to show them."""
 
     def begin(self) -> dict:
-        return provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes())
+        """What every record carries, and all the report needs besides the records (ReadReport): the live DataNodes,
+        the file sets as prepare() placed them (when it ran), and (filled in by each test) the page cache's state."""
+        placed = {"placed": self.placed.to_dict("records")} if self.placed is not None else {}
+        return provenance.run_config(self.profile, self.parameters(), datanodes=self.datanodes(), page_cache={},
+                                     **placed)
 
     def steps(self) -> list[tuple[str, str]]:
         """Each protocol's file set read by each access method in turn: (protocol, method)."""
@@ -177,7 +195,7 @@ class ReadComparison(Experiment):
             results.add_unavailable(name, method.storage, protocol, reason, params={"job": None})
             return
         if self.cold_cache:
-            self.notes[f"{protocol}/{name}"] = drop_page_cache()
+            results.config.setdefault("page_cache", {})[f"{protocol}/{name}"] = drop_page_cache()  # for the report
         relative = self.plan(protocol)
         plan = [[method.location(rel) for rel in job] for job in relative]
         # the HDFS probe reads a file of this test through a DataNode
@@ -193,104 +211,10 @@ class ReadComparison(Experiment):
                         error=error, bytes=job["bytes"],
                         params={"job": j, "start": job["start"], "end": job["end"], "files": len(plan[j])})
 
-    # -- tables -------------------------------------------------------------------------------
-    def jobs_frame(self) -> pd.DataFrame:
-        frame = self._frame()
-        jobs = frame[frame["params"].map(lambda p: p.get("job") is not None)]
-        return jobs.assign(start=jobs["params"].map(lambda p: p["start"]), end=jobs["params"].map(lambda p: p["end"]))
-
-    def table(self) -> pd.DataFrame:
-        """The published shape: test, MB/s, data nodes, replicas, jobs, access, comment."""
-        frame = self._frame()
-        jobs = self.jobs_frame()
-        rows = []
-        for (protocol, name), group in frame.groupby(["case", "subject"], sort=False):
-            mine = jobs[(jobs["case"] == protocol) & (jobs["subject"] == name)]
-            if mine.empty:  # unavailable
-                rows.append({"test": protocol, "MB/s": np.nan, "data nodes": self.results.config["datanodes"],
-                             "replicas": self.replicas, "jobs": self.jobs, "access": name,
-                             "comment": group["error"].iloc[0]})
-                continue
-            a = aggregate(mine[["start", "end", "bytes", "ok"]])
-            comment = (f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, "
-                       f"last {a['last done s']:.2f} s")
-            if a["ok"] < a["jobs"]:
-                comment += (f"; {a['jobs'] - a['ok']} jobs FAILED: "
-                            f"{shorten(mine.loc[~mine['ok'], 'error'].iloc[0], 200)}")
-            rows.append({"test": protocol, "MB/s": a["MB/s"], "data nodes": self.results.config["datanodes"],
-                         "replicas": self.replicas, "jobs": self.jobs,
-                         "access": f"{name} ({method_class(name).storage})", "comment": comment})
-        return pd.DataFrame(rows).round({"MB/s": 1})
-
-    # -- findings -----------------------------------------------------------------------------
-    def aggregates(self) -> pd.DataFrame:
-        """One row per test and access method that read: its storage and aggregate(), fastest first in each test."""
-        jobs = self.jobs_frame()
-        rows = [{"test": protocol, "access": name, "storage": mine["storage"].iloc[0],
-                 **aggregate(mine[["start", "end", "bytes", "ok"]])}
-                for (protocol, name), mine in jobs.groupby(["case", "subject"], sort=False)]
-        table = pd.DataFrame(rows, columns=["test", "access", "storage", "jobs", "ok", "MB", "seconds", "MB/s",
-                                            "first done s", "last done s", "median done s"])
-        return table.sort_values(["test", "MB/s"], ascending=[True, False], kind="stable").reset_index(drop=True)
-
-    def findings(self) -> Findings:
-        """What this run found, first in its report: per test, each access method's aggregate MB/s, NFS's fastest
-        against HDFS's, and when the first and the last job finished; methods unavailable here, failed jobs."""
-        sentences, undecided = [], []
-        for protocol, rows in self.aggregates().groupby("test", sort=False):
-            read = rows[rows["ok"] > 0]
-            if read.empty:
-                continue
-            sentences.append(f"{protocol}, {plural(self.jobs, 'job')}: "
-                             + ", ".join(f"{name} {rate:.1f} MB/s" for name, rate in zip(read["access"], read["MB/s"]))
-                             + " (aggregate, fastest first).")
-            sentences += _storage_sentences(protocol, read)
-            undecided += [f"{protocol} through {r.access}: {r.jobs - r.ok} of {plural(r.jobs, 'job')} failed "
-                          "(listed under Failures)" for r in rows.itertuples() if r.ok < r.jobs]
-        frame = self._frame()
-        for row in frame[frame["error"].fillna("").str.startswith(UNAVAILABLE)].itertuples():
-            undecided.append(f"{row.case} through {row.subject}: {row.error}")
-        if sentences:
-            undecided.append("Whether the differences are beyond noise: one test per access method, no repeat")
-        return Findings(sentences, self._conditions(), undecided)
-
-    def _conditions(self) -> str:
-        from perfkit.findings import where  # here: prepare() names its storages `where`
-
-        tests = []
-        if "random-files" in self.protocols:
-            tests.append(f"random-files: {plural(self.files_per_job, 'file')} per job drawn from "
-                         f"{plural(self.files, 'file')} of {self.mean_mb:g} MB on average")
-        if "large-file" in self.protocols:
-            tests.append(f"large-file: one {self.large_file_mb} MB file read by every job")
-        nodes = self._results().config.get("datanodes", -1)
-        hdfs = f"HDFS {plural(self.replicas, 'replica')}" + (f" on {plural(nodes, 'DataNode')}" if nodes >= 0 else "")
-        return "; ".join([f"{plural(self.jobs, 'job')}, each its own process", *tests, hdfs, self._cache(),
-                          where(self.profile)])
-
-    def _cache(self) -> str:
-        if not self.cold_cache:
-            return "page cache kept (cold_cache off)"
-        kept = [note for note in self.notes.values() if note != "page cache dropped"]
-        return kept[0] if kept else "page cache dropped before each test"
-
 
 def _data(found: dict[str, int] | None) -> dict[str, int]:
     """The file set's files in an NFS folder listing (earlier versions left `*.tmp` files of interrupted writes)."""
     return {name: size for name, size in (found or {}).items() if name.endswith(".bin")}
-
-
-def _storage_sentences(protocol: str, read: pd.DataFrame) -> list[str]:
-    """NFS's fastest access method against HDFS's, and when the first and the last of each one's jobs finished."""
-    best = {storage: rows.iloc[0] for storage, rows in read.groupby("storage", sort=False)}
-    if not {"nfs", "hdfs"} <= set(best):
-        return []
-    nfs, hdfs = best["nfs"], best["hdfs"]
-    ratio = nfs["MB/s"] / hdfs["MB/s"]
-    faster = (f"NFS {times(ratio)} the MB/s of HDFS" if ratio >= 1 else f"HDFS {times(1 / ratio)} the MB/s of NFS")
-    ends = ", ".join(f"{r['access']} {r['first done s']:.2f} → {r['last done s']:.2f} s" for r in (nfs, hdfs))
-    return [f"{protocol}: {faster}, fastest of each ({nfs['access']} {nfs['MB/s']:.1f} against {hdfs['access']} "
-            f"{hdfs['MB/s']:.1f} MB/s); first job done → last job done: {ends}."]
 
 
 def _not_run() -> dict:

@@ -73,12 +73,13 @@ def test_the_comparison_table_has_the_published_shape(profile, placed, tmp_path,
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     placed.methods, placed.protocols = ["webhdfs", "libnfs", "posix"], ["random-files", "large-file"]
     placed.run(progress=False)
-    table = placed.table()
+    report = placed.report()
+    table = report.table()
     assert list(table.columns) == ["test", "MB/s", "data nodes", "replicas", "jobs", "access", "comment"]
     assert set(table["test"]) == {"random-files", "large-file"}
     measured = table.dropna(subset=["MB/s"])
     assert len(measured) == 4 and (measured["MB/s"] > 0).all()
     assert table.loc[table["access"] == "posix", "comment"].str.startswith("unavailable: no NFS mount").all()
-    jobs = placed.jobs_frame()
+    jobs = report.jobs_frame()
     large = jobs[(jobs["case"] == "large-file") & (jobs["subject"] == "webhdfs")]
     assert (large["bytes"] == placed.large.sizes()[0]).all() and len(large) == 3

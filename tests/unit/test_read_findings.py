@@ -1,31 +1,32 @@
-"""The NFS vs HDFS report's findings, against hand-computed aggregates of made-up jobs."""
-from perfkit.config import load_profile
-from perfkit.experiments.nfs_vs_hdfs_reads import ReadComparison
+"""The NFS vs HDFS report's findings, against hand-computed aggregates of made-up jobs: the report (ReadReport) is
+built from the run's records alone, its parameters, DataNodes and page cache from the config they share."""
+from perfkit.experiments.reads_report import ReadReport
 from perfkit.results import ResultSet
 
 # (method, storage): (start, end, MB) of each of 2 jobs
 JOBS = {("posix", "nfs"): [(100.0, 101.0, 100), (100.0, 104.0, 100)],  # 200 MB in 4 s: 50 MB/s
         ("libnfs", "nfs"): [(100.0, 102.0, 50), (101.0, 105.0, 50)],  # 100 MB in 5 s: 20 MB/s
         ("webhdfs", "hdfs"): [(100.0, 102.0, 100), (100.0, 110.0, 100)]}  # 200 MB in 10 s: 20 MB/s
+PARAMETERS = {"methods": ["posix", "libnfs", "webhdfs", "fuse-hdfs"], "protocols": ["random-files"], "jobs": 2,
+              "files_per_job": 4, "files": 48, "mean_mb": 8.0, "large_file_mb": 256, "replicas": 1,
+              "cold_cache": True, "seed": 42}
 
 
-def _comparison(tmp_path, notes=None):
-    cmp = ReadComparison(load_profile("lab"), methods=["posix", "libnfs", "webhdfs", "fuse-hdfs"],
-                         protocols=["random-files"], jobs=2, files_per_job=4, files=48, mean_mb=8, replicas=1)
-    cmp.results = ResultSet("nfs_vs_hdfs_reads", {"datanodes": 1}, folder=tmp_path)
+def _report(tmp_path, notes=None) -> ReadReport:
+    config = {"profile": {"name": "lab"}, "parameters": PARAMETERS, "datanodes": 1,
+              "page_cache": notes or {"random-files/posix": "page cache dropped"}}
+    results = ResultSet("nfs_vs_hdfs_reads", config, folder=tmp_path)
     for (name, where), jobs in JOBS.items():
         for j, (start, end, mb) in enumerate(jobs):
-            cmp.results.add(subject=name, storage=where, case="random-files", phase="measured", iteration=j,
-                            started_at="2026-01-01T00:00:00+00:00", wall_s=end - start, bytes=mb * 1_000_000,
-                            params={"job": j, "start": start, "end": end, "files": 4})
-    cmp.results.add_unavailable("fuse-hdfs", "hdfs", "random-files", "no FUSE mount of HDFS here",
-                                params={"job": None})
-    cmp.notes = notes or {"random-files/posix": "page cache dropped"}
-    return cmp
+            results.add(subject=name, storage=where, case="random-files", phase="measured", iteration=j,
+                        started_at="2026-01-01T00:00:00+00:00", wall_s=end - start, bytes=mb * 1_000_000,
+                        params={"job": j, "start": start, "end": end, "files": 4})
+    results.add_unavailable("fuse-hdfs", "hdfs", "random-files", "no FUSE mount of HDFS here", params={"job": None})
+    return ReadReport(results)
 
 
 def test_findings_rank_the_methods_and_set_nfs_against_hdfs(tmp_path):
-    found = _comparison(tmp_path).findings()
+    found = _report(tmp_path).findings()
     assert found.sentences == [
         "random-files, 2 jobs: posix 50.0 MB/s, libnfs 20.0 MB/s, webhdfs 20.0 MB/s (aggregate, fastest first).",
         "random-files: NFS 2.50× the MB/s of HDFS, fastest of each (posix 50.0 against webhdfs 20.0 MB/s); "
@@ -42,4 +43,4 @@ def test_findings_rank_the_methods_and_set_nfs_against_hdfs(tmp_path):
 
 def test_a_cache_that_could_not_be_dropped_is_a_condition(tmp_path):
     kept = "page cache kept (cannot write /proc/sys/vm/drop_caches: Permission denied); reads may be cached"
-    assert kept in _comparison(tmp_path, {"random-files/posix": kept}).findings().conditions
+    assert kept in _report(tmp_path, {"random-files/posix": kept}).findings().conditions
