@@ -3,7 +3,11 @@ metrics over its window, and the st1 model for the volume configurations being c
 
     study = St1Study(load_profile("lab"))                      # TestDFSIO on the lab, diskstats sampled
     study = St1Study(load_profile("emr", bucket=...), source="cloudwatch", cluster_id="j-...")
-    study.run(); study.table(); study.metrics()
+    report = study.run_report(); report.table(); report.metrics()  # perfkit.experiments.st1_report
+
+The study measures; its report (St1Report) is built from the run's records alone, so the run records all the report
+needs: the price basis, the read's page-cache note, the lab's diskstats samples or CloudWatch's metrics (fetched at
+the end of the run) and the volumes EC2 described.
 """
 from __future__ import annotations
 
@@ -14,19 +18,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from perfkit import validate
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
-from perfkit.findings import Findings, duration, plural, where
+from perfkit.experiments.st1_report import St1Report
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
-from perfkit.metrics import MiB, empty_frame, with_throughput
+from perfkit.metrics import SCHEMA, MiB
 from perfkit.metrics import cloudwatch as cw
-from perfkit.metrics.st1 import MAX_GIB, MIN_GIB, Configuration, model_table
+from perfkit.metrics.st1 import MAX_GIB, MIN_GIB
 from perfkit.storages.pricing import price_table
 from perfkit.protocol import drop_page_cache
 from perfkit.results import ResultSet, now
@@ -35,7 +38,6 @@ from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "st1_throughput_burst"
 SOURCES = ("lab", "cloudwatch")
-MAX_STEPS = 100_000  # points per modelled series: plenty for a plot
 
 
 @dataclass
@@ -88,11 +90,8 @@ class St1Study(Experiment):
             raise PerfkitError("source 'cloudwatch' needs a cluster_id or volume_ids")
         if self.source == "cloudwatch" and not self.run_testdfsio and not self.window_start:
             raise PerfkitError("without a TestDFSIO run, give window_start and window_end (ISO 8601, UTC)")
-        self.configs = [Configuration(v, s, self.nodes) for v, s in self.configurations]
-        self.dfsio: dict[str, DfsioResult] = {}
-        self.cache_note = ""
+        self.dfsio: dict[str, DfsioResult] = {}  # TestDFSIO's figures of each operation that worked
         self.window: tuple[datetime, datetime] | None = None
-        self._metrics = None
         self.results: ResultSet | None = None
 
     # -- measuring: the steps and one attempt (perfkit.experiments.runner owns the loop) --------------------------
@@ -113,24 +112,31 @@ class St1Study(Experiment):
     @contextlib.contextmanager
     def session(self, results: ResultSet):
         """TestDFSIO's work folder (removed after), and on the lab the DataNodes' disk sampled throughout (this
-        machine's: diskstats); the window the figures are read over, given or TestDFSIO's own."""
-        with contextlib.ExitStack() as stack:
-            sampler = None
-            if self.run_testdfsio:
-                work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-")))
-                self.bench = TestDfsio(self.profile, self.files, self.file_mb, work, run_id=results.run_id)
-                self.bench_started = False
-                stack.callback(self._remove_testdfsio_folder)
-                blocks = self.profile.provider.hdfs_blocks()
-            if self.run_testdfsio and self.source == "lab" and blocks is not None:  # the DataNodes' disk: this one's
-                from perfkit.metrics.diskstats import DiskStatsSampler
+        machine's: diskstats), its samples recorded with the run whatever ends it; at the end, the window the
+        figures are read over (given, or TestDFSIO's own) and, from CloudWatch, the volumes' metrics over it,
+        recorded with the run."""
+        sampler = None
+        try:
+            with contextlib.ExitStack() as stack:
+                if self.run_testdfsio:
+                    work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="perfkit-testdfsio-")))
+                    self.bench = TestDfsio(self.profile, self.files, self.file_mb, work, run_id=results.run_id)
+                    self.bench_started = False
+                    stack.callback(self._remove_testdfsio_folder)
+                    blocks = self.profile.provider.hdfs_blocks()
+                if self.run_testdfsio and self.source == "lab" and blocks is not None:  # the DataNodes' disk: ours
+                    from perfkit.metrics.diskstats import DiskStatsSampler
 
-                sampler = stack.enter_context(DiskStatsSampler(blocks, period=min(self.period, 1)))
-            yield
-        if sampler is not None:
-            self._metrics = with_throughput(sampler.frame(), sampler.period)
+                    sampler = stack.enter_context(DiskStatsSampler(blocks, period=min(self.period, 1)))
+                yield
+        finally:
+            if sampler is not None:  # stopped: what it sampled is the run's
+                results.config["metrics"] = _metrics_record(sampler.frame(), sampler.period,
+                                                            f"/proc/diskstats ({sampler.device})")
         if self.window_start:
             self.window = (_utc(self.window_start), _utc(self.window_end))
+        if self.source == "cloudwatch":
+            results.config.update(self._cloudwatch())
 
     def _remove_testdfsio_folder(self) -> None:
         if not self.bench_started:  # nothing of TestDFSIO's was written
@@ -148,9 +154,9 @@ class St1Study(Experiment):
             return
         self.bench_started = True
         results = self.results
-        if operation == "read":
-            self.cache_note = (f"{drop_page_cache()} before the read" if self.source == "lab"
-                               else "page cache kept: a cluster's nodes are not this machine")
+        if operation == "read":  # the note is the run's: its report's conditions say it
+            results.config["cache_note"] = (f"{drop_page_cache()} before the read" if self.source == "lab"
+                                            else "page cache kept: a cluster's nodes are not this machine")
         started, error = now(), None
         with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
             if not watch.problem:
@@ -170,137 +176,64 @@ class St1Study(Experiment):
                     params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
                             "average_io_rate_mb_s": result.average_io_rate_mb_s})
 
-    def volumes(self) -> pd.DataFrame:
-        if self.cluster_id:
-            return cw.volumes_of_cluster(self.cluster_id, self.region)
-        return cw.describe_volumes(self.volume_ids, region=self.region)
+    # -- what the run records besides TestDFSIO's records: all its report needs (perfkit.experiments.st1_report) ----
+    def begin(self) -> dict:
+        """The run's config (versions, host, profile, parameters: the price per GB-month as resolved), and the cost's
+        price basis: its report names it without reading a price file again."""
+        return {**super().begin(), "price_basis": self._price_basis()}
 
-    def metrics(self) -> pd.DataFrame:
-        """Measured metrics: diskstats of the lab's disk, or CloudWatch for the volumes over the window."""
-        if self.source == "lab":
-            self._results()  # the lab's metrics are sampled by run()
-        if self._metrics is None and self.source == "cloudwatch":
-            if self.window is None:
-                raise PerfkitError("no window yet: run() first, or give window_start and window_end")
-            start, end = self.window
-            # CloudWatch aligns periods: widen the window to whole periods around the run
-            start = start - timedelta(seconds=start.timestamp() % self.period)
-            end = min(end + timedelta(seconds=self.period), datetime.now(timezone.utc))
-            frame = cw.fetch_ebs_metrics(list(self.volumes()["volume"]), start, end, self.period, region=self.region)
-            self._metrics = with_throughput(frame, self.period)
-        # nothing measured (no TestDFSIO run on the lab): an empty frame that still has the schema's columns
-        return self._metrics if self._metrics is not None else empty_frame()
-
-    # -- tables -----------------------------------------------------------------------------
-    def workload_mib(self) -> float:
-        return self.workload_files * self.workload_file_gb * 1e9 / MiB
-
-    def price_basis(self) -> str:
+    def _price_basis(self) -> str:
         """What the cost column is priced at, and from where."""
         if self.price_given:
             return f"st1 at {self.price_per_gb_month:g} USD per GB-month (price_per_gb_month, as given)"
         return f"st1 at {self.price_per_gb_month:g} {self.price_table.texts['currency']} per GB-month: " \
                f"{self.price_table.basis()}"
 
-    def model(self) -> pd.DataFrame:
-        return model_table(self.configs, self.workload_mib(), self.price_per_gb_month, self.replication,
-                           self.node_cap_mib_s)
+    def volumes(self) -> pd.DataFrame:
+        """The volumes to watch, as EC2 describes them now (source cloudwatch)."""
+        if self.cluster_id:
+            return cw.volumes_of_cluster(self.cluster_id, self.region)
+        return cw.describe_volumes(self.volume_ids, region=self.region)
 
-    def table(self) -> pd.DataFrame:
-        """The published shape: volumes per node, cluster size, read and write time and cluster MiB/s, cost.
-        (model() alone needs no run.)"""
-        self._results()
-        rows = []
-        if self.dfsio:
-            w, r = self.dfsio.get("write"), self.dfsio.get("read")
-            rows.append({"source": f"measured ({self.source}, TestDFSIO {self.files} × {self.file_mb} MB)",
-                         "configuration": self._measured_label(), "volumes per node": np.nan, "cluster size": "",
-                         "read time (s)": r.exec_seconds if r else np.nan,
-                         "write time (s)": w.exec_seconds if w else np.nan,
-                         "read MiB/s": r.cluster_mib_s if r else np.nan,
-                         "write MiB/s": w.cluster_mib_s if w else np.nan, "cost per month (USD)": np.nan})
-        for m in self.model().to_dict("records"):
-            rows.append({"source": f"modelled ({self.workload_files} × {self.workload_file_gb:g} GB)",
-                         "configuration": m["configuration"], "volumes per node": m["volumes per node"],
-                         "cluster size": f"{m['nodes']} nodes, {m['cluster GiB'] / 1024:g} TiB",
-                         "read time (s)": m["read seconds"], "write time (s)": m["write seconds"],
-                         "read MiB/s": m["read MiB/s"], "write MiB/s": m["write MiB/s"],
-                         "cost per month (USD)": m["cost per month (USD)"]})
-        return pd.DataFrame(rows).round(1)
+    def _cloudwatch(self) -> dict:
+        """The volumes (EC2) and their metrics over the window (CloudWatch), read once at the end of the run and
+        recorded with it, so that its report never calls AWS; what could not be read is recorded as the metrics'
+        error (the report lists it among the failures). Nothing without a window: TestDFSIO measured nothing and
+        none was given."""
+        if self.window is None:
+            return {}
+        start, end = self.window
+        # CloudWatch aligns periods: widen the window to whole periods around the run
+        start = start - timedelta(seconds=start.timestamp() % self.period)
+        end = min(end + timedelta(seconds=self.period), datetime.now(timezone.utc))
+        found = {}
+        try:
+            volumes = self.volumes()
+            found["volumes"] = [{"volume": str(v.volume), "instance": None if pd.isna(v.instance) else str(v.instance),
+                                 "size_gib": int(v.size_gib), "type": str(v.type)} for v in volumes.itertuples()]
+            frame = cw.fetch_ebs_metrics(list(volumes["volume"]), start, end, self.period, region=self.region)
+        except Exception as err:  # noqa: BLE001 - recorded, as a failure of the run's, with what TestDFSIO measured
+            return {**found, "metrics": {"source": "CloudWatch", "error": root_cause(err)}}
+        return {**found, "metrics": _metrics_record(frame, self.period, "CloudWatch", (start, end))}
 
-    def _measured_label(self) -> str:
-        if self.source == "lab":
-            return "lab: one local disk"
-        vols = self.volumes()
-        per_node = vols.groupby("instance").size()
-        return f"{int(per_node.median())} × {int(vols['size_gib'].median())} GiB ({vols['type'].iloc[0]})"
+    def report(self) -> St1Report:
+        """This run's report, from its records (St1Report)."""
+        return St1Report(self._results())
 
-    # -- findings ---------------------------------------------------------------------------
-    def findings(self) -> Findings:
-        """What this run found, first in its report: TestDFSIO's measured MiB/s (and that the lab's disk is no st1
-        volume), then what the st1 model gives each configuration: baseline, burst, how long a full bucket bursts,
-        the workload's write and read times, the monthly cost."""
-        frame = self._frame()
-        measured = frame[frame["ok"].astype(bool)].set_index("case")
-        sentences, undecided = [], []
-        if len(measured):
-            sentences.append(f"TestDFSIO measured ({self._measured_where()}): "
-                             + ", ".join(_operation_phrase(op, measured.loc[op]) for op in ("write", "read")
-                                         if op in measured.index)
-                             + "; cluster throughput = total MiB ÷ execution seconds.")
-            if self.source == "lab":
-                sentences.append("The lab's figures are this machine's disk as /proc/diskstats sees it, not an st1 "
-                                 "volume: they say nothing of st1's baseline, burst or bucket.")
-        elif not self.run_testdfsio:
-            undecided.append("Nothing measured: run_testdfsio is off; the figures below are the model's alone")
-        undecided += [f"TestDFSIO {r.case}: {r.error}" for r in frame[~frame["ok"].astype(bool)].itertuples()]
-        if len(measured):
-            undecided.append("Whether TestDFSIO's figures are steady: one write and one read, no repeat")
-        sentences += [self._model_sentence(m) for m in self.model().to_dict("records")]
-        return Findings(sentences, self._conditions(), undecided)
-
-    def _model_sentence(self, m: dict) -> str:
-        config = next(c for c in self.configs if c.label == m["configuration"])
-        bursts = config.volume.drain_seconds(config.volume.burst)
-        lasting = "bursts without end" if bursts == float("inf") else f"{duration(bursts)} of burst from a full bucket"
-        return (f"Modelled {m['configuration']} per node on {plural(m['nodes'], 'node')}: "
-                f"{m['baseline MiB/s per volume']:.0f} MiB/s baseline, {m['burst MiB/s per volume']:.0f} MiB/s burst "
-                f"per volume, {lasting}; writes the workload in {duration(m['write seconds'])} and reads it in "
-                f"{duration(m['read seconds'])} ({m['write MiB/s']:.1f} and {m['read MiB/s']:.1f} MiB/s in all); "
-                f"{m['cost per month (USD)']:,.2f} USD per month.")
-
-    def _measured_where(self) -> str:
-        if self.source == "lab":
-            return "the lab"
-        return f"cluster {self.cluster_id}" if self.cluster_id else f"volumes {', '.join(self.volume_ids)}"
-
-    def _conditions(self) -> str:
-        measured = (f"TestDFSIO {plural(self.files, 'file')} × {self.file_mb} MB, one write then one read"
-                    + (f", {self.cache_note}" if self.cache_note else "") if self.run_testdfsio else "no TestDFSIO run")
-        metrics = "/proc/diskstats" if self.source == "lab" else f"CloudWatch ({self.region}, {self.period} s periods)"
-        model = (f"modelled workload {self.workload_files} × {self.workload_file_gb:g} GB, "
-                 f"{plural(self.replication, 'replica')} written, every volume moving its even share")
-        return "; ".join([measured, f"metrics from {metrics}", model, f"cost: {self.price_basis()}",
-                          where(self.profile)])
-
-    def modelled_series(self, step_s: float = 10.0) -> pd.DataFrame:
-        """Per configuration, one volume's delivered MiB/s and BurstBalance while the workload is written
-        (with its replicas) and then read, then ten idle minutes."""
-        frames = []
-        for c in self.configs:
-            write_s, read_s = c.write_then_read(self.workload_mib(), self.replication, self.node_cap_mib_s)
-            demand = c.demand(self.node_cap_mib_s) or c.volume.burst
-            step_s = max(step_s, (write_s + read_s + 600) / MAX_STEPS)  # a huge workload: coarser, not out of memory
-            steps = int(np.ceil((write_s + read_s + 600) / step_s))
-            series = np.where(np.arange(steps) * step_s < write_s + read_s, demand, 0.0)
-            frames.append(c.volume.simulate(series, step_s).assign(configuration=c.label))
-        return pd.concat(frames, ignore_index=True)
+    def run_report(self, progress: bool = True) -> St1Report:
+        """Measure (TestDFSIO's write then read, the volumes' metrics over its window), then the report.
+        St1Report.load(path).run_report() is a stored run's report, measuring nothing."""
+        self.run(progress)
+        return self.report()
 
 
-def _operation_phrase(operation: str, record: pd.Series) -> str:
-    """'write 25.6 MiB/s (256 MiB in 10.0 s)' from a TestDFSIO record: its bytes over its execution seconds."""
-    mib = record["bytes"] / MiB
-    return f"{operation} {mib / record['wall_s']:.1f} MiB/s ({mib:,.0f} MiB in {record['wall_s']:.1f} s)"
+def _metrics_record(frame: pd.DataFrame, period: float, source: str, window=None) -> dict:
+    """A metrics frame (perfkit.metrics.SCHEMA) as a run's config records it, in JSON's own types: its rows, and the
+    period its sums are over (the report derives Read/WriteThroughput from them, as with_throughput does)."""
+    rows = [[str(volume), str(metric), pd.Timestamp(timestamp).isoformat(), float(value), str(unit)]
+            for volume, metric, timestamp, value, unit in frame[SCHEMA].itertuples(index=False)]
+    found = {"source": source, "period": period, "columns": SCHEMA, "rows": rows}
+    return {**found, "window": [t.isoformat() for t in window]} if window else found
 
 
 def _configurations(value) -> list[list]:

@@ -25,13 +25,16 @@ def test_the_study_reads_cloudwatch_for_its_window(aws, moto_url, monkeypatch, t
     ids = _volumes_with_metrics(aws)
     study = St1Study(load_profile("lab"), source="cloudwatch", volume_ids=ids, run_testdfsio=False,
                      window_start=START.isoformat(), window_end=END.isoformat(), period=60)
-    study.run()
-    metrics = study.metrics()
+    report = study.run_report()  # CloudWatch read once, at the end of the run, and recorded with it
+    metrics = report.metrics()
     read = metrics[(metrics.metric == "ReadThroughput") & (metrics.volume == ids[1])]["value"]
     assert read.tolist() == [2.0] * 6  # 2 x 60 MiB in a 60 s period: 2 MiB/s
     balance = metrics[(metrics.metric == "BurstBalance") & (metrics.volume == ids[0])]["value"]
     assert balance.tolist() == [90.0, 89.0, 88.0, 87.0, 86.0, 85.0]
-    assert list(study.table()["source"].str.split().str[0]) == ["modelled"] * 3
+    assert list(report.table()["source"].str.split().str[0]) == ["modelled"] * 3
+    recorded = study.results.config["metrics"]  # what the report reads: no file (nothing measured), the same config
+    assert recorded["source"] == "CloudWatch" and len(recorded["rows"]) == 2 * 2 * 6
+    assert [v["volume"] for v in study.results.config["volumes"]] == ids
 
 
 def test_the_notebook_runs_against_cloudwatch_with_parameters_only(aws, moto_url, monkeypatch, tmp_path):

@@ -1,7 +1,10 @@
 """TestDFSIO on the lab: the parser against the log it really writes, and the diskstats it causes."""
 from pathlib import Path
 
+import pandas as pd
+
 from perfkit.storages import hdfs as hdfs_storage
+from perfkit.experiments.st1_report import St1Report
 from perfkit.experiments.st1_throughput_burst import St1Study
 from perfkit.testdfsio import TestDfsio, parse_log
 
@@ -24,13 +27,18 @@ def test_testdfsio_runs_and_its_real_log_parses(profile, tmp_path):
 def test_the_lab_study_measures_and_models(profile, tmp_path, monkeypatch):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     study = St1Study(profile, files=2, file_mb=8)
-    results = study.run()
-    table = study.table()
+    report = study.run_report()
+    results = study.results
+    table = report.table()
     assert list(table["source"].str.split().str[0]) == ["measured", "modelled", "modelled", "modelled"]
     measured = table.iloc[0]
     assert measured["write MiB/s"] == round(16 / study.dfsio["write"].exec_seconds, 1)
-    metrics = study.metrics()
+    metrics = report.metrics()
     assert {"VolumeReadBytes", "VolumeWriteBytes", "ReadThroughput", "WriteThroughput"} <= set(metrics["metric"])
     written = metrics.query("metric == 'VolumeWriteBytes'")["value"].sum()
     assert written > 0  # the run's writes reached the disk (flushed inside the sampled window)
     assert [r.case for r in results.records] == ["write", "read"]
+    stored = St1Report.load(results.path)  # the diskstats samples recorded with the run: the same report again
+    assert stored.findings() == report.findings()
+    pd.testing.assert_frame_equal(stored.metrics(), metrics)
+    pd.testing.assert_frame_equal(stored.table(), table)

@@ -36,14 +36,15 @@ def test_the_notebook_path_without_testdfsio_runs_to_the_end(tmp_path, monkeypat
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path / "lab"))
     study = St1Study(load_profile("lab"), run_testdfsio=False)
-    results = study.run()
+    report = study.run_report()
+    results = study.results
     assert results.records == [] and not results.path.exists()  # nothing measured: no empty result file
-    metrics = study.metrics()
+    metrics = report.metrics()
     assert metrics.empty
     fig = plots.measured_throughput(metrics, "TestDFSIO write then read, per volume")
     assert plots.measured_burst_balance(metrics) is None
-    table = study.table()
-    assert len(table) == len(study.configs) and table["source"].str.startswith("modelled").all()
-    plots.modelled_st1(study.modelled_series())
+    table = report.table()
+    assert len(table) == len(report.configs) and table["source"].str.startswith("modelled").all()
+    plots.modelled_st1(report.modelled_series())
     plt.close("all")
     assert fig.axes[0].texts[0].get_text() == plots.NO_MEASUREMENTS

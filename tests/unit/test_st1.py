@@ -1,4 +1,5 @@
-"""The st1 model against the figures of the EBS user guide."""
+"""The st1 model against the figures of the EBS user guide; the study's parameters and TestDFSIO's failures (its report
+from the records: test_st1_report.py)."""
 from __future__ import annotations
 
 import math
@@ -136,8 +137,9 @@ def test_the_study_takes_yaml_values_in_their_types():
     assert study.window_start == "2026-01-01T10:00:00+00:00"
 
 
-def test_a_huge_workload_is_modelled_in_coarser_steps():
-    series = _study(workload_files=10**9).modelled_series()
+def test_a_huge_workload_is_modelled_in_coarser_steps(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    series = _study(workload_files=10**9, run_testdfsio=False).run_report(progress=False).modelled_series()
     assert series.groupby("configuration").size().max() <= 100_001
 
 
@@ -160,11 +162,19 @@ class _FakeBench:
 
 
 def _run_with(monkeypatch, tmp_path, fail):
+    import pandas as pd
+
     from perfkit.experiments import st1_throughput_burst as st1
+    from perfkit.metrics import empty_frame
 
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     monkeypatch.setattr(st1, "TestDfsio", lambda *a, **k: _FakeBench(fail=fail))
     monkeypatch.setattr(st1, "storage_probes", lambda profile, storages: {})
+    # EC2 and CloudWatch, read at the end of the run: two 512 GiB volumes on one instance, no metric yet
+    volumes = pd.DataFrame({"volume": ["vol-1", "vol-2"], "instance": ["i-1", "i-1"], "size_gib": [512, 512],
+                            "type": ["st1", "st1"]})
+    monkeypatch.setattr(st1.cw, "describe_volumes", lambda ids, region: volumes)
+    monkeypatch.setattr(st1.cw, "fetch_ebs_metrics", lambda *a, **k: empty_frame())
     study = _study(source="cloudwatch", volume_ids=["vol-1"])
     with pytest.warns(UserWarning, match=r"TestDFSIO's folder /perfkit/testdfsio/run was not removed from HDFS "
                                          r"\(Max retries exceeded.*\): remove it with `hdfs dfs -rm -r "
@@ -178,6 +188,7 @@ def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(
     assert [(r.case, r.ok) for r in results.records] == [("write", True), ("read", False)]
     assert results.records[1].error == "TestDFSIO -read failed (exit 1): java.net.ConnectException: Connection refused"
     assert results.path.exists() and list(study.failures()["case"]) == ["read"]
+    assert list(study.report().failures()["case"]) == ["read"]
     with pytest.raises(PerfkitError, match=r"^1 runs failed \(testdfsio: TestDFSIO -read failed \(exit 1\): "
                                            r"java.net.ConnectException: Connection refused\)"):
         study.raise_for_failures()
@@ -186,61 +197,15 @@ def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(
 def test_a_measured_run_is_in_the_table(monkeypatch, tmp_path):
     study, results = _run_with(monkeypatch, tmp_path, fail=None)
     assert all(r.ok for r in results.records) and study.failures().empty
-    monkeypatch.setattr(study, "_measured_label", lambda: "2 × 512 GiB")  # (asks EC2)
-    assert study.table()["source"].iloc[0].startswith("measured (cloudwatch")
+    measured = study.report().table().iloc[0]
+    assert measured["source"].startswith("measured (cloudwatch") and measured["configuration"] == "2 × 512 GiB (st1)"
 
 
 def test_without_testdfsio_no_empty_result_file_is_written(monkeypatch, tmp_path):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     study = _study(run_testdfsio=False)
     with pytest.raises(PerfkitError, match=r"^st1_throughput_burst: nothing has run yet: call run\(\) first$"):
-        study.table()
-    assert len(study.model()) == 3  # the model needs no run
-    results = study.run(progress=False)
-    assert results.records == [] and not results.path.exists()
-    assert study.failures().empty and len(study.table()) == 3
-
-
-def test_findings_give_the_measured_mib_s_say_the_lab_is_no_st1_volume_and_model_each_configuration(tmp_path):
-    from perfkit.metrics import MiB
-    from perfkit.results import ResultSet
-
-    # 1,000 MiB of workload, one replica, one node: the numbers come out round
-    study = _study(configurations=[[1, 1024], [1, 2048]], nodes=1, workload_files=1, workload_file_gb=1.048576,
-                   replication=1, price_per_gb_month=0.045)
-    study.results = ResultSet("st1_throughput_burst", folder=tmp_path)
-    for operation, seconds in (("write", 10.0), ("read", 4.0)):
-        study.results.add(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0,
-                          started_at="2026-01-01T00:00:00+00:00", wall_s=seconds, bytes=256 * MiB)
-    study.cache_note = "page cache dropped before the read"
-    found = study.findings()
-    assert found.sentences == [
-        "TestDFSIO measured (the lab): write 25.6 MiB/s (256 MiB in 10.0 s), read 64.0 MiB/s (256 MiB in 4.0 s); "
-        "cluster throughput = total MiB ÷ execution seconds.",
-        "The lab's figures are this machine's disk as /proc/diskstats sees it, not an st1 volume: they say nothing of "
-        "st1's baseline, burst or bucket.",
-        # 1 TiB: 40 and 250 MiB/s; a bucket of 1,048,576 MiB drains at 250 - 40 MiB/s in 4,993 s; 1,000 MiB at 250
-        # MiB/s is 4 s; 1,024 GB × 0.045 USD
-        "Modelled 1 × 1 TiB per node on 1 node: 40 MiB/s baseline, 250 MiB/s burst per volume, 83 min of burst from a "
-        "full bucket; writes the workload in 4 s and reads it in 4 s (250.0 and 250.0 MiB/s in all); 46.08 USD per "
-        "month.",
-        # 2 TiB: 80 MiB/s, burst capped at 500; 2,097,152 MiB at 420 MiB/s: 4,993 s; 1,000 MiB at 500 MiB/s: 2 s
-        "Modelled 1 × 2 TiB per node on 1 node: 80 MiB/s baseline, 500 MiB/s burst per volume, 83 min of burst from a "
-        "full bucket; writes the workload in 2 s and reads it in 2 s (500.0 and 500.0 MiB/s in all); 92.16 USD per "
-        "month.",
-    ]
-    assert found.undecided == ["Whether TestDFSIO's figures are steady: one write and one read, no repeat"]
-    assert found.conditions.startswith(
-        "TestDFSIO 4 files × 64 MB, one write then one read, page cache dropped before the read; metrics from "
-        "/proc/diskstats; modelled workload 1 × 1.04858 GB, 1 replica written, every volume moving its even share; "
-        "cost: st1 at 0.045 USD per GB-month (price_per_gb_month, as given); the embedded lab")
-
-
-def test_without_testdfsio_the_findings_are_the_models_and_say_nothing_was_measured(tmp_path):
-    from perfkit.results import ResultSet
-
-    study = _study(run_testdfsio=False)
-    study.results = ResultSet("st1_throughput_burst", folder=tmp_path)
-    found = study.findings()
-    assert found.first.startswith("Modelled 4 × 512 GiB per node on 5 nodes: 20 MiB/s baseline, 125 MiB/s burst")
-    assert found.undecided == ["Nothing measured: run_testdfsio is off; the figures below are the model's alone"]
+        study.report()
+    report = study.run_report(progress=False)
+    assert study.results.records == [] and not study.results.path.exists()
+    assert report.failures().empty and len(report.table()) == 3 and len(report.model()) == 3  # the model's alone
