@@ -1,5 +1,6 @@
 import json
 import re
+from pathlib import Path
 
 import nbformat
 
@@ -42,16 +43,23 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     nb = json.loads(report.notebook.read_text())
     assert nb["metadata"]["papermill"]["parameters"]["rows"] == 5_000
     assert nb["metadata"]["perfkit"]["ok"] is True
-    [stored] = (tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl")
-    mtime_after_run = stored.stat().st_mtime_ns
     # the same report again from the run's file alone (issue 45): every Finding, table and plot, nothing measured
-    again = render("notebooks/hdfs_vs_s3_queries.ipynb", {"results": str(stored)}, out_root=tmp_path / "again")
+    _again_with_the_same_findings(report, "notebooks/hdfs_vs_s3_queries.ipynb",
+                                  tmp_path / "results" / "hdfs_vs_s3_queries", tmp_path / "again")
+
+
+def _again_with_the_same_findings(report, notebook: str, results: Path, out: Path, same_sections: bool = True):
+    """The report rendered again from one of its run's files alone (`perfkit report --from`'s path; issue 69): the
+    same Findings (and sections) as the first render, and no run recorded or touched."""
+    stored = sorted(results.glob("*.jsonl"))
+    before = {path: path.stat().st_mtime_ns for path in stored}
+    again = render(notebook, {"results": str(stored[-1])}, out_root=out)
     assert again.ok, again.error
     first, second = (nbformat.read(r.notebook, as_version=4) for r in (report, again))
     assert _findings(second) == _findings(first) and _findings(first)
-    assert outline(second) == outline(first)
-    assert list((tmp_path / "results" / "hdfs_vs_s3_queries").glob("*.jsonl")) == [stored]  # no run recorded
-    assert stored.stat().st_mtime_ns == mtime_after_run
+    if same_sections:
+        assert outline(second) == outline(first)
+    assert {path: path.stat().st_mtime_ns for path in sorted(results.glob("*.jsonl"))} == before
 
 
 def _findings(nb) -> list[str]:
@@ -82,6 +90,9 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
     assert len(runs) == 3  # one run per setting, each with its own calibration
     first = json.loads(runs[0].read_text().splitlines()[0])
     assert first["config"]["network"]["network"]["rtt_ms"] in (0, 40)
+    # the whole sweep again from one setting's file: the others are found beside it
+    _again_with_the_same_findings(report, "notebooks/s3_distance.ipynb", tmp_path / "results" / "s3_distance",
+                                  tmp_path / "again")
 
 
 def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, tmp_path, monkeypatch, reads_well):
@@ -98,6 +109,9 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     for method in REGISTRY:
         assert method in page
     assert "unavailable: s3-dist-cp is not on PATH" in page
+    _again_with_the_same_findings(report, "notebooks/s3_to_hdfs_transfer.ipynb",
+                                  tmp_path / "results" / "s3_to_hdfs_transfer", tmp_path / "again",
+                                  same_sections=False)
 
 
 def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatch, reads_well):
@@ -110,6 +124,9 @@ def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatc
                  "modelled (400 × 4 GB)", "page cache dropped",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
         assert text in page
+    _again_with_the_same_findings(report, "notebooks/st1_throughput_burst.ipynb",
+                                  tmp_path / "results" / "st1_throughput_burst", tmp_path / "again",
+                                  same_sections=False)
 
 
 def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_path, monkeypatch, reads_well):
@@ -123,3 +140,6 @@ def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_pa
                  "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
                  "data:image/png;base64"):
         assert text in page
+    _again_with_the_same_findings(report, "notebooks/nfs_vs_hdfs_reads.ipynb",
+                                  tmp_path / "results" / "nfs_vs_hdfs_reads", tmp_path / "again",
+                                  same_sections=False)
