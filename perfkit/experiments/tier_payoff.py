@@ -75,11 +75,11 @@ class PayoffPoint(QueryComparison):
         if engine is None:
             return
         where, key = step.storage, (step.engine, step.storage)
+        if self.unavailable_reason(engine.name, where, step.query):  # says why, once (before asking for the tier's
+            return self.measure(self.results, engine, step.query, step.step, tables[where])  # tables: it has none)
         if key not in self.tier_tables:
             self.tier_tables[key] = (tier(where, self.profile).current_tables(tables[where]) if is_tier(where)
                                      else tables[where])
-        if self.unavailable_reason(engine.name, where, step.query):  # says why, once
-            return self.measure(self.results, engine, step.query, step.step, tables[where])
         watch = (TierCounters(tier(where, self.profile), engine, settle=step.try_ == "fill", details=False),) \
             if is_tier(where) else ()
         self.measure(self.results, engine, step.query, step.step, self.tier_tables[key], {"try": step.try_}, watch)

@@ -97,3 +97,76 @@ def test_the_plot_draws_each_storage_median_at_each_round_trip_one_panel_per_que
     expected = samples[(samples["query"] == "q1") & (samples["storage"] == "s3")].groupby("rtt_ms")["wall_s"].median()
     assert list(s3_line.get_xdata()) == [0, 20, 60] and np.allclose(s3_line.get_ydata(), expected.values)
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["s3", "alluxio"]
+
+
+class _Engine:
+    def __init__(self, name, *args):
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def versions(self):
+        return {self.name: f"{self.name} 1.0 (fake)"}
+
+    def execute(self, sql, timeout_s=None):
+        return [("yellow", 3)]
+
+
+class _Cache:
+    """Trino's cache as the pay-off sees it: read through Trino only, its own tables, counters that count."""
+    engines = ["trino"]
+
+    def unavailable(self):
+        return None
+
+    def reads_through(self, engine):
+        return engine in self.engines
+
+    def current_tables(self, tables):
+        return {name: f"{table}_cached" for name, table in tables.items()}  # None here: the crash this test pins
+
+    served = 0
+
+    def counters(self, engine):  # 100 bytes more from the cache at each look: a read between two looks served 100
+        from perfkit.tiers import Counters
+
+        self.served += 100
+        return Counters(cache_bytes=self.served, s3_bytes=0)
+
+    def settle(self):
+        return "settled"
+
+
+def test_a_point_runs_each_engine_on_the_tiers_it_can_read_and_says_why_not_on_the_others(monkeypatch, tmp_path):
+    from perfkit.config import load_profile
+    from perfkit.experiments import hdfs_vs_s3_queries, query_tables, tier_payoff
+    from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.suites import DEFAULT_TABLE
+
+    cache = _Cache()
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+    monkeypatch.setattr(hdfs_vs_s3_queries, "get_engine", _Engine)
+    monkeypatch.setattr(tier_payoff, "tier", lambda where, profile: cache)
+    monkeypatch.setattr(query_tables, "tier", lambda where, profile: cache)
+    monkeypatch.setattr(QueryComparison, "begin", lambda self: {"versions": {}, "parameters": self.parameters()}
+                        if setattr(self, "probes", {w: lambda: None for w in ("s3", "trino-cache")}) is None else {})
+    monkeypatch.setattr(QueryComparison, "register_tables", lambda self, engine, tableset: {
+        "s3": {DEFAULT_TABLE: "perfkit.t_s3"},
+        "trino-cache": {DEFAULT_TABLE: "cache.t"} if engine.name == "trino" else None})  # spark cannot read it
+    point = tier_payoff.PayoffPoint(load_profile("lab"), engines=["spark", "trino"], storages=["s3", "trino-cache"],
+                                    baseline="s3", queries=["q1"], runs=2, warmup=0, accounting=False,
+                                    health_interval_s=0.01)
+    point.tableset = "tables"
+    point.run(progress=False)
+    rows = [(r.subject, r.storage, r.params.get("try"), r.ok) for r in point.results.records]
+    assert ("spark", "trino-cache", None, False) in rows  # recorded once as unavailable, with why, not a crash
+    unavailable = [r for r in point.results.records if r.subject == "spark" and r.storage == "trino-cache"]
+    assert len(unavailable) == 1 and "read through trino only, not spark" in unavailable[0].error
+    trino_cache = [r for r in point.results.records if r.subject == "trino" and r.storage == "trino-cache"]
+    assert [(r.params["try"], r.params["cache_bytes"], r.ok) for r in trino_cache] == [
+        ("fill", 100, True), ("hot", 100, True), ("hot", 100, True)]
+    assert sum(1 for r in rows if r[:2] == ("spark", "s3")) == 3  # the fill and two hot reads
