@@ -141,13 +141,17 @@ lab-down: install
 lab-status: install
 	$(BIN)/perfkit lab status
 
+## the benchmarks of perfkit against the plain tools at their full sizes (their figures are the point: minutes each).
+## `make test` runs each one's --quick mode instead (tests/integration/test_bench.py, tests/aws/test_bench_cloudwatch_calls.py),
+## which checks only that it still runs and prints its figures; `make bench BENCH_ARGS=--quick` runs those here
+BENCH_ARGS ?=
 bench: install
 	$(BIN)/perfkit lab up
-	$(BIN)/python bench/query_overhead.py
-	$(BIN)/python bench/transfer.py
-	$(BIN)/python bench/cloudwatch_calls.py
-	$(BIN)/python bench/read.py
-	$(BIN)/python bench/datagen.py
+	$(BIN)/python bench/query_overhead.py $(BENCH_ARGS)
+	$(BIN)/python bench/transfer.py $(BENCH_ARGS)
+	$(BIN)/python bench/cloudwatch_calls.py $(BENCH_ARGS)
+	$(BIN)/python bench/read.py $(BENCH_ARGS)
+	$(BIN)/python bench/datagen.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data/generated

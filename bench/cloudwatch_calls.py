@@ -2,7 +2,10 @@
 one GetMetricStatistics call per metric and volume (the common pattern). Both run against a moto
 server over HTTP in this process, and both counts are what the client really sent.
 
-    python bench/cloudwatch_calls.py [--volumes 100 --period 300]
+    python bench/cloudwatch_calls.py [--volumes 100 --period 300] [--quick]
+
+--quick (what the AWS tests run, tests/aws/test_bench_cloudwatch_calls.py): 5 volumes; its figures say nothing,
+only that the script still runs. Any size given besides it wins.
 """
 from __future__ import annotations
 
@@ -18,13 +21,18 @@ from perfkit.metrics import EBS_METRICS
 from perfkit.metrics.cloudwatch import fetch_ebs_metrics
 
 METRICS = ["VolumeReadBytes", "VolumeWriteBytes", "VolumeQueueLength", "BurstBalance"]
+QUICK = {"volumes": 5}  # --quick: a few volumes, every metric, both ways
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--volumes", type=int, default=100)
     parser.add_argument("--period", type=int, default=300)
+    parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run both ways: {QUICK}")
     args = parser.parse_args()
+    if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,6 +1,6 @@
 """perfkit's dataset placement against the plain generator writing the same files to local disk, in one run.
 
-    python bench/datagen.py [--dataset tpch|hibench|all --scale 0.1 --rounds 1 --format orc]
+    python bench/datagen.py [--dataset tpch|hibench|all --scale 0.1 --rounds 1 --warmup 1 --format orc] [--quick]
 
 Both paths use the same generator object (TPC-H: Trino CTAS from its tpch connector; HiBench: Spark):
 - plain: the generator's own write of every table into a fresh local folder (file:///tmp/...), nothing else;
@@ -11,11 +11,14 @@ Both paths use the same generator object (TPC-H: Trino CTAS from its tpch connec
   generated into each storage and read back there, row count and checksum of every row), then schemas read
   and markers written; MB = one copy's data files (hdfs).
 Rates are rows (and MB) / seconds; perfkit's seconds are the whole placement call. Each round runs both paths
-once, in alternating order, after one unmeasured plain pass (engine and JIT warm, connector loaded); with
+once, in alternating order, after one unmeasured plain pass (--warmup: engine and JIT warm, connector loaded); with
 several rounds the rates are medians and the ratio is the median of the rounds' own ratios.
 Target: perfkit's rate (generate + put on both storages + verify) >= 0.5 of the plain generator's rate to
 local disk alone. The bench prefix (perfkit-bench/datagen-<uuid>) is deleted on both storages after every
 round, the local folders after every write. Needs the lab up.
+--quick (what `make test` runs, tests/integration/test_bench.py): both datasets at their smallest scales (TPC-H 0.01,
+HiBench tiny), one round, no warm-up pass; its figures say nothing, only that the script still runs. Any size given
+besides it wins.
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ from perfkit.datasets.generate import METHODS, Placement, place_generated
 from perfkit.datasets.generator import get_generator
 
 DEFAULT_SCALE = {"tpch": "0.1", "hibench": "small"}
+QUICK_SCALE = {"tpch": "0.01", "hibench": "tiny"}  # --quick: each dataset's smallest scale (TPC-H's is Trino's tiny)
+QUICK = {"rounds": 1, "warmup": 0}  # --quick: and one round, no warm-up pass
 STORAGES = ["hdfs", "s3"]
 TARGET = 0.5
 
@@ -81,7 +86,8 @@ def clear(profile) -> None:
 
 def bench(dataset: str, scale: str, args, profile) -> dict:
     with get_generator(dataset, profile, scale) as gen:
-        plain(gen, args.format)  # warm-up, unmeasured
+        for _ in range(args.warmup):  # unmeasured
+            plain(gen, args.format)
         rounds = []
         for round_ in range(args.rounds):
             order = ("plain", "perfkit") if round_ % 2 == 0 else ("perfkit", "plain")
@@ -113,17 +119,25 @@ def main() -> None:
     parser.add_argument("--scale", default=None,
                         help="tpch: a scale factor (default 0.1); hibench: a size (default small)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1, help="unmeasured plain passes first (engine, JIT)")
     parser.add_argument("--format", choices=["orc", "parquet"], default="orc")
     parser.add_argument("--method", choices=list(METHODS), default="copy", help="how perfkit places the copies")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"each dataset at its smallest scale {QUICK_SCALE}, {QUICK}")
     args = parser.parse_args()
+    if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
+    scales = QUICK_SCALE if args.quick else DEFAULT_SCALE  # a --scale given wins
 
     profile = replace(load_profile(args.profile), prefix=f"perfkit-bench/datagen-{uuid.uuid4().hex[:12]}")
     datasets = ["tpch", "hibench"] if args.dataset == "all" else [args.dataset]
-    print(f"datagen: {', '.join(datasets)}, {args.format}, {args.rounds} round(s); plain = the generator to local "
+    print(f"datagen: {', '.join(datasets)}, {args.format}, {args.rounds} round(s) after {args.warmup} "
+          f"unmeasured plain pass(es); plain = the generator to local "
           f"disk; perfkit = place_generated ({args.method}) on {' + '.join(STORAGES)} with verify, "
           f"under {profile.prefix}")
     try:
-        results = [bench(d, args.scale or DEFAULT_SCALE[d], args, profile) for d in datasets]
+        results = [bench(d, args.scale or scales[d], args, profile) for d in datasets]
     finally:
         clear(profile)
     print(f"  {'dataset':<8} {'scale':>6} {'rows':>10} {'MB':>7} {'plain rows/s':>13} {'MB/s':>6} "

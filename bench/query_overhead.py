@@ -1,6 +1,11 @@
 """perfkit's query runner against the bare client: same session, same tables, one process.
 
-    python bench/query_overhead.py [--engine spark|trino] [--rows 1000000 --files 8 --rounds 7]
+    python bench/query_overhead.py [--engine spark|trino] [--rows 1000000 --files 8 --rounds 9 --queries q1 q4]
+                                   [--quick]
+
+--quick (what `make test` runs, tests/integration/test_bench.py) goes through every step on the fewest queries, rows
+and rounds that do: q1 on 10,000 rows in 2 files, 1 warm-up pass, 3 rounds (the fewest with an interval), the
+counters read twice first; its figures say nothing, only that the script still runs. Any size given besides it wins.
 
 The bare path is `spark.sql(q).collect()` for spark, a plain `trino` DB-API cursor fetching all rows
 (execute + fetchall on the same connection) for trino.
@@ -31,6 +36,7 @@ import tempfile
 import time
 
 from perfkit import stats
+from perfkit.accounting.sources import ServerSources
 from perfkit.config import load_profile
 from perfkit.engines import get_engine
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
@@ -50,6 +56,8 @@ BARE = {"spark": lambda engine, sql: engine.spark.sql(sql).collect(), "trino": _
 NAMES = {"perfkit+io": "accounting on", "perfkit": "off", "bare": "bare"}
 RATIOS = (("perfkit+io", "perfkit", 1.03), ("perfkit+io", "bare", 1.05), ("perfkit", "bare", None))  # with targets
 BARE_NAMES = {"spark": "spark.sql().collect()", "trino": "trino cursor execute+fetchall"}
+# --quick: every step on one query and the fewest rows and rounds (3: the fewest that give the ratios an interval)
+QUICK = {"queries": ["q1"], "rows": 10_000, "files": 2, "rounds": 3, "warmup": 1, "warm_reads": 2}
 
 
 def _time_the_engine_calls(engine) -> list[float]:
@@ -67,12 +75,12 @@ def _time_the_engine_calls(engine) -> list[float]:
     return spent
 
 
-def _warm_the_counters(sources: list, engine, storages: list[str], reads: int) -> int:
+def _warm_the_counters(sources: ServerSources, engine, storages: list[str], reads: int) -> int:
     """Each storage's counters and the engine's read `reads` times: a daemon's JMX servlet answers twice as slowly until
     its JVM has compiled that path (a DataNode's bean: 3.0 ms at first, 1.6 ms after 2,000 reads, on an idle lab). A
     cluster's daemons, polled by its monitoring for days, answer at their warm speed; the lab's are minutes old. Each
     read waits as a run's does (a metrics period after the last), so the servers refresh what they show each time."""
-    readers = [source.read for source in sources if hasattr(source, "read")]
+    readers = [source.read for source in sources.read]
     counts = getattr(engine, "io_counters", None)
     readers += [functools.partial(counts, storage=where) for where in storages] if counts else []
     for _ in range(reads):
@@ -85,15 +93,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="lab")
     parser.add_argument("--engine", choices=sorted(BARE), default="spark")
+    parser.add_argument("--queries", nargs="+", default=None, help="the taxi suite's query ids (default: all)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured passes first (JIT, caches)")
     parser.add_argument("--warm-reads", type=int, default=1500,
                         help="reads of the storages' and the engine's counters before the warm-up passes (their JIT)")
+    parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every step: {QUICK}")
     args = parser.parse_args()
+    if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
 
-    cmp = QueryComparison(load_profile(args.profile), engines=[args.engine], rows=args.rows, files=args.files)
+    cmp = QueryComparison(load_profile(args.profile), engines=[args.engine], queries=args.queries,
+                          rows=args.rows, files=args.files)
     placed = cmp.prepare()  # the taxi files as one table on each storage
     totals: dict[str, list[float]] = {"bare": [], "perfkit": [], "perfkit+io": []}
     with tempfile.TemporaryDirectory() as scratch, get_engine(args.engine, cmp.profile) as engine:

@@ -1,6 +1,7 @@
 """perfkit's parallel-read runner (posix method) against dd on the same local files, in one run.
 
     python bench/read.py [--files 4 --mb 128 --jobs 1 4 --rounds 9 --passes 4 --cache warm|cold|both --buffer-mib 8]
+                         [--quick]
 
 For each jobs level J the files are dealt to J jobs (file i to job i mod J); perfkit runs them as
 J processes of its runner, dd as J bash jobs, each dd-ing its files one after the other to
@@ -30,6 +31,10 @@ the host may still cache that disk). Each round runs dd and perfkit once each, i
 order; the MB/s columns are medians over the rounds, and perfkit/dd is the median of the rounds' own
 ratios (each taken within one round, so that a load drifting between rounds cancels out), with a
 bootstrap 95% confidence interval of that median and the rounds' range. Target >= 0.95.
+
+--quick (what `make test` runs, tests/integration/test_bench.py): 2 files of 4 MB, 1 and 2 jobs, both caches, 3
+rounds (the fewest with an interval), each file read once; its figures say nothing, only that the script still runs.
+Any size given besides it wins (--cache warm where the page cache cannot be dropped).
 """
 from __future__ import annotations
 
@@ -53,6 +58,10 @@ from perfkit.protocol import drop_page_cache
 from perfkit.reads.aggregate import aggregate
 from perfkit.reads.methods import Posix
 from perfkit.reads.runner import run_jobs
+
+
+# --quick: every step (1 job and more, warm and cold) on the fewest bytes and rounds (3: the fewest with an interval)
+QUICK = {"files": 2, "mb": 4, "jobs": [1, 2], "rounds": 3, "passes": 1}
 
 
 def dd_jobs(plan: list[list[str]], block: int) -> list[dict]:
@@ -116,7 +125,11 @@ def main() -> None:
     parser.add_argument("--cache", choices=["warm", "cold", "both"], default="both")
     parser.add_argument("--buffer-mib", type=float, default=Posix.buffer_size / 2**20,
                         help="bytes per read call, for perfkit's posix method and dd's bs alike")
+    parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every step: {QUICK}")
     args = parser.parse_args()
+    if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
     block = int(args.buffer_mib * 2**20)
     Posix.buffer_size = block  # the forked jobs inherit it
     caches = ["warm", "cold"] if args.cache == "both" else [args.cache]

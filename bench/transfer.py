@@ -1,16 +1,22 @@
 """perfkit's `stream` copy against sequential `hadoop fs -cp` and against DistCp, on the same files.
 
-    python bench/transfer.py [--files 24 --mean-mb 16 --maps 4 --concurrency 8]
+    python bench/transfer.py [--files 24 --mean-mb 16 --maps 4 --concurrency 8] [--quick]
 
 One run, one manifest; each method copies it into a fresh folder, verified, then removed.
 Prints MB/s and the ratios (targets: stream >= 1.5x sequential CLI and >= DistCp). Needs the lab up.
+--quick (what `make test` runs, tests/integration/test_bench.py): every method on 2 files of about 1 MB, 2 at once;
+its figures say nothing, only that the script still runs. Any size given besides it wins.
 """
 from __future__ import annotations
 
 import argparse
 
 from perfkit.config import load_profile
-from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison, summarise_transfers
+from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
+from perfkit.experiments.transfer_report import summarise_transfers
+
+# --quick: every method on the smallest file set that still has more than one file to copy at once
+QUICK = {"files": 2, "mean_mb": 1, "maps": 2, "concurrency": 2}
 
 
 def main() -> None:
@@ -20,7 +26,11 @@ def main() -> None:
     parser.add_argument("--mean-mb", type=float, default=16)
     parser.add_argument("--maps", type=int, default=4, help="DistCp maps")
     parser.add_argument("--concurrency", type=int, default=8, help="stream's files at once")
+    parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every method: {QUICK}")
     args = parser.parse_args()
+    if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
 
     profile = load_profile(args.profile)
     runs = {}

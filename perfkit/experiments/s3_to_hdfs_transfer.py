@@ -24,7 +24,6 @@ from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
 from perfkit.experiments.transfer_report import TransferReport
-from perfkit.experiments.transfer_report import summarise_transfers  # noqa: F401 - bench/transfer.py's
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
 from perfkit.results import ResultSet, new_run_id, now

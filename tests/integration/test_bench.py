@@ -1,0 +1,129 @@
+"""Every bench/ script that needs the lab, in its --quick mode (issue 69): it runs to the end and prints its figures in
+the shape it always has, line by line. The figures themselves are not checked (a quick run's say nothing about
+perfkit's speed): what fails here is an API change that breaks a script, as `ServerSources` once broke
+query_overhead. bench/cloudwatch_calls.py needs no lab: tests/aws/test_bench_cloudwatch_calls.py."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+# a guard against a hung script (it fails its test, not CI's whole job), not a timing: a quick run takes under a minute
+HUNG_S = 900
+NUM = r"(?:-?\d[\d,]*(?:\.\d+)?|nan|-?inf)"  # one figure, whatever its value
+CI = rf"\[{NUM}-{NUM}\]"
+CI95 = rf"\[95% CI {NUM}-{NUM}\]"
+VERDICT = r"(?:met|not met|not decided: the interval spans the target|too few rounds to judge \(need \d+\))"
+
+
+def quick(script: str, *args: str) -> list[str]:
+    """`python bench/SCRIPT --quick ARGS` on this worker's lab (its environment names the lab's ports and home): the
+    lines it printed, after checking that it exited 0 (else its output and the end of its log are the message)."""
+    done = subprocess.run([sys.executable, str(BENCH / script), "--quick", *args], cwd=BENCH.parent,
+                          capture_output=True, text=True, timeout=HUNG_S)
+    code = done.returncode
+    assert code == 0, f"{script} --quick {' '.join(args)} exited {code}\n{done.stdout}\n{done.stderr[-6000:]}"
+    return done.stdout.splitlines()
+
+
+def assert_shape(lines: list[str], patterns: list[str]) -> None:
+    """As many lines as patterns, each line matched whole by its pattern: the labels, names and counts the script
+    prints, with a figure wherever one goes."""
+    shown = "\n".join(lines)
+    assert len(lines) == len(patterns), f"{len(lines)} lines, {len(patterns)} expected:\n{shown}"
+    for line, pattern in zip(lines, patterns):
+        assert re.fullmatch(pattern, line), f"line {line!r}\ndoes not match {pattern!r}; the output:\n{shown}"
+
+
+def header(pattern: str, lines: list[str]) -> re.Match:
+    assert lines and (match := re.fullmatch(pattern, lines[0])), f"no header {pattern!r}:\n" + "\n".join(lines)
+    return match
+
+
+@pytest.mark.parametrize("engine, name", [("spark", "Spark"), ("trino", "Trino")])
+def test_query_overhead_quick_compares_the_three_paths_on_every_storage(profile, engine, name):
+    lines = quick("query_overhead.py", "--engine", engine)
+    top = header(rf"query_overhead: (\d+) queries per round \((\d+) queries x (\d+) storages\), (\d+) rounds, "
+                 rf"\d+ rows in \d+ files, {name} .+, S3 behind .+; the storages' and the engine's counters read \d+ "
+                 rf"times first \(\d+ sources, \d+ s\), as a long-running cluster's daemons have been", lines)
+    work, queries, storages, rounds = map(int, top.groups())
+    assert work == queries * storages and storages >= 2 and rounds >= 1
+    runs = f" {NUM}" * rounds
+    assert_shape(lines, [
+        top.re.pattern,
+        *(rf"  {re.escape(f'{path:<8}')} per round \(s\):{runs}" for path in ("bare", "perfkit", "perfkit+io")),
+        rf"  median per round: bare .+ {NUM} s, perfkit runner {NUM} s, with I/O accounting {NUM} s",
+        rf"  ratio accounting on / off, median of the rounds' ratios: {NUM} {CI95} \(target <= 1.03: {VERDICT}\)",
+        rf"  ratio accounting on / bare, median of the rounds' ratios: {NUM} {CI95} \(target <= 1.05: {VERDICT}\)",
+        rf"  ratio off / bare, median of the rounds' ratios: {NUM} {CI95}",
+        rf"  the same, median of the {rounds * work} runs' paired ratios: accounting on / off {NUM} {CI}, "
+        rf"accounting on / bare {NUM} {CI}, off / bare {NUM} {CI}",
+        rf"  from perfkit's own time, the engines' noise left out: accounting on / off {NUM} {CI95} "
+        rf"\(target <= 1.03: {VERDICT}\)",
+        rf"  from perfkit's own time, the engines' noise left out: accounting on / the engine's calls alone {NUM} "
+        rf"{CI95} \(target <= 1.05: {VERDICT}\)",
+        rf"  the engine's calls alone, accounting on / off: {NUM} {CI95}: (?:not )?slower with accounting beyond "
+        r"noise(?:: the two ratios above leave that out|, as the two ratios above take them to be)",
+        *(rf"  {re.escape(path)}'s own time per run \(outside the engine's call\): median {NUM} ms, mean {NUM} ms = "
+          rf"{NUM}% of the median bare query \({NUM} ms\)" for path in ("perfkit", "perfkit+io")),
+        *[rf"  on [\w-]+: median bare query {NUM} ms; accounting on / off, median of the paired runs, {NUM} {CI}, the "
+          rf"queries alone \(wall_s\) {NUM} {CI}; own time per run off {NUM} ms, accounting on {NUM} ms"] * storages,
+        rf"  ratio of the times perfkit records \(wall_s, per round\) / bare: {NUM} \(1 = no bias in the figures\)",
+        rf"  the queries' recorded times \(wall_s\) / bare, median of the paired runs: off {NUM} {CI}, accounting on "
+        rf"{NUM} {CI}",
+    ])
+    on = [line.split(":")[0].split()[1] for line in lines if line.startswith("  on ")]
+    assert len(set(on)) == storages  # each storage once
+
+
+def test_transfer_quick_copies_with_every_method(profile):
+    lines = quick("transfer.py")
+    assert_shape(lines, [
+        rf"transfer: \d+ files, {NUM} MB, s3 -> hdfs, verified",
+        *(rf"  {re.escape(f'{method:<8}')} concurrency +\d+: +{NUM} s +{NUM} MB/s"
+          for method in ("hdfs-cp", "distcp", "stream")),
+        rf"  stream / sequential hadoop fs -cp: {NUM}x \(target >= 1.5\)",
+        rf"  stream / DistCp: +{NUM}x \(target >= 1.0\)",
+    ])
+
+
+def test_read_quick_reads_with_dd_and_perfkit_at_each_jobs_level_and_cache(profile):
+    # a cold cache needs /proc/sys/vm/drop_caches (root, a writable /proc/sys): the script stops without it
+    caches = ["warm", "cold"] if os.access("/proc/sys/vm/drop_caches", os.W_OK) else ["warm"]
+    lines = quick("read.py", *([] if len(caches) == 2 else ["--cache", "warm"]))
+    row = rf"  +(\d+)  (warm |cold )  +{NUM}  +{NUM}  +{NUM}  {NUM}-{NUM}  +{NUM}-{NUM}"  # jobs, cache, figures
+    assert_shape(lines, [
+        rf"read: \d+ files x \d+ MB on local disk \(warm: read \d+ times over\), \d+ rounds, {NUM} MiB per read for "
+        r"both; MB/s = bytes / \(last job end - first job start\)",
+        r"  jobs  cache   dd MB/s  perfkit MB/s  perfkit/dd  95% CI +rounds' range +\(target perfkit/dd >= 0.95\)",
+        *[row] * (len(lines) - 3),
+        r"  fio \(one file, for reference\): \d+ KB/s|  fio failed|"
+        r"  fio: not installed \(apt-get install fio\), skipped",
+    ])
+    rows = [re.fullmatch(row, line) for line in lines[2:-1]]
+    levels = sorted({int(row[1]) for row in rows})
+    assert len(levels) >= 2, "one job and more"
+    assert [(int(row[1]), row[2].strip()) for row in rows] == [(j, cache) for j in levels for cache in caches]
+
+
+def test_datagen_quick_places_both_datasets_against_the_plain_generator(profile):
+    lines = quick("datagen.py")
+    top = header(r"datagen: tpch, hibench, orc, (\d+) round\(s\) after \d+ unmeasured plain pass\(es\); plain = the "
+                 r"generator to local disk; perfkit = place_generated \(copy\) on hdfs \+ s3 with verify, under "
+                 r"perfkit-bench/datagen-[0-9a-f]{12}", lines)
+    rounds = int(top[1])
+    assert rounds >= 1
+    assert_shape(lines, [
+        top.re.pattern,
+        *(rf"  {dataset}-\S+ round {r + 1} \((?:plain first, perfkit|perfkit first, plain) second\): plain {NUM} s; "
+          rf"perfkit {NUM} s = generate hdfs {NUM} s \+ copy to s3 {NUM} s \+ verify {NUM} s \+ markers {NUM} s"
+          for dataset in ("tpch", "hibench") for r in range(rounds)),
+        r"  dataset +scale +rows +MB +plain rows/s +MB/s +perfkit rows/s +MB/s +ratio  target >= 0.5",
+        *(rf"  {dataset} +\S+ +\d+ +{NUM} +{NUM} +{NUM} +{NUM} +{NUM} +{NUM}  (?:yes|no)"
+          for dataset in ("tpch", "hibench")),
+        *(rf"  {dataset}: {engine} .+; MB = the local copy's data files \(one placed copy: {NUM} MB\); ratio = plain "
+          r"seconds / perfkit seconds \(same rows\)" for dataset, engine in (("tpch", "Trino"), ("hibench", "Spark"))),
+    ])
