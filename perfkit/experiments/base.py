@@ -61,6 +61,31 @@ class RunRecords:
             raise PerfkitError(f"{'; '.join(messages)}; the records are in {results.path}")
 
 
+class StoredReport(RunRecords):
+    """A report built from one run's records alone (the query comparison's, the transfers', the reads', st1's): the
+    same from a live run and from its results file, anywhere. A subclass names the parameters it reads (NEEDED) and
+    the run it needs (WHAT), said when a file of another experiment is given."""
+    NEEDED: tuple[str, ...] = ()
+    WHAT = "a run of this experiment"
+
+    def __init__(self, results: ResultSet):
+        self.results, self.experiment = results, results.experiment
+        self.parameters = results.config.get("parameters") or {}
+        missing = [name for name in self.NEEDED if name not in self.parameters]
+        if missing:
+            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
+                               f"{self.WHAT}")
+
+    @classmethod
+    def load(cls, path):
+        """The report of a saved run (a results .jsonl file), measuring nothing."""
+        return cls(ResultSet.load(path))
+
+    def run_report(self, progress: bool = True):
+        """A stored run measures nothing: its report is itself (the experiment's run_report measures, then reports)."""
+        return self
+
+
 class Experiment(RunRecords, ABC):
     _calibration = None
 

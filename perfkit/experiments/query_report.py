@@ -9,7 +9,6 @@ results file renders the same Findings and tables anywhere, with no lab and no c
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 
@@ -17,7 +16,7 @@ from perfkit import stats
 from perfkit.accounting.table import DIRECT, HDFS, io_frame, io_table
 from perfkit.calibration import Calibration
 from perfkit.errors import PerfkitError
-from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
+from perfkit.experiments.base import FAILURE_COLUMNS, StoredReport
 from perfkit.experiments.copy_cost import CopyCost
 from perfkit.experiments.query_data import placed_storages
 from perfkit.findings import Findings, money, plural, size
@@ -30,19 +29,15 @@ from perfkit.storages.pricing import monthly_storage_table
 DEFAULT_REPLICATION = 3  # HDFS's, where none of the data is on HDFS
 
 
-class QueryReport(RunRecords):
+class QueryReport(StoredReport):
     """The tables, plots' frames and Findings of one run of a query comparison (or a subclass: see `Report` there)."""
+    NEEDED = ("engines", "storages", "baseline")
+    WHAT = "a run of a query comparison (hdfs_vs_s3_queries, engine_storage_matrix, cache_tier)"
     unit = "query runs"
 
     def __init__(self, results: ResultSet):
-        self.results, self.experiment = results, results.experiment
-        config = results.config
-        params = config.get("parameters") or {}
-        missing = [name for name in ("engines", "storages", "baseline") if name not in params]
-        if missing:
-            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
-                               "a run of a query comparison (hdfs_vs_s3_queries, engine_storage_matrix, cache_tier)")
-        self.parameters = params
+        super().__init__(results)
+        config, params = results.config, self.parameters
         self.engines, self.storages, self.baseline = params["engines"], params["storages"], params["baseline"]
         self.include_throttled = bool(params.get("include_throttled", False))
         self.accounting = bool(params.get("accounting", True))
@@ -54,15 +49,6 @@ class QueryReport(RunRecords):
         self.dataset: dict = config.get("dataset", {})
         self.measured_network = Calibration.from_dict(config["network"]) if config.get("network") else None
         self.copy_cost = CopyCost(**config["copy"]) if config.get("copy") else None
-
-    @classmethod
-    def load(cls, path: Path | str) -> QueryReport:
-        """The report of a saved run (a results .jsonl file), measuring nothing."""
-        return cls(ResultSet.load(path))
-
-    def run_report(self, progress: bool = True) -> QueryReport:
-        """A stored run measures nothing: its report is itself (QueryComparison.run_report measures, then reports)."""
-        return self
 
     @property
     def placed_storages(self) -> list[str]:

@@ -9,12 +9,11 @@ measured on. So a results file renders the same Findings and tables anywhere, wi
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 
-from perfkit.errors import PerfkitError, shorten
-from perfkit.experiments.base import RunRecords
+from perfkit.errors import shorten
+from perfkit.experiments.base import StoredReport
 from perfkit.findings import Findings, plural, times
 from perfkit.provenance import recorded_environment
 from perfkit.reads.aggregate import aggregate
@@ -24,31 +23,19 @@ AGGREGATE_COLUMNS = ["test", "access", "storage", "jobs", "ok", "MB", "seconds",
                      "last done s", "median done s"]
 
 
-class ReadReport(RunRecords):
+class ReadReport(StoredReport):
     """The tables, plots' frames and Findings of one run of the NFS vs HDFS parallel reads (ReadComparison)."""
+    NEEDED = ("methods", "protocols", "jobs")
+    WHAT = "a run of the NFS vs HDFS reads (nfs_vs_hdfs_reads)"
     unit = "read jobs"
 
     def __init__(self, results: ResultSet):
-        self.results, self.experiment = results, results.experiment
-        params = results.config.get("parameters") or {}
-        missing = [name for name in ("methods", "protocols", "jobs") if name not in params]
-        if missing:
-            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
-                               "a run of the NFS vs HDFS reads (nfs_vs_hdfs_reads)")
-        self.parameters = params
+        super().__init__(results)
+        params = self.parameters
         self.methods, self.protocols, self.jobs = params["methods"], params["protocols"], params["jobs"]
         self.files_per_job, self.files = params.get("files_per_job"), params.get("files")
         self.mean_mb, self.large_file_mb = params.get("mean_mb"), params.get("large_file_mb")
         self.replicas, self.cold_cache = params.get("replicas", 1), bool(params.get("cold_cache", True))
-
-    @classmethod
-    def load(cls, path: Path | str) -> ReadReport:
-        """The report of a saved run (a results .jsonl file), measuring nothing."""
-        return cls(ResultSet.load(path))
-
-    def run_report(self, progress: bool = True) -> ReadReport:
-        """A stored run measures nothing: its report is itself (ReadComparison.run_report measures, then reports)."""
-        return self
 
     @property
     def datanodes(self) -> int:

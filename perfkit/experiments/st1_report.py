@@ -11,13 +11,11 @@ run happened. So a results file renders the same Findings, tables and plots anyw
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from perfkit.errors import PerfkitError
-from perfkit.experiments.base import FAILURE_COLUMNS, RunRecords
+from perfkit.experiments.base import FAILURE_COLUMNS, StoredReport
 from perfkit.findings import Findings, duration, plural, where
 from perfkit.metrics import SCHEMA, MiB, empty_frame, with_throughput
 from perfkit.metrics.st1 import Configuration, model_table
@@ -27,22 +25,17 @@ from perfkit.results import ResultSet
 MAX_STEPS = 100_000  # points per modelled series: plenty for a plot
 OPERATIONS = ("write", "read")  # TestDFSIO's, in the order they run
 # the parameters the report reads: a run whose records lack one is not an st1 study's
-NEEDED = ("source", "configurations", "nodes", "workload_files", "workload_file_gb", "replication",
-          "price_per_gb_month", "files", "file_mb", "run_testdfsio")
 
 
-class St1Report(RunRecords):
+class St1Report(StoredReport):
     """The tables, the plots' frames and the Findings of one run of the st1 study."""
+    NEEDED = ("source", "configurations", "nodes", "workload_files", "workload_file_gb", "replication",
+              "price_per_gb_month", "files", "file_mb", "run_testdfsio")  # the parameters it reads
+    WHAT = "a run of st1_throughput_burst"
 
     def __init__(self, results: ResultSet):
-        self.results, self.experiment = results, results.experiment
-        config = results.config
-        params = config.get("parameters") or {}
-        missing = [name for name in NEEDED if name not in params]
-        if missing:
-            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
-                               "a run of st1_throughput_burst")
-        self.parameters = params
+        super().__init__(results)
+        config, params = results.config, self.parameters
         self.source, self.run_testdfsio = params["source"], bool(params["run_testdfsio"])
         self.cluster_id, self.volume_ids = params.get("cluster_id", ""), list(params.get("volume_ids") or [])
         self.region, self.period = params.get("region", ""), params.get("period")
@@ -52,15 +45,6 @@ class St1Report(RunRecords):
         self.price_per_gb_month, self.node_cap_mib_s = params["price_per_gb_month"], params.get("node_cap_mib_s")
         self.configs = [Configuration(v, s, self.nodes) for v, s in params["configurations"]]
         self.cache_note = config.get("cache_note", "")
-
-    @classmethod
-    def load(cls, path: Path | str) -> St1Report:
-        """The report of a saved run (a results .jsonl file), measuring nothing."""
-        return cls(ResultSet.load(path))
-
-    def run_report(self, progress: bool = True) -> St1Report:
-        """A stored run measures nothing: its report is itself (St1Study.run_report measures, then reports)."""
-        return self
 
     @property
     def profile_name(self) -> str:

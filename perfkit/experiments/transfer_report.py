@@ -10,49 +10,33 @@ file renders the same Findings and tables anywhere, with no lab and no cluster.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 
 from perfkit.calibration import Calibration
-from perfkit.errors import PerfkitError, root_cause
-from perfkit.experiments.base import RunRecords
+from perfkit.errors import root_cause
+from perfkit.experiments.base import StoredReport
 from perfkit.findings import Findings, plural, times, where
 from perfkit.provenance import recorded_environment
 from perfkit.results import UNAVAILABLE, ResultSet
 
 PLAIN_CLI = "cli-sequential"  # the published one-file-at-a-time copy: aws s3 cp, then hadoop fs -put
-ASKED = ("methods", "repeats", "order", "checksum")  # the parameters the report reads
 
 
-class TransferReport(RunRecords):
+class TransferReport(StoredReport):
     """The tables, plots' frames and Findings of one run of the S3 -> HDFS copies."""
+    NEEDED = ("methods", "repeats", "order", "checksum")  # the parameters it reads
+    WHAT = "a run of the S3 -> HDFS copies (s3_to_hdfs_transfer)"
     unit = "copies"
 
     def __init__(self, results: ResultSet):
-        self.results, self.experiment = results, results.experiment
-        config = results.config
-        params = config.get("parameters") or {}
-        missing = [name for name in ASKED if name not in params]
-        if missing:
-            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
-                               "a run of the S3 -> HDFS copies (s3_to_hdfs_transfer)")
-        self.parameters = params
+        super().__init__(results)
+        config, params = results.config, self.parameters
         self.methods, self.repeats = list(params["methods"]), params["repeats"]
         self.order, self.checksum = params["order"], bool(params["checksum"])
         self.dataset: dict = config.get("dataset") or {}
         self.parallel = parallel_methods(config, [*self.methods, *{r.subject for r in results.records}])
         self.measured_network = Calibration.from_dict(config["network"]) if config.get("network") else None
-
-    @classmethod
-    def load(cls, path: Path | str) -> TransferReport:
-        """The report of a saved run (a results .jsonl file), measuring nothing."""
-        return cls(ResultSet.load(path))
-
-    def run_report(self, progress: bool = True) -> TransferReport:
-        """A stored run measures nothing: its report is itself (TransferComparison.run_report measures, then
-        reports)."""
-        return self
 
     def network_headline(self):
         """The report's first line: where S3 sat (the network, emulated or not) and what its path measured."""
