@@ -13,7 +13,7 @@ import argparse
 
 from perfkit.config import load_profile
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
-from perfkit.experiments.transfer_report import summarise_transfers
+from perfkit.presenting.transfer_report import summarise_transfers
 
 # --quick: every method on the smallest file set that still has more than one file to copy at once
 QUICK = {"files": 2, "mean_mb": 1, "maps": 2, "concurrency": 2}

@@ -275,13 +275,14 @@ def queries_cmd(profile, bucket, network, tables_file, table_pairs, **asked):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+    from perfkit.presenting import report_of
 
     comparison = QueryComparison(load_profile(profile, bucket=bucket, network=network),
                                  tables=_tables(tables_file, table_pairs), **from_cli(QueryComparison, asked))
-    results = _measure(comparison, lambda: comparison.report().recap())
-    _echo_recap(comparison, comparison.report().recap())
+    results = _measure(comparison, lambda: report_of(comparison).recap())
+    _echo_recap(comparison, report_of(comparison).recap())
     click.echo(f"results: {results.path}")
-    comparison.report().raise_for_failures()
+    report_of(comparison).raise_for_failures()
 
 
 def _measure(comparison, recap):
@@ -346,11 +347,12 @@ def transfer_cmd(profile, bucket, network, **asked):
     """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
     from perfkit.config import load_profile
     from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
+    from perfkit.presenting import report_of
 
     comparison = TransferComparison(load_profile(profile, bucket=bucket, network=network),
                                     **from_cli(TransferComparison, asked))
-    results = _measure(comparison, lambda: comparison.report().recap())
-    _echo_recap(comparison, comparison.report().recap())
+    results = _measure(comparison, lambda: report_of(comparison).recap())
+    _echo_recap(comparison, report_of(comparison).recap())
     click.echo(f"results: {results.path}")
     comparison.raise_for_failures()
 

@@ -56,6 +56,9 @@ class QueryStep:
                     iteration=self.step.iteration, params={"try": self.try_} if self.try_ else {})
 
 
+TRIES = ("cold", "warm", "hot")  # a cache tier's reads, in order, with nothing emptied between them
+
+
 def rotated(items: list, by: int) -> list:
     """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
     k = by % len(items) if items else 0

@@ -20,7 +20,7 @@ FAILURE_COLUMNS = ["subject", "storage", "case", "phase", "iteration", "error"]
 
 class RunRecords:
     """What a run's records alone say of its failures: shared by an experiment and the report built from its records
-    (perfkit.experiments.query_report)."""
+    (perfkit.presenting.query_report)."""
     experiment: str = "?"  # results go to data/results/<experiment>/
     unit: str = "runs"  # what one record is, in failure messages: "query runs", "copies", "read jobs"
     results: ResultSet | None = None
@@ -59,31 +59,6 @@ class RunRecords:
         messages += [f"{row.subject}/{row.case}: {row.error}" for row in self.problems().itertuples()]
         if messages:
             raise PerfkitError(f"{'; '.join(messages)}; the records are in {results.path}")
-
-
-class StoredReport(RunRecords):
-    """A report built from one run's records alone (the query comparison's, the transfers', the reads', st1's): the
-    same from a live run and from its results file, anywhere. A subclass names the parameters it reads (NEEDED) and
-    the run it needs (WHAT), said when a file of another experiment is given."""
-    NEEDED: tuple[str, ...] = ()
-    WHAT = "a run of this experiment"
-
-    def __init__(self, results: ResultSet):
-        self.results, self.experiment = results, results.experiment
-        self.parameters = results.config.get("parameters") or {}
-        missing = [name for name in self.NEEDED if name not in self.parameters]
-        if missing:
-            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
-                               f"{self.WHAT}")
-
-    @classmethod
-    def load(cls, path):
-        """The report of a saved run (a results .jsonl file), measuring nothing."""
-        return cls(ResultSet.load(path))
-
-    def run_report(self, progress: bool = True):
-        """A stored run measures nothing: its report is itself (the experiment's run_report measures, then reports)."""
-        return self
 
 
 class Experiment(RunRecords, ABC):
@@ -139,6 +114,11 @@ class Experiment(RunRecords, ABC):
 
         return runner.run(self, progress)
 
+    def measure_for_report(self, progress: bool = True) -> ResultSet:
+        """All a report of this experiment shows, measured: the run (an experiment may add to it, e.g. the
+        break-even's copy). The report: perfkit.presenting.run_report(experiment)."""
+        return self.run(progress)
+
     def ready(self, progress: bool = True) -> None:
         """Before the run: the services checked and the data in place, unless prepare() did it already."""
         self.prepare(progress)
@@ -186,6 +166,10 @@ class Sweep:
 
         self.progress = progress
         runner.sweep(self, progress)
+
+    def measure_for_report(self, progress: bool = True) -> None:
+        """Every point (the report: perfkit.presenting.run_report(sweep))."""
+        self.run(progress)
 
     def ready(self, progress: bool = True) -> None:
         """Before the first point: what every point shares, in place."""

@@ -1,7 +1,7 @@
 """A cache tier in front of S3, cold, warm and hot: the same queries on S3 directly and through each tier.
 
     c = CacheTierComparison(load_profile("lab"), engines=["trino"], storages=["s3", "trino-cache"])
-    report = c.run_report(); report.tries_table(); report.counters_table()
+    report = run_report(c); report.tries_table(); report.counters_table()
 
 Per round, query and storage (the storages' order rotates each round): the tier is emptied and the page cache
 dropped where permitted, then three reads with nothing emptied between them: cold (the first read after
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.attempt import TierCounters
-from perfkit.experiments.cache_tier_report import TRIES, CacheTierReport
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.protocol import QueryStep, Step, drop_page_cache, rotated
+from perfkit.protocol import TRIES, QueryStep, Step, drop_page_cache, rotated
 from perfkit.storages import backing_of
 from perfkit.tiers import Counters, is_tier, tier
 
@@ -28,7 +27,6 @@ EXPERIMENT = "cache_tier"
 @dataclass
 class CacheTierComparison(QueryComparison):
     experiment = EXPERIMENT
-    Report = CacheTierReport
     # the report's: both tiers; the queries report's taxi files (placed once for both); the narrowest query and a
     # wider one, one round of three tries each (the pay-off adds hot rounds); and a time limit, so a batch run ends
     REPORT_DEFAULTS = {"storages": ["s3", "alluxio", "trino-cache"], "rows": 1_000_000, "files": 8,

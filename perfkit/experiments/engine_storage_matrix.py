@@ -1,7 +1,7 @@
 """Every engine on every storage for every query of a suite: the on-prem study's engine x storage matrix.
 
     m = EngineStorageMatrix(load_profile("lab"), engines=["spark", "trino", "hive"], suite="tpch", scale=0.01)
-    report = m.run_report(); report.ranking(); report.speedups(); report.unsupported()
+    report = run_report(m); report.ranking(); report.speedups(); report.unsupported()
 
 A cell is one (engine, storage). Runs are interleaved across every cell (query by query, one round of all
 cells after another), so a drift in the machine's load hits every cell alike. The ranking orders cells by
@@ -14,17 +14,19 @@ from dataclasses import dataclass
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.matrix_report import MatrixReport, cell_name
 from perfkit.protocol import QueryStep, Step, rotated
 from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "engine_storage_matrix"
 
 
+def cell_name(engine: str, storage: str) -> str:
+    return f"{engine}/{storage}"
+
+
 @dataclass
 class EngineStorageMatrix(QueryComparison):
     experiment = EXPERIMENT
-    Report = MatrixReport
     BREAK_EVEN = False  # the matrix ranks engines and storages: no copy measured
     group = None  # the suites run together (matrices()): recorded with each, not a parameter
 
@@ -45,12 +47,12 @@ class EngineStorageMatrix(QueryComparison):
     def cells(self) -> list[str]:
         return [cell_name(e, s) for e in self.engines for s in self.storages]
 
-    def run_report(self, progress: bool = True) -> MatrixReport:
+    def measure_for_report(self, progress: bool = True):
         """The runs, then TPC-H's independent check where the scale allows it (its table in the report)."""
         self.run(progress)
         if self.has_reference:
             self.reference_check(progress)
-        return self.report()
+        return self.results
 
     ENGINES_ONE_AT_A_TIME = False  # every round visits every engine: all are held open
 

@@ -1,7 +1,7 @@
 """The same SQL on the same files, on HDFS and on S3, through one or more engines.
 
     cmp = QueryComparison(load_profile("lab"), engines=["spark", "trino", "hive"], rows=200_000)
-    report = cmp.run_report(); report.recap()
+    report = run_report(cmp); report.recap()
 
 The data is a suite's dataset (taxi rows, TPC-H at a scale factor, HiBench at a scale), generated and
 verified equal on every storage, or the user's own tables (`tables`: each storage's locations).
@@ -24,7 +24,6 @@ from perfkit.experiments.attempt import Observer
 from perfkit.experiments.query_attempt import run_accounting, run_observers, timed_run
 from perfkit.experiments.query_reference import has_reference, reference_check
 from perfkit.experiments.query_parameters import QueryParameters
-from perfkit.experiments.query_report import QueryReport
 from perfkit.datasets import locations
 from perfkit.datasets.placement import PlacedDataset
 from perfkit.datasets.tables import TableSet
@@ -45,8 +44,7 @@ EXPERIMENT = "hdfs_vs_s3_queries"
 class QueryComparison(QueryParameters, Experiment):
     experiment = EXPERIMENT
     unit = "query runs"
-    Report = QueryReport  # what report() builds from the records
-    BREAK_EVEN = True  # run_report() measures the break-even's copy too, where HDFS and S3 are both compared
+    BREAK_EVEN = True  # measure_for_report() measures the break-even's copy too, where HDFS and S3 are both compared
     # what the report asks for where it differs from the fields' defaults (perfkit.parameters), and why: a shared
     # report is read for its verdicts, so it measures more than a quick `perfkit queries`: 4 runs, the fewest that
     # `compare` can judge, on 1 M rows in 8 ORC files (87 MB)
@@ -94,17 +92,13 @@ class QueryComparison(QueryParameters, Experiment):
         """The placed data as the run records it (query_data.dataset_record)."""
         return dataset_record(self.profile, self.tableset, self.placed, self.dataset)
 
-    def report(self) -> QueryReport:
-        """This run's report, from its records (QueryReport; a subclass's Report adds its own tables)."""
-        return self.Report(self._results())
-
-    def run_report(self, progress: bool = True) -> QueryReport:
-        """Measure (the data placed, the runs, and the break-even's copy where HDFS and S3 are both compared), then
-        the report. QueryReport.load(path).run_report() is a stored run's report, measuring nothing."""
+    def measure_for_report(self, progress: bool = True) -> ResultSet:
+        """The data placed, the runs, and the break-even's copy where HDFS and S3 are both compared (the report:
+        perfkit.presenting.run_report; a stored run's: QueryReport.load(path))."""
         self.run(progress)
         if self.BREAK_EVEN and break_even_pair(self.storages):
             self.copy_to_hdfs(progress)
-        return self.report()
+        return self.results
 
     # -- the run: its steps and one attempt (perfkit.experiments.runner owns the loop) -----------------------------
     step_unit = "query"

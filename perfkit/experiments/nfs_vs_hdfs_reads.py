@@ -1,10 +1,10 @@
 """NFS vs HDFS: J parallel jobs read a random selection of a file set, or one large file, through
 each access method; aggregate MB/s = bytes / (last end - first start), as the published study did.
 
-    report = ReadComparison(load_profile("lab"), jobs=8).run_report()  # places, measures, then reports
+    report = run_report(ReadComparison(load_profile("lab"), jobs=8))  # places, measures, then reports
     report.findings(); report.table()
 
-What the report shows is built from the run's records alone (perfkit.experiments.reads_report.ReadReport): everything
+What the report shows is built from the run's records alone (perfkit.presenting.reads_report.ReadReport): everything
 it needs beyond the records is put in the run's config while it runs.
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Experiment
-from perfkit.experiments.reads_report import ReadReport
 from perfkit.health import HealthWatch
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
@@ -67,16 +66,11 @@ class ReadComparison(Experiment):
         self.results: ResultSet | None = None
         self.placed: pd.DataFrame | None = None  # the file sets as prepare() placed and verified them
 
-    def report(self) -> ReadReport:
-        """This run's report, from its records (ReadReport)."""
-        return ReadReport(self._results())
-
-    def run_report(self, progress: bool = True) -> ReadReport:
-        """Place the file sets (what is missing, verified), measure every test, then the report.
-        ReadReport.load(path).run_report() is a stored run's report, measuring nothing."""
+    def measure_for_report(self, progress: bool = True) -> ResultSet:
+        """Place the file sets (what is missing, verified), then measure every test (its report:
+        perfkit.presenting.run_report)."""
         self.prepare(progress)
-        self.run(progress)
-        return self.report()
+        return self.run(progress)
 
     # -- the files, on both storages ---------------------------------------------------------
     def folder(self, fileset: FileSet) -> str:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from perfkit import validate
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Sweep
-from perfkit.experiments.distance_report import SWEEP, DistanceReport
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.network import NetworkProfile, check
 from perfkit.parameters import check_fields, default_of, param
 from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "s3_distance"
+SWEEP = "s3_distance"  # the sweep's own parameters, in each setting's config
 
 
 class DistancePoint(QueryComparison):
@@ -80,12 +78,6 @@ class S3Distance(Sweep):
         DistancePoint(load_profile(self.profile_name), **self.point_args)  # every parameter checked before work
         self.groups = dict(zip((s.name for s in self.settings), run_group([s.name for s in self.settings])))
 
-    def run(self, progress: bool = True) -> pd.DataFrame:
-        """Each setting in turn (perfkit.experiments.runner.sweep): the network set (refused on a cluster), its
-        calibration, its runs; then every sample."""
-        super().run(progress)
-        return self.samples()
-
     def steps(self) -> list[NetworkProfile]:
         return list(self.settings)
 
@@ -100,17 +92,3 @@ class S3Distance(Sweep):
         """The sweep's own parameters, recorded with each setting: its report is read back from them."""
         return {"rtt_ms": self.rtt_ms, "per_connection_mb_s": self.per_connection_mb_s, "rows": self.rows,
                 "files": self.files, "runs": self.runs, "warmup": self.warmup}
-
-    def report(self) -> DistanceReport:
-        """The sweep's report, from its settings' records."""
-        return DistanceReport([point.report() for point in self.points], self.sweep_record())
-
-    def run_report(self, progress: bool = True) -> DistanceReport:
-        """Every setting measured, then the report. DistanceReport.load(path) is a stored sweep's, measuring nothing."""
-        self.run(progress)
-        return self.report()
-
-    def samples(self) -> pd.DataFrame:
-        """Every measured, successful run with the setting it ran behind (asked and measured)."""
-        return self.report().samples()
-

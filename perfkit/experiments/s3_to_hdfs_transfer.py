@@ -1,7 +1,7 @@
 """S3 -> HDFS copy methods, timed, verified and compared on the same manifest.
 
     cmp = TransferComparison(load_profile("lab"), methods=["stream", "distcp"], concurrency=[1, 4])
-    report = cmp.run_report(); report.recap()  # TransferReport.load(path): a saved run's report, measuring nothing
+    report = run_report(cmp); report.recap()  # TransferReport.load(path): a saved run's report, measuring nothing
 
 Each copy goes into a fresh folder under the run's own prefix ({prefix}/transfers/<run_id>/...);
 cleanup removes that prefix and nothing else.
@@ -23,7 +23,6 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
-from perfkit.experiments.transfer_report import TransferReport
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
 from perfkit.results import ResultSet, new_run_id, now
@@ -127,16 +126,6 @@ class TransferComparison(Experiment):
         return provenance.run_config(self.profile, self.parameters(), network=self.s3_network(),
                                      dataset=manifest_record(self.manifest),
                                      parallel_methods=[name for name in self.methods if method_class(name).parallel])
-
-    def report(self) -> TransferReport:
-        """This run's report, from its records (TransferReport)."""
-        return TransferReport(self._results())
-
-    def run_report(self, progress: bool = True) -> TransferReport:
-        """Measure (the file set placed, every copy verified), then the report. TransferReport.load(path).run_report()
-        is a stored run's report, measuring nothing."""
-        self.run(progress)
-        return self.report()
 
     def begin(self) -> dict:
         """The run's config (the source's files and bytes); both storages' probes; a local scratch folder."""

@@ -3,7 +3,7 @@ metrics over its window, and the st1 model for the volume configurations being c
 
     study = St1Study(load_profile("lab"))                      # TestDFSIO on the lab, diskstats sampled
     study = St1Study(load_profile("emr", bucket=...), source="cloudwatch", cluster_id="j-...")
-    report = study.run_report(); report.table(); report.metrics()  # perfkit.experiments.st1_report
+    report = run_report(study); report.table(); report.metrics()  # perfkit.presenting.st1_report
 
 The study measures; its report (St1Report) is built from the run's records alone, so the run records all the report
 needs: the price basis, the read's page-cache note, the lab's diskstats samples or CloudWatch's metrics (fetched at
@@ -24,7 +24,6 @@ from perfkit import validate
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
-from perfkit.experiments.st1_report import St1Report
 from perfkit.health import HealthWatch
 from perfkit.storages import storage_probes
 from perfkit.metrics import SCHEMA, MiB
@@ -176,7 +175,7 @@ class St1Study(Experiment):
                     params={"files": result.files, "throughput_mb_s": result.throughput_mb_s,
                             "average_io_rate_mb_s": result.average_io_rate_mb_s})
 
-    # -- what the run records besides TestDFSIO's records: all its report needs (perfkit.experiments.st1_report) ----
+    # -- what the run records besides TestDFSIO's records: all its report needs (perfkit.presenting.st1_report) ----
     def begin(self) -> dict:
         """The run's config (versions, host, profile, parameters: the price per GB-month as resolved), and the cost's
         price basis: its report names it without reading a price file again."""
@@ -216,15 +215,7 @@ class St1Study(Experiment):
             return {**found, "metrics": {"source": "CloudWatch", "error": root_cause(err)}}
         return {**found, "metrics": _metrics_record(frame, self.period, "CloudWatch", (start, end))}
 
-    def report(self) -> St1Report:
-        """This run's report, from its records (St1Report)."""
-        return St1Report(self._results())
-
-    def run_report(self, progress: bool = True) -> St1Report:
-        """Measure (TestDFSIO's write then read, the volumes' metrics over its window), then the report.
-        St1Report.load(path).run_report() is a stored run's report, measuring nothing."""
-        self.run(progress)
-        return self.report()
+    # measure_for_report(): the run (TestDFSIO's write then read, the volumes' metrics over its window): Experiment's
 
 
 def _metrics_record(frame: pd.DataFrame, period: float, source: str, window=None) -> dict:

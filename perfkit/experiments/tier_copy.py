@@ -3,7 +3,7 @@ and through Alluxio (`alluxio fs copyToLocal`), cold, warm and hot, every byte c
 this process, from S3 directly and through Alluxio's S3 API (no tool start-up at all).
 
     bench = TierCopy(load_profile("lab"), objects=8, object_mb=16, rounds=2)
-    bench.run_report().copy_table()  # the objects placed, every copy, the table (tier_copy_report)
+    run_report(bench).copy_table()  # the objects placed, every copy, the table (tier_copy_report)
 
 Per round (the readers' order rotates): the tier is freed and the page cache dropped where permitted, then three
 copies with nothing emptied between them. Each copy lands in a fresh local folder, every file's MD5 is checked
@@ -35,9 +35,7 @@ from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.attempt import Observer, Run, StorageHealth, Watched
 from perfkit.experiments.base import Experiment
 from perfkit.parameters import check_fields, param
-from perfkit.experiments.cache_tier_report import TRIES
-from perfkit.experiments.tier_copy_report import EXPERIMENT, READERS, CopyReport
-from perfkit.protocol import drop_page_cache, rotated
+from perfkit.protocol import TRIES, drop_page_cache, rotated
 from perfkit.results import now
 from perfkit.storages import storage_probes
 from perfkit.tiers import Alluxio
@@ -46,6 +44,9 @@ from perfkit.transfer import aws_env
 from perfkit.transfer.cli import aws_command
 from perfkit.progress import progress_bar
 
+EXPERIMENT = "tier_copy"
+READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
+           "boto3 via Alluxio's S3 API": "alluxio"}  # reader -> the storage it reads
 # whole-object GETs: Alluxio caches a block only when it is read whole (its S3 API's ranged reads are not cached)
 WHOLE_OBJECTS = TransferConfig(multipart_threshold=1 << 40, max_concurrency=4)
 
@@ -254,18 +255,12 @@ class TierCopy(Experiment):
     def case(self) -> str:
         return f"{self.objects} x {self.object_mb:g} MB"
 
-    def report(self) -> CopyReport:
-        """The bench's report, from its records."""
-        return CopyReport(self._results())
-
-    def run_report(self, part_of: str | None = None, progress: bool = True) -> CopyReport:
-        """The objects placed, every copy, then the report; `part_of` (a run id) is recorded, so the report of the
-        run it belongs to finds this one (CopyReport.load)."""
+    def measure_for_report(self, part_of: str | None = None, progress: bool = True):
+        """The objects placed, then every copy; `part_of` (a run id) is recorded, so the report of the run it belongs
+        to finds this one (perfkit.presenting.tier_copy_report.CopyReport.load)."""
         self.part_of = part_of
         self.prepare(progress)
-        self.run(progress)
-        return self.report()
-
+        return self.run(progress)
 
 class WorkerBytes(Observer):
     """Alluxio's worker counters around one copy: the bytes it served from its cache and fetched from S3."""

@@ -1,7 +1,7 @@
 """Where a hot cache tier beats S3: hot reads of the cache-tier comparison's queries and of a scan of every column
 (most of the table's bytes), with S3 at several round trips.
 
-    report = TierPayoff(comparison, rtt_ms=[0, 60]).run_report(); report.table(); report.sentences()
+    report = run_report(TierPayoff(comparison, rtt_ms=[0, 60])); report.table(); report.sentences()
 
 A hot tier reads nothing from S3, so its time should not move with S3's distance; S3's grows by a round trip per
 request made in sequence and by bytes over bandwidth. Each distance is a recording of its own (the network cannot
@@ -22,12 +22,12 @@ from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.experiments.attempt import TierCounters
 from perfkit.experiments.base import Sweep
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.payoff_report import EXPERIMENT, PayoffReport
 from perfkit.network import NetworkProfile, check
 from perfkit.protocol import QueryStep, Step, rotated
 from perfkit.suites import Query
 from perfkit.tiers import is_tier, tier
 
+EXPERIMENT = "cache_tier_payoff"
 SCAN = "scan"
 EC2_S3_MB_S = 85  # bandwidth per connection at every distance of the sweep: S3 from EC2 (perfkit.network)
 
@@ -173,13 +173,3 @@ class TierPayoff(Sweep):
         return {"of_run": self.comparison.results.run_id if self.comparison.results is not None else None,
                 "rtt_ms": self.rtt_ms, "per_connection_mb_s": self.per_connection_mb_s, "runs": self.runs,
                 "queries": [q.id for q in self.queries], "movable": self.movable}
-
-    def report(self) -> PayoffReport:
-        """The sweep's report, from the distances' records."""
-        return PayoffReport([point.report() for point in self.points], self.rtt_ms, self.per_connection_mb_s,
-                            self.runs, [q.id for q in self.queries], self.movable)
-
-    def run_report(self, progress: bool = True) -> PayoffReport:
-        """Measure every distance (after the comparison ran: its run id is recorded with each), then the report."""
-        self.run(progress)
-        return self.report()

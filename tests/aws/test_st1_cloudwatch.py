@@ -3,6 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 from perfkit.config import load_profile
 from perfkit.experiments.st1_throughput_burst import St1Study
+from perfkit.presenting import run_report
 
 END = datetime.now(timezone.utc).replace(second=0, microsecond=0)
 START = END - timedelta(minutes=30)
@@ -25,7 +26,7 @@ def test_the_study_reads_cloudwatch_for_its_window(aws, moto_url, monkeypatch, t
     ids = _volumes_with_metrics(aws)
     study = St1Study(load_profile("lab"), source="cloudwatch", volume_ids=ids, run_testdfsio=False,
                      window_start=START.isoformat(), window_end=END.isoformat(), period=60)
-    report = study.run_report()  # CloudWatch read once, at the end of the run, and recorded with it
+    report = run_report(study)  # CloudWatch read once, at the end of the run, and recorded with it
     metrics = report.metrics()
     read = metrics[(metrics.metric == "ReadThroughput") & (metrics.volume == ids[1])]["value"]
     assert read.tolist() == [2.0] * 6  # 2 x 60 MiB in a 60 s period: 2 MiB/s

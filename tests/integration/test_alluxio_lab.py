@@ -3,10 +3,11 @@ the machine, and a worker store smaller than the data said and shown by the coun
 import pytest
 
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_report import result_mismatches
+from perfkit.presenting.query_report import result_mismatches
 from perfkit.experiments.tier_copy import TierCopy
 from perfkit.lab.sockets import SocketWatch
 from perfkit.tiers import Alluxio
+from perfkit.presenting import report_of
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_a_store_smaller_than_the_data_is_said_and_hot_copies_fetch_from_s3(prof
         alluxio.stop_worker()
         monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_STORE")
         lab.up(["alluxio"])
-    counters = bench.report().counters_table().set_index("try")
+    counters = report_of(bench).counters_table().set_index("try")
     assert counters.loc["cold", "MB from S3"] >= 32.0  # every byte at least once (evictions re-fetch some)
     assert counters.loc["hot", "MB from S3"] > 0  # evicted: not all from the cache, and the counters show it
     assert bench.failures().empty  # every byte still checked and right

@@ -4,6 +4,7 @@ import re
 
 from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.suites import DEFAULT_TABLE
+from perfkit.presenting import report_of, run_report
 
 
 def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(profile):
@@ -18,7 +19,7 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     assert set(ok.loc[ok["storage"] == "alluxio", "subject"]) == {"trino", "spark"}  # every engine reads alluxio
     spark_tier = frame[(frame["subject"] == "spark") & (frame["storage"] == "trino-cache")]
     assert list(spark_tier["error"]) == ["unavailable: trino-cache is read through trino only, not spark"]
-    counters = c.report().counters_table()
+    counters = report_of(c).counters_table()
     taxi_mb = c.tableset.tables["s3"][DEFAULT_TABLE].bytes / 1e6
     emptied = {"trino-cache": "a fresh cache: catalog hive_cache_",
                "alluxio": "Alluxio freed /perfkit-lab (the bucket's mount); page cache"}  # nothing left held
@@ -31,10 +32,10 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
         assert all(after.startswith(waited) for after in by_try["after the run"]), list(by_try["after the run"])
     assert list(counters["check"]) == ["ok"] * len(counters)
     assert set(counters.loc[counters["tier"] == "alluxio", "MB the tier holds after"]) != {0.0}
-    assert set(c.report().tries_table()["tier"]) == {"alluxio", "trino-cache"}
-    assert c.report().notes().empty  # 1 GB of store holds the taxi data
+    assert set(report_of(c).tries_table()["tier"]) == {"alluxio", "trino-cache"}
+    assert report_of(c).notes().empty  # 1 GB of store holds the taxi data
     # the cold tier's price, from the same counters: what each cold try fetched against what its hot try read
-    prices = [s for s in c.report().findings().sentences if s.startswith("The cold tier's price")]
+    prices = [s for s in report_of(c).findings().sentences if s.startswith("The cold tier's price")]
     assert len(prices) == 3, prices  # trino and spark through alluxio, trino through trino-cache
     for (engine, where), tries in counters.groupby(["engine", "tier"]):
         by_try = tries.set_index("try")
@@ -45,7 +46,7 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
         assert abs(fetched - by_try.loc["cold", "MB from S3"]) <= 0.06 and abs(read - read_hot) <= 0.07, said
         assert ("seen full" if where == "alluxio" else "nothing left to fill") in said, said
     # why: what each hot query asked, by the S3 server's count, Alluxio's master and worker, and Trino's own stats
-    why = c.report().why_table().set_index(["engine", "storage"])
+    why = report_of(c).why_table().set_index(["engine", "storage"])
     for engine in ("trino", "spark"):
         s3, alluxio = why.loc[(engine, "s3")], why.loc[(engine, "alluxio")]
         assert s3["S3 GETs"] > 0 and alluxio["S3 GETs"] == 0, (s3, alluxio)  # the hot read stayed in the tier
@@ -53,7 +54,7 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
         assert alluxio["tier blocks read"] > 0, alluxio
     trino = why.loc["trino"]
     assert (trino["splits"] > 0).all() and (trino["reading (s)"] > 0).all(), trino  # Trino's query stats
-    said = [s for s in c.report().findings().sentences if s.startswith("What a hot query asked, trino")]
+    said = [s for s in report_of(c).findings().sentences if s.startswith("What a hot query asked, trino")]
     assert len(said) == 1 and "metadata RPCs to its master" in said[0] and "Trino's own stats" in said[0], said
 
 
@@ -66,7 +67,7 @@ def test_the_hot_tier_against_s3_at_two_round_trips_on_a_narrow_query_and_a_scan
     # 100 ms, not 40: q1 makes about four requests in sequence (list, tail, stripes), so S3's time grows by ~400 ms
     # or more, where 40 ms a round trip drowned in the noise of a busy 2-core machine (+27 ms at the median once)
     payoff = TierPayoff(c, rtt_ms=[0, 100], runs=3)
-    report = payoff.run_report(progress=False)
+    report = run_report(payoff, progress=False)
     samples = report.samples()
     assert profile.provider.network() == was  # the network the comparison ran behind, set back
     assert [p.s3_network().network["rtt_ms"] for p in payoff.points] == [0, 100]

@@ -6,6 +6,7 @@ import pytest
 
 from perfkit.accounting.table import EXACT
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.presenting import report_of
 
 pytestmark = pytest.mark.lab
 
@@ -120,4 +121,4 @@ def test_where_hdfs_refreshes_its_jmx_too_seldom_it_is_counted_over_the_window(p
     # the DataNode sent at least what Trino read: nothing else read HDFS in the window
     assert compared["hdfs_bytes_read"][SERVER] >= 0.99 * engine_sum, window
     assert compared["hdfs_read_ops"][SERVER] > 0 and compared["hdfs_block_locations"][SERVER] > 0, window
-    assert cmp.report().hdfs_window()["difference"].iloc[0] == compared["hdfs_bytes_read"]["difference"]
+    assert report_of(cmp).hdfs_window()["difference"].iloc[0] == compared["hdfs_bytes_read"]["difference"]

@@ -8,6 +8,7 @@ from perfkit.storages import hdfs as hdfs_storage
 from perfkit.storages import s3 as s3_storage
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
+from perfkit.presenting import report_of
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +28,10 @@ def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path,
     first = frame[(frame["subject"] == "spark") & (frame["case"] == "q1")]
     assert list(first["phase"]) == ["warmup"] * 2 + ["measured"] * 4
     assert list(first["storage"]) == ["hdfs", "s3"] * 3
-    recap = comparison.report().recap()
+    recap = report_of(comparison).recap()
     assert list(recap.columns[:5]) == ["engine", "version", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
     assert (recap["check"].str.contains("RESULTS DIFFER") == False).all()  # noqa: E712
-    row = comparison.report().comparison().iloc[0]
+    row = report_of(comparison).comparison().iloc[0]
     measured = frame[(frame.subject == row.subject) & (frame.case == row.case) & (frame.phase == "measured")]
     assert row.speedup_median == pytest.approx(
         measured[measured.storage == "s3"].wall_s.median() / measured[measured.storage == "hdfs"].wall_s.median())
@@ -56,7 +57,7 @@ def test_a_query_failing_on_one_storage_is_recorded_and_the_run_goes_on(profile,
     saved = pd.read_json(results.path, lines=True)
     assert (saved["ok"] == frame["ok"]).all()
     with pytest.raises(PerfkitError, match="8 query runs failed"):
-        cmp.report().raise_for_failures()
+        report_of(cmp).raise_for_failures()
 
 
 def test_placement_restores_a_missing_copy_and_verifies(comparison, profile):

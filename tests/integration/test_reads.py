@@ -7,6 +7,7 @@ from perfkit.experiments.nfs_vs_hdfs_reads import ReadComparison
 from perfkit.lab.settings import lab_home
 from perfkit.reads import REGISTRY, get_method
 from perfkit.reads.runner import run_jobs
+from perfkit.presenting import report_of
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,7 @@ def test_the_comparison_table_has_the_published_shape(profile, placed, tmp_path,
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     placed.methods, placed.protocols = ["webhdfs", "libnfs", "posix"], ["random-files", "large-file"]
     placed.run(progress=False)
-    report = placed.report()
+    report = report_of(placed)
     table = report.table()
     assert list(table.columns) == ["test", "MB/s", "data nodes", "replicas", "jobs", "access", "comment"]
     assert set(table["test"]) == {"random-files", "large-file"}

@@ -4,9 +4,10 @@ from pathlib import Path
 import pandas as pd
 
 from perfkit.storages import hdfs as hdfs_storage
-from perfkit.experiments.st1_report import St1Report
+from perfkit.presenting.st1_report import St1Report
 from perfkit.experiments.st1_throughput_burst import St1Study
 from perfkit.testdfsio import TestDfsio, parse_log
+from perfkit.presenting import run_report
 
 
 def test_testdfsio_runs_and_its_real_log_parses(profile, tmp_path):
@@ -27,7 +28,7 @@ def test_testdfsio_runs_and_its_real_log_parses(profile, tmp_path):
 def test_the_lab_study_measures_and_models(profile, tmp_path, monkeypatch):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     study = St1Study(profile, files=2, file_mb=8)
-    report = study.run_report()
+    report = run_report(study)
     results = study.results
     table = report.table()
     assert list(table["source"].str.split().str[0]) == ["measured", "modelled", "modelled", "modelled"]

@@ -19,11 +19,12 @@ from perfkit.engines import get_engine, result_hash
 from perfkit.errors import PerfkitError
 from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.matrix_report import matrix_findings
+from perfkit.presenting.matrix_report import matrix_findings
 from perfkit.findings import FINDINGS_MIME
 from perfkit.report import render
 from perfkit.results import read_result_file, records_frame
 from perfkit.suites import load_suite
+from perfkit.presenting import report_of, run_report
 
 ENGINES = ["spark", "trino"]  # timed on both storages; Hive answers every query on HDFS, untimed (below)
 
@@ -48,11 +49,11 @@ def test_tpch_every_query_gives_one_result_on_every_storage_and_engine_equal_to_
     frame = tpch.results.to_frame()
     assert frame["ok"].all(), frame.loc[~frame["ok"], ["subject", "storage", "case", "error"]].to_string()
     assert len(frame) == 22 * len(ENGINES) * 2
-    assert tpch.report().problems().empty, tpch.report().problems().to_string()
+    assert report_of(tpch).problems().empty, report_of(tpch).problems().to_string()
     for case, hashes in frame.groupby("case")["result_hash"]:
         assert set(hashes) == {reference[case]}, case
     assert tpch.tableset.details["rows"]["lineitem"] == 60175  # TPC-H's lineitem at scale factor 0.01
-    ranking = tpch.report().ranking()
+    ranking = report_of(tpch).ranking()
     assert sorted(ranking["cell"]) == sorted(f"{e}/{s}" for e in ENGINES for s in ("hdfs", "s3"))
     assert (ranking["queries"] == 22).all()
 
@@ -143,7 +144,7 @@ def matrix_report(profile, tpch, tmp_path_factory):
         tpch.reference_check(progress=False)
     hibench = EngineStorageMatrix(profile, engines=[*ENGINES, "hive"], suite="hibench", scale="tiny", runs=1,
                                   warmup=0, query_timeout_s=600)
-    hibench.run_report(progress=False)
+    run_report(hibench, progress=False)
     files = [tpch.results.path, hibench.results.path]
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PERFKIT_RESULTS", str(out / "results"))
@@ -154,7 +155,7 @@ def matrix_report(profile, tpch, tmp_path_factory):
     for path in files:
         rows = read_result_file(path)
         runs[rows[0]["config"]["dataset"]["generator"]] = records_frame(rows)
-    return report, runs, matrix_findings([tpch.report(), hibench.report()]).sentences  # as the measuring runs'
+    return report, runs, matrix_findings([report_of(tpch), report_of(hibench)]).sentences  # as the measuring runs'
 
 
 def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, reads_well):

@@ -10,6 +10,7 @@ from perfkit.lab import alluxio as lab_alluxio
 from perfkit.lab.settings import LabPorts
 from perfkit.results import ResultSet
 from perfkit.tiers import Alluxio, tier
+from perfkit.presenting import report_of
 
 
 @pytest.fixture
@@ -157,11 +158,11 @@ def test_the_table_puts_each_try_against_s3s_median(lab, tmp_path, monkeypatch):
             results.add(subject=subject, storage=storage, case="2 x 0.001 MB", phase="measured", iteration=0,
                         started_at="2026-11-23T00:00:00+00:00", wall_s=seconds, bytes=16_000_000,
                         params={"try": try_, "start_up_s": 1.0, "cache_bytes": 5, "s3_bytes": 7})
-    table = bench.report().copy_table()
+    table = report_of(bench).copy_table()
     tier = table[table["reader"] == "alluxio fs copyToLocal"].set_index("try")
     assert list(tier["vs S3"]) == ["0.25x (slower)", "2.00x (faster)", "4.00x (faster)"]  # S3's median: 2 s
     assert list(tier["MB/s"]) == [2.0, 16.0, 32.0]
-    assert list(bench.report().counters_table()["MB from S3"]) == [0.0, 0.0, 0.0]  # 7 bytes
+    assert list(report_of(bench).counters_table()["MB from S3"]) == [0.0, 0.0, 0.0]  # 7 bytes
 
 
 def test_each_reader_copies_the_prefix_named_for_its_tool(lab, tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from perfkit.experiments.query_data import with_tiers
 from perfkit.results import ResultSet
 from perfkit.suites import DEFAULT_TABLE
 from perfkit.tiers import Counters, TrinoCache
+from perfkit.presenting import report_of
 
 
 @pytest.mark.parametrize("storages, placed", [
@@ -70,12 +71,12 @@ def test_the_published_shape_s3_cold_warm_hot_with_ratios_and_a_hot_read_that_mi
         ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
         ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
         ("trino-cache", "hot", 1.0, 8.0, 9.0)])
-    table = c.report().tries_table()
+    table = report_of(c).tries_table()
     row = table.iloc[0]
     assert (row["S3 (s)"], row["cold (s)"], row["warm (s)"], row["hot (s)"]) == (2.0, 4.0, 1.0, 2.0)
     assert (row["cold vs S3"], row["warm vs S3"], row["hot vs S3"]) == (
         "0.50x (slower)", "2.00x (faster)", "1.00x (about the same)")
-    counters = c.report().counters_table()
+    counters = report_of(c).counters_table()
     assert list(counters["MB from S3"])[:3] == [17.0, 0.0, 9.0]
     assert list(counters["check"])[:3] == ["ok", "ok", "hot read fetched 9.0 MB from S3: not all from the cache"]
 
@@ -86,7 +87,7 @@ def test_the_plot_draws_s3_and_each_try_at_their_median_seconds(tmp_path):
     c = _comparison(tmp_path, [
         ("s3", "cold", 1.0, 0, 0), ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
         ("trino-cache", "hot", 0.25, 17.0, 0)])
-    ax = plots.cache_tries(c.report().tries_table()).axes[0]
+    ax = plots.cache_tries(report_of(c).tries_table()).axes[0]
     assert [round(p.get_height(), 3) for p in ax.patches] == [2.0, 4.0, 1.0, 0.5]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S3 directly", "cold", "warm", "hot"]
 
@@ -145,7 +146,7 @@ def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_
         ("s3", "cold", 1.0, 0, 0), ("s3", "warm", 1.0, 0, 0), ("s3", "hot", 1.0, 0, 0),
         ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
         ("trino-cache", "hot", 1.0, 8.0, 9.0)])
-    found = c.report().findings()
+    found = report_of(c).findings()
     # S3's median is 2.0 s over its six runs; the tier's medians 4.0, 1.0, 2.0 s
     assert found.sentences[0] == ("trino through trino-cache: cold 0.50× S3's speed (0 faster, 1 slower, 0 about the "
                                   "same of 1 query); warm 2.00× S3's speed (1 faster, 0 slower, 0 about the same of "
@@ -166,7 +167,7 @@ def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the
     for record in c.results.records:  # Alluxio filled in the background: 2.6 s, then 1.0 s past the query
         if record.storage == "alluxio" and record.params["try"] == "cold":
             record.params["fill_wait_s"] = (2.6, 1.0)[record.iteration]
-    sentences = [s for s in c.report().findings().sentences if s.startswith("The cold tier's price")]
+    sentences = [s for s in report_of(c).findings().sentences if s.startswith("The cold tier's price")]
     # two rounds: 2 x 87.7 MB fetched cold, 2 x (0.8 + 0.09) MB read hot; 175.4 / 1.78 = 98.5
     assert sentences == [
         "The cold tier's price, trino through alluxio: its cold tries fetched 175.4 MB from S3 for queries that read "
@@ -192,7 +193,7 @@ def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_count
             record.params["tier_activity"] = {"master GetStatus": 8, "master getConfiguration": (8, 10)[k],
                                               "master ListStatus": 0, "worker blocks read": 16,
                                               "worker bytes sent": 900_000}
-    table = c.report().why_table().set_index("storage")
+    table = report_of(c).why_table().set_index("storage")
     assert list(table.index) == ["s3", "alluxio", "trino-cache"]  # S3 first, then the tiers
     assert table.loc["s3", ["hot (s)", "MB read", "reading (s)", "CPU (s)", "splits", "S3 GETs", "S3 HEADs, LISTs"]
                      ].tolist() == [0.8, 0.89, 0.85, 0.2, 8.0, 33.0, 1.0]
@@ -200,7 +201,7 @@ def test_why_says_what_a_hot_query_asked_of_s3_and_of_alluxio_by_their_own_count
     assert table.loc["alluxio", ["tier metadata RPCs", "of which", "tier blocks read", "tier clients started"]
                      ].tolist() == [17.0, "GetStatus 8, getConfiguration 9", 16.0, 9.0]
     assert pd.isna(table.loc["trino-cache", "tier metadata RPCs"])  # its counters are bytes only
-    assert [s for s in c.report().findings().sentences if s.startswith("What a hot query asked")] == [
+    assert [s for s in report_of(c).findings().sentences if s.startswith("What a hot query asked")] == [
         "What a hot query asked, trino (medians per query): on S3 directly 33 GETs and 1 HEAD or LIST to S3; "
         "through alluxio 17 metadata RPCs to its master (GetStatus 8, getConfiguration 9) and 16 block reads "
         "from its worker, 9 of its clients started for the query (each asks the master for the cluster's "

@@ -3,13 +3,14 @@ copy bench, each recorded with the comparison's run id, read back and shown as t
 import pandas as pd
 import pytest
 
+from perfkit.presenting import run_report
 from perfkit.calibration import Calibration
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.cache_tier import CacheTierComparison
-from perfkit.experiments.cache_tier_report import CacheTierReport
-from perfkit.experiments.payoff_report import EXPERIMENT as PAYOFF, PayoffReport
-from perfkit.experiments.tier_copy_report import EXPERIMENT as COPY, CopyReport
+from perfkit.presenting.cache_tier_report import CacheTierReport
+from perfkit.presenting.payoff_report import EXPERIMENT as PAYOFF, PayoffReport
+from perfkit.presenting.tier_copy_report import EXPERIMENT as COPY, CopyReport
 from perfkit.network import NetworkProfile
 from perfkit.results import ResultSet
 
@@ -108,13 +109,13 @@ def test_the_cache_tier_report_of_a_stored_run_says_the_sweeps_findings_too(stor
     assert found.sentences[0].startswith("trino through alluxio: cold 0.10× S3's speed")  # 0.5 s / 5.0 s
     assert any(s.startswith("Where alluxio pays off") for s in found.sentences)
     assert found.conditions.endswith(payoff.conditions())
-    assert report.run_report() is report and payoff.run_report() is payoff  # stored: nothing measured
+    assert run_report(report) is report and run_report(payoff) is payoff  # stored: nothing measured
 
 
 def test_the_copy_bench_recorded_with_a_run_is_read_back_and_a_run_without_one_has_none(stored, tmp_path):
     run, _, bench = stored
     copy = CopyReport.load(run)
-    assert copy.results.run_id == bench.run_id and copy.run_report(part_of="x") is copy
+    assert copy.results.run_id == bench.run_id and run_report(copy, part_of="x") is copy
     table = copy.copy_table().set_index(["reader", "try"])
     assert table.loc[("boto3 via Alluxio's S3 API", "hot"), "vs S3"] == "4.00x (faster)"  # 1.0 s / 0.25 s
     assert table.loc[("boto3 via Alluxio's S3 API", "hot"), "MB/s"] == 128.0  # 32 MB in 0.25 s

@@ -8,11 +8,12 @@ from perfkit.config import load_profile
 from perfkit.engines import QueryTimeout, run_with_deadline
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_report import result_mismatches
+from perfkit.presenting.query_report import result_mismatches
 from perfkit.health import HealthWatch
 from perfkit.storages.hdfs import hdfs_probe
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
+from perfkit.presenting import report_of
 
 PY4J = """An error occurred while calling o125.collectToPython.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times
@@ -173,9 +174,9 @@ def test_results_that_differ_are_failures_and_fail_the_batch(tmp_path):
     assert all(r.ok for r in cmp.results.records)
     differ = result_mismatches(cmp.results.to_frame())
     assert list(differ["case"]) == ["q1"] and differ["error"][0].startswith("not comparable: results differ")
-    assert "not comparable" in cmp.report().failures()["error"].iloc[-1]
+    assert "not comparable" in report_of(cmp).failures()["error"].iloc[-1]
     with pytest.raises(PerfkitError, match=r"fake/q1: not comparable: results differ \(hdfs \w+; s3 \w+\)"):
-        cmp.report().raise_for_failures()
+        report_of(cmp).raise_for_failures()
 
 
 def test_equal_results_pass_the_batch(tmp_path):
@@ -183,8 +184,8 @@ def test_equal_results_pass_the_batch(tmp_path):
     cmp = _comparison(tmp_path, {"hdfs": lambda: None, "s3": lambda: None})
     for where in ("hdfs", "s3"):
         cmp.measure(cmp.results, engine, OneQuery, Step("measured", 0, where), {"table": f"t_{where}"})
-    assert result_mismatches(cmp.results.to_frame()).empty and cmp.report().failures().empty
-    cmp.report().raise_for_failures()
+    assert result_mismatches(cmp.results.to_frame()).empty and report_of(cmp).failures().empty
+    report_of(cmp).raise_for_failures()
 
 
 CHECKSUM = ("Query 20261124_010203_00004_abcde failed: Error opening Hive split hdfs://127.0.0.1:9000/perfkit/datasets/"

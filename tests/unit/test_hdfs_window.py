@@ -136,7 +136,7 @@ def test_an_experiment_stopped_in_its_window_keeps_it_missing_and_raises_on():
 
 def test_the_report_shows_hdfs_s_window_says_it_was_counted_run_by_run_or_says_nothing(tmp_path):
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-    from perfkit.experiments.query_report import QueryReport
+    from perfkit.presenting.query_report import QueryReport
     from perfkit.results import ResultSet
 
     parameters = QueryComparison(load_profile("lab"), engines=["trino"]).parameters()

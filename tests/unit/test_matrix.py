@@ -10,6 +10,7 @@ from perfkit.experiments.engine_storage_matrix import EngineStorageMatrix, matri
 from perfkit.protocol import rotated
 from perfkit.results import ResultSet
 from perfkit.suites import load_suite
+from perfkit.presenting import report_of
 
 
 def _matrix(tmp_path, runs):
@@ -39,7 +40,7 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
         ("hive", "hdfs", "q3", "SemanticException: count_if", None),
         ("hive", "s3", "q3", "SemanticException: count_if", None),
     ])
-    ranking = m.report().ranking()
+    ranking = report_of(m).ranking()
     assert list(ranking["cell"]) == ["trino/hdfs", "trino/s3", "hive/hdfs", "hive/s3"]
     def median(s):
         return (s + 2 * s) / 2  # the two runs take s and 2s
@@ -51,12 +52,12 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
     assert list(ranking["queries"]) == [2, 2, 2, 2]
     assert ranking["x best"].iloc[0] == 1.0
 
-    speedups = m.report().speedups()  # against the first engine on the baseline storage
+    speedups = report_of(m).speedups()  # against the first engine on the baseline storage
     assert m.baseline_cell == "trino/hdfs"
     assert speedups.loc["q2", "hive/s3"] == pytest.approx(round(median(4) / median(80), 2))
     assert math.isnan(speedups.loc["q3", "hive/hdfs"])
 
-    unsupported = m.report().unsupported()
+    unsupported = report_of(m).unsupported()
     assert list(unsupported["query"]) == ["q3"] and unsupported["engine"].iloc[0] == "hive"
     assert unsupported["storages"].iloc[0] == "hdfs, s3" and "count_if" in unsupported["message"].iloc[0]
 
@@ -68,9 +69,9 @@ def test_results_that_differ_between_engines_are_listed_and_not_ranked(tmp_path)
         ("trino", "hdfs", "q2", 1.0, "b"), ("trino", "s3", "q2", 1.0, "b"),
         ("hive", "hdfs", "q2", 2.0, "b"), ("hive", "s3", "q2", 2.0, "b"),
     ])
-    problems = m.report().problems()
+    problems = report_of(m).problems()
     assert list(problems["case"]) == ["q1"] and "engines return different results" in problems["error"].iloc[0]
-    assert list(m.report().ranking()["queries"]) == [1, 1, 1, 1]  # q2 only
+    assert list(report_of(m).ranking()["queries"]) == [1, 1, 1, 1]  # q2 only
 
 
 def test_a_baseline_cell_outside_the_matrix_and_an_empty_suite_list_are_refused():
@@ -105,7 +106,7 @@ def test_the_findings_open_with_the_ranking_and_name_what_an_engine_could_not_ru
         ("hive", "hdfs", "q3", "SemanticException: count_if", None),
         ("hive", "s3", "q3", "SemanticException: count_if", None),
     ])
-    found = m.report().findings()
+    found = report_of(m).findings()
     # medians: trino/hdfs 1.5, trino/s3 3.0, hive/hdfs 15, hive/s3 30 over q1, the one query every cell completed
     assert found.sentences[0] == ("taxi: fastest is trino/hdfs (1.500 s geometric mean over the 1 read query every "
                                   "cell completed); then trino/s3 2.00× slower, hive/hdfs 10.00× slower, "
@@ -122,7 +123,7 @@ def test_the_findings_subjects_do_not_depend_on_which_cell_won(tmp_path):
         folder.mkdir()
         m = _matrix(folder, [("trino", "hdfs", "q1", hdfs_s, "a"), ("trino", "s3", "q1", s3_s, "a"),
                              ("hive", "hdfs", "q1", 10.0, "a"), ("hive", "s3", "q1", 20.0, "a")])
-        return [subject(s) for s in m.report().findings().sentences]
+        return [subject(s) for s in report_of(m).findings().sentences]
 
     hdfs_won, s3_won = subjects(1.0, 1.1, tmp_path / "a"), subjects(1.1, 1.0, tmp_path / "b")
     assert hdfs_won[0] == s3_won[0] == "taxi: fastest"
@@ -134,7 +135,7 @@ def test_each_engine_s_storages_are_compared_with_the_queries_as_replicates(tmp_
     for i in range(1, 7):  # six queries: S3 twice HDFS's time for trino, equal for hive
         runs += [("trino", "hdfs", f"q{i}", float(i), f"h{i}"), ("trino", "s3", f"q{i}", 2.0 * i, f"h{i}"),
                  ("hive", "hdfs", f"q{i}", 10.0 * i, f"h{i}"), ("hive", "s3", f"q{i}", 10.0 * i, f"h{i}")]
-    found = _matrix(tmp_path, runs).report().findings()
+    found = report_of(_matrix(tmp_path, runs)).findings()
     # six ratios of 2 all one way: the exact two-sided signed-rank p is 2 / 2**6
     assert ("taxi, trino: S3 ÷ HDFS per query, geometric mean 2.00× (S3 slower on 6 of 6 queries); Wilcoxon "
             "signed-rank p = 0.031 over the queries: beyond noise.") in found.sentences
@@ -167,7 +168,7 @@ def _suite_file(folder, name: str, group: dict | None, seconds: float):
 
 
 def test_report_from_one_suite_s_file_renders_every_suite_of_its_run_and_says_so(tmp_path, report_from):
-    from perfkit.experiments.matrix_report import matrix_findings, stored_reports
+    from perfkit.presenting.matrix_report import matrix_findings, stored_reports
     from perfkit.report.stored import stored_results
     from perfkit.results import run_group
 

@@ -67,7 +67,7 @@ def test_the_query_report_prices_a_month_of_its_dataset_at_the_replication_its_h
     from perfkit.config import load_profile
     from perfkit.datasets.tables import Table, TableSet
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-    from perfkit.experiments.query_report import QueryReport
+    from perfkit.presenting.query_report import QueryReport
     from perfkit.results import ResultSet
     from perfkit.storages.hdfs import Hdfs
 

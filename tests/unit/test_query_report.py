@@ -11,7 +11,7 @@ from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.copy_cost import CopyCost
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_report import QueryReport
+from perfkit.presenting.query_report import QueryReport
 from perfkit.network import PROFILES
 from perfkit.results import ResultSet
 

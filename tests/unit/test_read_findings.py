@@ -1,6 +1,6 @@
 """The NFS vs HDFS report's findings, against hand-computed aggregates of made-up jobs: the report (ReadReport) is
 built from the run's records alone, its parameters, DataNodes and page cache from the config they share."""
-from perfkit.experiments.reads_report import ReadReport
+from perfkit.presenting.reads_report import ReadReport
 from perfkit.results import ResultSet
 
 # (method, storage): (start, end, MB) of each of 2 jobs

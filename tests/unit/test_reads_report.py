@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-import perfkit.experiments.reads_report as reads_report
+import perfkit.presenting.reads_report as reads_report
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.experiments.reads_report import ReadReport
+from perfkit.presenting.reads_report import ReadReport
 from perfkit.results import ResultSet
+from perfkit.presenting import report_of, run_report
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PARAMETERS = {"methods": ["posix", "libnfs", "webhdfs", "hdfs-cli", "fuse-hdfs"],
@@ -120,7 +121,7 @@ def test_the_tables_of_hand_made_records_are_those_computed_by_hand(tmp_path):
 def test_the_report_of_the_saved_file_is_the_report_of_the_run(tmp_path):
     results = _run(tmp_path)
     live, stored = ReadReport(results), ReadReport.load(results.path)
-    assert stored.run_report() is stored  # a stored run measures nothing
+    assert run_report(stored) is stored  # a stored run measures nothing
     assert stored.findings() == live.findings()
     for table in ("table", "aggregates", "jobs_frame", "files_table", "environment", "failures"):
         pd.testing.assert_frame_equal(getattr(stored, table)(), getattr(live, table)(), obj=table)
@@ -160,7 +161,7 @@ def test_perfkit_report_from_a_stored_run_renders_it_with_no_lab_and_records_not
 
 
 def test_a_run_records_what_its_report_needs_beside_the_records(tmp_path, monkeypatch):
-    """ReadComparison.run_report(): the file sets placed, every test measured (jobs stood in for), and the report of
+    """run_report(ReadComparison): the file sets placed, every test measured (jobs stood in for), and the report of
     its records; the DataNodes, the page cache before each test and the file sets are in the run's config, so the
     saved file's report is the same."""
     from perfkit.experiments import nfs_vs_hdfs_reads as reads
@@ -185,7 +186,7 @@ def test_a_run_records_what_its_report_needs_beside_the_records(tmp_path, monkey
     monkeypatch.setattr(comparison, "datanodes", lambda: 3)
     monkeypatch.setattr(comparison, "prepare", lambda progress=True: setattr(comparison, "placed",
                                                                              pd.DataFrame(PLACED[:1])))
-    report = comparison.run_report(progress=False)
+    report = run_report(comparison, progress=False)
     config = comparison.results.config
     assert config["parameters"] == {**PARAMETERS, "methods": ["posix", "webhdfs", "fuse-hdfs"],
                                     "protocols": ["random-files"], "files_per_job": 1, "files": 4, "mean_mb": 1}
@@ -210,4 +211,4 @@ def test_the_report_before_the_run_says_so():
     from perfkit.experiments.nfs_vs_hdfs_reads import ReadComparison
 
     with pytest.raises(PerfkitError, match=r"^nfs_vs_hdfs_reads: nothing has run yet: call run\(\) first$"):
-        ReadComparison(load_profile("lab"), jobs=2).report()
+        report_of(ReadComparison(load_profile("lab"), jobs=2))

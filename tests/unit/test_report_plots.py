@@ -10,6 +10,7 @@ import pytest
 from perfkit import plots
 from perfkit.config import load_profile
 from perfkit.experiments.st1_throughput_burst import St1Study
+from perfkit.presenting import run_report
 
 
 @pytest.mark.parametrize("frame", [pd.DataFrame(), pd.DataFrame(columns=["volume", "metric", "timestamp", "value"])])
@@ -36,7 +37,7 @@ def test_the_notebook_path_without_testdfsio_runs_to_the_end(tmp_path, monkeypat
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path / "lab"))
     study = St1Study(load_profile("lab"), run_testdfsio=False)
-    report = study.run_report()
+    report = run_report(study)
     results = study.results
     assert results.records == [] and not results.path.exists()  # nothing measured: no empty result file
     metrics = report.metrics()

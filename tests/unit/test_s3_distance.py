@@ -7,7 +7,7 @@ import pytest
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.copy_cost import CopyCost
-from perfkit.experiments.distance_report import DistanceReport, bound_by, fit_slopes
+from perfkit.presenting.distance_report import DistanceReport, bound_by, fit_slopes
 from perfkit.experiments.s3_distance import S3Distance
 
 

@@ -121,7 +121,7 @@ def test_asking_for_request_metrics_where_they_cannot_count_is_named(tmp_path, t
 def _report(profile, tmp_path):
     """The report of a run on `profile` that measured nothing yet, its config as the run recorded it."""
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-    from perfkit.experiments.query_report import QueryReport
+    from perfkit.presenting.query_report import QueryReport
     from perfkit.results import ResultSet
 
     cmp = QueryComparison(profile, engines=["trino"])

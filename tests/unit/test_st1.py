@@ -8,6 +8,7 @@ import pytest
 
 from perfkit.errors import PerfkitError
 from perfkit.metrics.st1 import PUBLISHED_CONFIGURATIONS, Configuration, St1Volume, model_table
+from perfkit.presenting import report_of, run_report
 
 
 @pytest.mark.parametrize("gib, baseline, burst", [
@@ -139,7 +140,7 @@ def test_the_study_takes_yaml_values_in_their_types():
 
 def test_a_huge_workload_is_modelled_in_coarser_steps(monkeypatch, tmp_path):
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
-    series = _study(workload_files=10**9, run_testdfsio=False).run_report(progress=False).modelled_series()
+    series = run_report(_study(workload_files=10**9, run_testdfsio=False), progress=False).modelled_series()
     assert series.groupby("configuration").size().max() <= 100_001
 
 
@@ -188,7 +189,7 @@ def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(
     assert [(r.case, r.ok) for r in results.records] == [("write", True), ("read", False)]
     assert results.records[1].error == "TestDFSIO -read failed (exit 1): java.net.ConnectException: Connection refused"
     assert results.path.exists() and list(study.failures()["case"]) == ["read"]
-    assert list(study.report().failures()["case"]) == ["read"]
+    assert list(report_of(study).failures()["case"]) == ["read"]
     with pytest.raises(PerfkitError, match=r"^1 runs failed \(testdfsio: TestDFSIO -read failed \(exit 1\): "
                                            r"java.net.ConnectException: Connection refused\)"):
         study.raise_for_failures()
@@ -197,7 +198,7 @@ def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(
 def test_a_measured_run_is_in_the_table(monkeypatch, tmp_path):
     study, results = _run_with(monkeypatch, tmp_path, fail=None)
     assert all(r.ok for r in results.records) and study.failures().empty
-    measured = study.report().table().iloc[0]
+    measured = report_of(study).table().iloc[0]
     assert measured["source"].startswith("measured (cloudwatch") and measured["configuration"] == "2 × 512 GiB (st1)"
 
 
@@ -205,7 +206,7 @@ def test_without_testdfsio_no_empty_result_file_is_written(monkeypatch, tmp_path
     monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
     study = _study(run_testdfsio=False)
     with pytest.raises(PerfkitError, match=r"^st1_throughput_burst: nothing has run yet: call run\(\) first$"):
-        study.report()
-    report = study.run_report(progress=False)
+        report_of(study)
+    report = run_report(study, progress=False)
     assert study.results.records == [] and not study.results.path.exists()
     assert report.failures().empty and len(report.table()) == 3 and len(report.model()) == 3  # the model's alone

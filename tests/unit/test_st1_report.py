@@ -12,10 +12,11 @@ import pytest
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments import st1_throughput_burst as st1
-from perfkit.experiments.st1_report import St1Report
+from perfkit.presenting.st1_report import St1Report
 from perfkit.metrics import MiB
 from perfkit.results import ResultSet
 from perfkit.testdfsio import DfsioResult
+from perfkit.presenting import run_report
 
 EXPERIMENT = "st1_throughput_burst"
 T0 = "2026-01-01T00:00:00+00:00"
@@ -81,7 +82,7 @@ def test_the_report_of_hand_made_records_finds_what_the_study_found(tmp_path):
         "TestDFSIO 4 files × 64 MB, one write then one read, page cache dropped before the read; metrics from "
         "/proc/diskstats; modelled workload 1 × 1.04858 GB, 1 replica written, every volume moving its even share; "
         f"cost: {LAB_PRICES}; the embedded lab on this machine")
-    assert report.price_basis() == LAB_PRICES and report.run_report() is report
+    assert report.price_basis() == LAB_PRICES and run_report(report) is report
 
 
 def test_the_table_has_the_published_shape_measured_then_modelled(tmp_path):
@@ -226,7 +227,7 @@ def measured(monkeypatch, tmp_path):
         profile = load_profile("lab")
         monkeypatch.setattr(type(profile.provider), "hdfs_blocks", lambda self: str(tmp_path))
         study = st1.St1Study(profile, files=2, file_mb=8, **params)
-        return study, study.run_report(progress=False), asked
+        return study, run_report(study, progress=False), asked
 
     return run
 

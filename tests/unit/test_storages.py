@@ -7,7 +7,7 @@ from perfkit import stats
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_report import recap_table, recap_wide
+from perfkit.presenting.query_report import recap_table, recap_wide
 
 TIMES = {"hdfs": (1.0, 2.0, 3.0), "s3": (2.0, 4.0, 6.0), "alluxio": (0.5, 1.0, 1.5)}
 

@@ -128,6 +128,7 @@ LAYERS = [
     ["results", "stats", "chance", "keep", "compare", "provenance", "report", "emr", "breakeven", "calibration",
      "protocol", "hadoop_cli", "reads", "testdfsio", "transfer"],  # measuring, recording, presenting
     ["experiments", "plots"],
+    ["presenting"],  # every report, from a run's records: the experiments import nothing from it
     ["lab", "cli", "__main__"],  # the embedded lab (a provider of everything below) and the command line
 ]
 # Known edges against the order, each a registry string that names a plugin: to go with entry points (issue 45)

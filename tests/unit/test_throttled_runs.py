@@ -12,10 +12,11 @@ import pytest
 from perfkit import stats
 from perfkit.config import load_profile
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.experiments.query_report import recap_table
+from perfkit.presenting.query_report import recap_table
 from perfkit.protocol import Step
 from perfkit.results import ResultSet
 from perfkit.storages import get_storage
+from perfkit.presenting import report_of
 
 
 class CountingEngine:
@@ -228,8 +229,8 @@ def test_the_comparison_follows_its_include_throttled_parameter(cmp):
         cmp.results.add(subject="spark", storage="s3", case="q1", phase="measured", iteration=3 + i,
                         started_at="2026-11-01T00:00:00+00:00", wall_s=wall, rows=1, result_hash="h",
                         params={"throttled": n})
-    assert cmp.report().comparison().iloc[0]["s3_n"] == 3
+    assert report_of(cmp).comparison().iloc[0]["s3_n"] == 3
     cmp.include_throttled = True
     assert cmp.parameters()["include_throttled"] is True
     cmp.results.config["parameters"] = cmp.parameters()  # as a run with it asked would record it
-    assert cmp.report().comparison().iloc[0]["s3_n"] == 5
+    assert report_of(cmp).comparison().iloc[0]["s3_n"] == 5

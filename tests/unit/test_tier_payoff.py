@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from perfkit.datasets.taxi import SCHEMA
-from perfkit.experiments.payoff_report import crossover, payoff_sentences, payoff_table
+from perfkit.presenting.payoff_report import crossover, payoff_sentences, payoff_table
 from perfkit.experiments.tier_payoff import scan_query
 
 

@@ -11,6 +11,7 @@ from perfkit.results import ResultSet, now
 from perfkit.transfer import error_line, get_method
 from perfkit.hadoop_cli import run_tool, tool_cause
 from perfkit.transfer.manifest import Manifest
+from perfkit.presenting import report_of
 
 PROFILE = load_profile("lab")
 MANIFEST = Manifest("perfkit-lab", "perfkit/datasets/x", (("part-00000.bin", 10),))
@@ -119,12 +120,12 @@ def test_the_recap_shows_why_a_method_failed():
         ("hdfs-cp", True, None),
         ("hdfs-cp", False, "`hadoop fs -cp` failed (exit 1):\n" + JAVA_TRACE),  # a record of an older run
     ])
-    recap = cmp.report().recap().set_index("Method")
+    recap = report_of(cmp).recap().set_index("Method")
     assert recap.loc["stream (4 at once)", "status"] == "failed: HdfsError: Failed to find datanode"
     assert recap.loc["hdfs-cp (4 at once)", "status"] == (
         "failed 1 of 2: java.net.ConnectException: Call From host/127.0.0.1 to 127.0.0.1:9000 failed: "
         "Connection refused")
-    for records in (cmp, cmp.report()):  # the experiment's word, and its report's
+    for records in (cmp, report_of(cmp)):  # the experiment's word, and its report's
         with pytest.raises(PerfkitError) as caught:
             records.raise_for_failures()
         assert str(caught.value) == (

@@ -3,7 +3,7 @@ import pytest
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
-from perfkit.experiments.transfer_report import TransferReport, recap_table, summarise_transfers
+from perfkit.presenting.transfer_report import TransferReport, recap_table, summarise_transfers
 from perfkit.results import ResultSet, now
 from perfkit.transfer import get_method
 from perfkit.transfer.manifest import Manifest, verify_copy

@@ -8,12 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from perfkit.presenting import run_report
 from perfkit.calibration import Calibration
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
-from perfkit.experiments import transfer_report
+from perfkit.presenting import transfer_report
 from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
-from perfkit.experiments.transfer_report import TransferReport
+from perfkit.presenting.transfer_report import TransferReport
 from perfkit.network import PROFILES
 from perfkit.results import ResultSet
 from perfkit.transfer.manifest import Manifest
@@ -111,7 +112,7 @@ def test_the_report_from_hand_made_records_says_what_the_run_found(tmp_path):
     environment = dict(report.environment().values)
     assert environment["profile: name"] == "lab" and environment["parameter: repeats"] == "3"
     assert report.network_headline().data == f"**{CALIBRATION.headline()}**"
-    assert report.run_report() is report  # a stored run measures nothing
+    assert run_report(report) is report  # a stored run measures nothing
 
 
 def test_the_report_of_the_saved_file_is_the_report_of_the_run(tmp_path):

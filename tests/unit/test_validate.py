@@ -8,6 +8,7 @@ import pytest
 from perfkit import validate as v
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
+from perfkit.presenting import report_of
 
 
 @pytest.mark.parametrize("value, message", [
@@ -123,7 +124,7 @@ def test_reads_tables_before_run_say_so():
     cmp = _reads(jobs=2.0)
     assert cmp.jobs == 2
     with pytest.raises(PerfkitError, match="^nfs_vs_hdfs_reads: nothing has run yet: call run\\(\\) first$"):
-        cmp.report()  # its tables (table, jobs_frame) are the report's (perfkit.experiments.reads_report)
+        report_of(cmp)  # its tables (table, jobs_frame) are the report's (perfkit.presenting.reads_report)
 
 
 def test_reads_refuse_more_replicas_than_live_datanodes(monkeypatch):

@@ -1,6 +1,6 @@
 """An EBS st1 study's report, built from its records alone.
 
-    report = St1Study(profile, ...).run_report()  # measures (TestDFSIO, the volumes' metrics), then reports
+    report = run_report(St1Study(profile, ...))  # measures (TestDFSIO, the volumes' metrics), then reports
     report = St1Report.load("data/results/st1_throughput_burst/RUN.jsonl")  # the same report again, measuring nothing
 
 Everything the report shows comes from the run's records and the config they share (St1Study records it): the
@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from perfkit.experiments.base import FAILURE_COLUMNS, StoredReport
+from perfkit.experiments.base import FAILURE_COLUMNS
+from perfkit.presenting.base import StoredReport
 from perfkit.findings import Findings, duration, plural, where
 from perfkit.metrics import SCHEMA, MiB, empty_frame, with_throughput
 from perfkit.metrics.st1 import Configuration, model_table

@@ -1,4 +1,4 @@
-"""The cache tier's report, from its records alone (perfkit.experiments.query_report): per engine, query and tier,
+"""The cache tier's report, from its records alone (perfkit.presenting.query_report): per engine, query and tier,
 the cold, warm and hot tries against S3 read directly, the tier's own counters of each run (a hot read that still
 fetched from S3 shows), the cold tier's price, and why each tier is faster or slower (cache_tier_why)."""
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from perfkit.findings import Findings, plural
-from perfkit.experiments.cache_tier_why import why_sentences, why_table
-from perfkit.experiments.query_report import QueryReport, _range
+from perfkit.protocol import TRIES
+from perfkit.presenting.cache_tier_why import why_sentences, why_table
+from perfkit.presenting.query_report import QueryReport, _range
 from perfkit.tiers import is_tier
 from perfkit.tiers.base import SETTLE_POLL_S
 
-TRIES = ("cold", "warm", "hot")
 SAME = 1.10  # a ratio within 10% either way is "about the same"
 
 
@@ -123,7 +123,7 @@ class CacheTierReport(QueryReport):
         return sentences
 
     def why_table(self) -> pd.DataFrame:
-        """What one hot query asked of S3 read directly and of each tier (perfkit.experiments.cache_tier_why)."""
+        """What one hot query asked of S3 read directly and of each tier (perfkit.presenting.cache_tier_why)."""
         return why_table(self.tries_frame())
 
     def counters_table(self) -> pd.DataFrame:

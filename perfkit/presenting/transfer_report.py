@@ -1,6 +1,6 @@
 """The S3 -> HDFS copies' report, built from their records alone (perfkit.experiments.s3_to_hdfs_transfer measures).
 
-    report = TransferComparison(profile, ...).run_report()  # measures, then reports
+    report = run_report(TransferComparison(profile, ...))  # measures, then reports
     report = TransferReport.load("data/results/s3_to_hdfs_transfer/RUN.jsonl")  # the same again, measuring nothing
 
 Everything a report shows comes from the run's records and the config they share: the parameters (methods, repeats,
@@ -15,7 +15,7 @@ import pandas as pd
 
 from perfkit.calibration import Calibration
 from perfkit.errors import root_cause
-from perfkit.experiments.base import StoredReport
+from perfkit.presenting.base import StoredReport
 from perfkit.findings import Findings, plural, times, where
 from perfkit.provenance import recorded_environment
 from perfkit.results import UNAVAILABLE, ResultSet

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from perfkit.accounting.recorded_io import RunIO
-from perfkit.experiments.query_report import _range
+from perfkit.presenting.query_report import _range
 from perfkit.tiers import is_tier
 
 MASTER = "master "  # the prefix of an Alluxio master RPC's name in a run's tier activity

@@ -15,12 +15,12 @@ import pandas as pd
 
 from perfkit import stats
 from perfkit.accounting.recorded_io import RunIO
-from perfkit.experiments.query_report import QueryReport
+from perfkit.experiments.tier_payoff import EXPERIMENT
+from perfkit.presenting.query_report import QueryReport
 from perfkit.findings import plural
 from perfkit.results import ResultSet, runs_whose_config
 from perfkit.tiers import is_tier
 
-EXPERIMENT = "cache_tier_payoff"
 FAR = 1e6  # ms: a crossing this far (or none) is shown as ∞
 
 
@@ -37,6 +37,12 @@ class PayoffReport:
     movable: bool = True
 
     @classmethod
+    def of(cls, sweep) -> PayoffReport:
+        """The report of a TierPayoff sweep that has run: its distances' records and what it was asked."""
+        return cls([QueryReport(point._results()) for point in sweep.points], sweep.rtt_ms, sweep.per_connection_mb_s,
+                   sweep.runs, [q.id for q in sweep.queries], sweep.movable)
+
+    @classmethod
     def load(cls, comparison: ResultSet) -> PayoffReport:
         """The sweep recorded with this cache-tier run (none: a report with no points, which says nothing)."""
         of_this_run = runs_whose_config(comparison.folder / EXPERIMENT,
@@ -47,9 +53,6 @@ class PayoffReport:
         return cls(points, list(sweep.get("rtt_ms", [])), float(sweep.get("per_connection_mb_s", 0.0)),
                    int(sweep.get("runs", 0)), list(sweep.get("queries", [])), bool(sweep.get("movable", True)))
 
-    def run_report(self, progress: bool = True) -> PayoffReport:
-        """A stored sweep measures nothing (TierPayoff.run_report measures, then reports)."""
-        return self
 
     def samples(self) -> pd.DataFrame:
         """Every hot, successful run: engine, query, storage, its distance (asked round trip, measured small GET),

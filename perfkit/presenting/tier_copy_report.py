@@ -9,12 +9,11 @@ from __future__ import annotations
 import pandas as pd
 
 from perfkit.experiments.base import RunRecords
-from perfkit.experiments.cache_tier_report import TRIES, _verdict
+from perfkit.experiments.tier_copy import EXPERIMENT, READERS
+from perfkit.presenting.cache_tier_report import _verdict
+from perfkit.protocol import TRIES
 from perfkit.results import ResultSet, runs_whose_config
 
-EXPERIMENT = "tier_copy"
-READERS = {"aws s3 cp": "s3", "alluxio fs copyToLocal": "alluxio", "boto3": "s3",
-           "boto3 via Alluxio's S3 API": "alluxio"}  # reader -> the storage it reads
 AGAINST = {"alluxio fs copyToLocal": "aws s3 cp", "boto3 via Alluxio's S3 API": "boto3"}  # its S3-direct twin
 
 
@@ -31,10 +30,6 @@ class CopyReport(RunRecords):
         parts = runs_whose_config(comparison.folder / EXPERIMENT,
                                   lambda config: config.get("part_of") == comparison.run_id)
         return cls(ResultSet.load(parts[-1])) if parts else None
-
-    def run_report(self, part_of: str | None = None, progress: bool = True) -> CopyReport:
-        """A stored bench measures nothing (TierCopy.run_report measures, then reports)."""
-        return self
 
     # the published shape ------------------------------------------------------------------------------------------
     def copy_table(self) -> pd.DataFrame:

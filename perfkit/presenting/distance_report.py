@@ -1,7 +1,7 @@
 """The S3-distance sweep's report, from its settings' records alone: the samples with the setting each ran behind,
 the slopes (seconds per ms of round trip), what the lowest bandwidth cost, the break-even per setting, the Findings.
 
-    report = S3Distance("lab", rtt_ms=[0, 20, 40]).run_report()  # measures every setting, then reports
+    report = run_report(S3Distance("lab", rtt_ms=[0, 20, 40]))  # measures every setting, then reports
     report = DistanceReport.load("data/results/s3_distance/RUN.jsonl")  # every setting of that run again
 
 Each setting is one recording (a query comparison behind that network, with its calibration); each records the sweep's
@@ -16,13 +16,13 @@ import pandas as pd
 from scipy import stats as sps
 
 from perfkit.errors import PerfkitError
-from perfkit.experiments.query_report import QueryReport
+from perfkit.experiments.s3_distance import SWEEP
+from perfkit.presenting.query_report import QueryReport
 from perfkit.findings import Findings, data_size, plural, runs_phrase
 from perfkit.network import NetworkProfile
 from perfkit.results import grouped_files
 from perfkit.storages import reads_remote
 
-SWEEP = "s3_distance"  # the sweep's own parameters, in each setting's config
 
 
 class DistanceReport:
@@ -35,6 +35,11 @@ class DistanceReport:
         self.rows, self.files, self.runs, self.warmup = sweep["rows"], sweep["files"], sweep["runs"], sweep["warmup"]
 
     @classmethod
+    def of(cls, sweep) -> DistanceReport:
+        """The report of an S3Distance sweep that has run: its points' records and its own parameters."""
+        return cls([QueryReport(point._results()) for point in sweep.points], sweep.sweep_record())
+
+    @classmethod
     def load(cls, results: str | Path | list) -> DistanceReport:
         """A stored sweep's report: one setting's results file (the others are found beside it) or every one."""
         paths = grouped_files(results) if isinstance(results, (str, Path)) else [Path(p) for p in results]
@@ -44,9 +49,6 @@ class DistanceReport:
             raise PerfkitError(f"{paths[0]}: its records name no {SWEEP} sweep: give a run of s3_distance")
         return cls(points, sweep)
 
-    def run_report(self, progress: bool = True) -> DistanceReport:
-        """A stored sweep measures nothing: its report is itself."""
-        return self
 
     def samples(self) -> pd.DataFrame:
         """Every measured, successful run with the setting it ran behind (asked and measured)."""

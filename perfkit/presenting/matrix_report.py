@@ -1,4 +1,4 @@
-"""The engine x storage matrix's report, from its records alone (perfkit.experiments.query_report): the cells
+"""The engine x storage matrix's report, from its records alone (perfkit.presenting.query_report): the cells
 ranked by the geometric mean of their median times over the read queries every cell completed, the heat map, the
 speed-ups against the baseline cell, and the queries an engine could not run, listed apart."""
 from __future__ import annotations
@@ -7,12 +7,10 @@ import numpy as np
 import pandas as pd
 
 from perfkit.findings import Findings, p_value, paired_over_cases, plural
-from perfkit.experiments.query_report import QueryReport, result_mismatches
+from perfkit.experiments.engine_storage_matrix import cell_name
+from perfkit.presenting.query_report import QueryReport, result_mismatches
 from perfkit.results import grouped_files
 
-
-def cell_name(engine: str, storage: str) -> str:
-    return f"{engine}/{storage}"
 
 
 class MatrixReport(QueryReport):

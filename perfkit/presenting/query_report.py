@@ -1,6 +1,6 @@
 """A query comparison's report, built from its records alone.
 
-    report = QueryComparison(profile, ...).run_report()  # measures, then reports
+    report = run_report(QueryComparison(profile, ...))  # measures, then reports
     report = QueryReport.load("data/results/hdfs_vs_s3_queries/RUN.jsonl")  # the same report again, measuring nothing
 
 Everything a report shows comes from the run's records and the config they share: the parameters, the engines'
@@ -16,7 +16,8 @@ from perfkit import stats
 from perfkit.accounting.table import DIRECT, HDFS, io_frame, io_table
 from perfkit.calibration import Calibration
 from perfkit.errors import PerfkitError
-from perfkit.experiments.base import FAILURE_COLUMNS, StoredReport
+from perfkit.experiments.base import FAILURE_COLUMNS
+from perfkit.presenting.base import StoredReport
 from perfkit.experiments.copy_cost import CopyCost
 from perfkit.experiments.query_data import placed_storages
 from perfkit.findings import Findings, money, plural, size

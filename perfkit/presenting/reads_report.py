@@ -1,6 +1,6 @@
 """The NFS vs HDFS parallel reads' report, built from its records alone.
 
-    report = ReadComparison(profile, ...).run_report()  # places the file sets, measures, then reports
+    report = run_report(ReadComparison(profile, ...))  # places the file sets, measures, then reports
     report = ReadReport.load("data/results/nfs_vs_hdfs_reads/RUN.jsonl")  # the same report again, measuring nothing
 
 Everything a report shows comes from the run's records and the config they share: the parameters, the live DataNodes,
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from perfkit.errors import shorten
-from perfkit.experiments.base import StoredReport
+from perfkit.presenting.base import StoredReport
 from perfkit.findings import Findings, plural, times
 from perfkit.provenance import recorded_environment
 from perfkit.reads.aggregate import aggregate

@@ -1,0 +1,30 @@
+"""What every report built from one run's records shares: the run's records and their failures (RunRecords, the
+experiments' too), its parameters checked, and load(path): a stored run's report (perfkit.presenting.run_report
+returns it as it is)."""
+from __future__ import annotations
+
+from perfkit.errors import PerfkitError
+from perfkit.experiments.base import RunRecords
+from perfkit.results import ResultSet
+
+
+class StoredReport(RunRecords):
+    """A report built from one run's records alone (the query comparison's, the transfers', the reads', st1's): the
+    same from a live run and from its results file, anywhere. A subclass names the parameters it reads (NEEDED) and
+    the run it needs (WHAT), said when a file of another experiment is given."""
+    NEEDED: tuple[str, ...] = ()
+    WHAT = "a run of this experiment"
+
+    def __init__(self, results: ResultSet):
+        self.results, self.experiment = results, results.experiment
+        self.parameters = results.config.get("parameters") or {}
+        missing = [name for name in self.NEEDED if name not in self.parameters]
+        if missing:
+            raise PerfkitError(f"{results.path}: its records name no {', '.join(missing)} in their parameters: give "
+                               f"{self.WHAT}")
+
+    @classmethod
+    def load(cls, path):
+        """The report of a saved run (a results .jsonl file), measuring nothing."""
+        return cls(ResultSet.load(path))
+
