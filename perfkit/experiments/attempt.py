@@ -1,5 +1,6 @@
-"""What watches one timed run of a query, each concern on its own: the storage's health, the run's I/O, the engine's
-throttled and retried S3 requests. The runner times the engine's call; the observers add to the run's record.
+"""What watches one attempt of any experiment (a query run, a copy, a read test, a TestDFSIO operation), each concern
+on its own: the storage's health, the run's I/O, the engine's throttled and retried S3 requests, a cache tier's
+counters. The experiment times its call; the observers add to the attempt's record.
 
     with Watched([StorageHealth(...), S3Faults(...), RunIo(...)]) as watched:
         if watched.refused: ...                 # a storage was down before the run: it does not start
@@ -95,8 +96,9 @@ class StorageHealth(Observer):
     """The storage probed before, during and after the run (HealthWatch): down before, the run does not start; down
     during or after, that is the run's error, whatever the engine said."""
 
-    def __init__(self, probes: dict, interval_s: float):
+    def __init__(self, probes: dict, interval_s: float, said_by: str = "the engine"):
         self.watch = HealthWatch(probes, interval_s)
+        self.said_by = said_by  # who ran the attempt, quoted after the storage's fault: a tool's own error follows
 
     def start(self) -> str | None:
         self.watch.__enter__()
@@ -108,7 +110,7 @@ class StorageHealth(Observer):
     def end(self, run: Run) -> None:
         self.watch.__exit__(None, None, None)
         if self.watch.problem:  # the storage's fault is the cause
-            run.error = self.watch.problem + (f"; the engine said: {run.error}" if run.error else "")
+            run.error = self.watch.problem + (f"; {self.said_by} said: {run.error}" if run.error else "")
 
     def abandon(self) -> None:
         self.watch.__exit__(None, None, None)

@@ -22,7 +22,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import Experiment
-from perfkit.health import HealthWatch
+from perfkit.experiments.attempt import Run, StorageHealth, Watched
 from perfkit.protocol import drop_page_cache
 from perfkit.reads import REGISTRY, get_method, method_class
 from perfkit.reads.runner import run_jobs
@@ -34,6 +34,7 @@ from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "nfs_vs_hdfs_reads"
 PROTOCOLS = ("random-files", "large-file")
+HEALTH_INTERVAL_S = 1.0  # how often the storage is probed while the jobs read
 
 
 @dataclass
@@ -194,11 +195,16 @@ class ReadComparison(Experiment):
         plan = [[method.location(rel) for rel in job] for job in relative]
         # the HDFS probe reads a file of this test through a DataNode
         probes = storage_probes(self.profile, [method.storage], {"hdfs": "/" + relative[0][0].lstrip("/")})
-        with HealthWatch(probes) as watch:
-            jobs = run_jobs(name, self.profile, plan) if not watch.problem else [_not_run() for _ in plan]
+        with Watched([StorageHealth(probes, HEALTH_INTERVAL_S, said_by=name)]) as watched:
+            if watched.refused:
+                jobs, problem = [_not_run() for _ in plan], watched.refused
+            else:
+                jobs = run_jobs(name, self.profile, plan)
+                watched.stop()
+                problem = watched.end(Run({}, None)).error
         for j, job in enumerate(jobs):
-            ok = job["ok"] and not watch.problem  # jobs that read through a storage outage are not samples
-            error = "; ".join(e for e in (watch.problem, job["error"]) if e) or None
+            ok = job["ok"] and not problem  # jobs that read through a storage outage are not samples
+            error = "; ".join(e for e in (problem, job["error"]) if e) or None
             results.add(subject=name, storage=method.storage, case=protocol, phase="measured", iteration=j,
                         started_at=pd.Timestamp(job["start"], unit="s", tz="UTC").isoformat(),
                         wall_s=job["end"] - job["start"] if ok else None, ok=ok,

@@ -23,7 +23,7 @@ from perfkit.config import Profile
 from perfkit.datasets.files import FileSet, place_fileset
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
-from perfkit.health import HealthWatch
+from perfkit.experiments.attempt import Run, StorageHealth, Watched
 from perfkit.storages import storage_probes
 from perfkit.results import ResultSet, new_run_id, now
 from perfkit.transfer import REGISTRY, get_method, method_class
@@ -160,14 +160,15 @@ class TransferComparison(Experiment):
         started = now()
         try:
             hdfs.makedirs(dest)
-            with HealthWatch(self.probes, self.health_interval_s) as watch:
-                if watch.problem:
-                    raise PerfkitError(watch.problem)
+            with Watched([StorageHealth(self.probes, self.health_interval_s, said_by=method.name)]) as watched:
+                if watched.refused:
+                    raise PerfkitError(watched.refused)
                 t0 = time.perf_counter()
                 per_file = method.copy(manifest, dest, scratch)
                 wall = time.perf_counter() - t0
-            if watch.problem:  # a copy that waited out an outage is not a measurement of the method
-                raise PerfkitError(watch.problem)
+                watched.stop()
+                if problem := watched.end(Run({}, None)).error:  # a copy that waited out an outage: no measurement
+                    raise PerfkitError(problem)
             verify_copy(manifest, hdfs_storage.hdfs_listing(hdfs, dest))
             if self.checksum:
                 self.verify_checksums(manifest, dest, hdfs)

@@ -24,7 +24,7 @@ from perfkit import validate
 from perfkit.config import Profile
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.base import Experiment
-from perfkit.health import HealthWatch
+from perfkit.experiments.attempt import Run, StorageHealth, Watched
 from perfkit.storages import storage_probes
 from perfkit.metrics import SCHEMA, MiB
 from perfkit.metrics import cloudwatch as cw
@@ -37,6 +37,7 @@ from perfkit.parameters import check_fields, param
 
 EXPERIMENT = "st1_throughput_burst"
 SOURCES = ("lab", "cloudwatch")
+HEALTH_INTERVAL_S = 1.0  # how often HDFS is probed while TestDFSIO runs
 
 
 @dataclass
@@ -157,14 +158,18 @@ class St1Study(Experiment):
             results.config["cache_note"] = (f"{drop_page_cache()} before the read" if self.source == "lab"
                                             else "page cache kept: a cluster's nodes are not this machine")
         started, error = now(), None
-        with HealthWatch(storage_probes(self.profile, ["hdfs"])) as watch:
-            if not watch.problem:
+        # TestDFSIO's figures through an HDFS outage are not a measurement
+        with Watched([StorageHealth(storage_probes(self.profile, ["hdfs"]), HEALTH_INTERVAL_S,
+                                    said_by="TestDFSIO")]) as watched:
+            if watched.refused:
+                error = watched.refused
+            else:
                 try:
                     result, t0, t1 = self.bench.run(operation)
                 except Exception as err:  # noqa: BLE001 - recorded as this operation's failure
                     error = _why(err)
-        if watch.problem:  # TestDFSIO's figures through an HDFS outage are not a measurement
-            error = watch.problem + (f"; TestDFSIO said: {error}" if error else "")
+                watched.stop()
+                error = watched.end(Run({}, error)).error
         if error:
             results.add(**self.record_of(operation), started_at=started, wall_s=None, ok=False, error=error)
             return

@@ -231,7 +231,7 @@ class TierCopy(Experiment):
         params = {"try": try_, "emptied": self.emptied[reader] if try_ == "cold" else "nothing (after cold)",
                   "start_up_s": round(self.start_ups[reader], 3)}
         record = {**self.record_of(step), "params": params}
-        observers = [StorageHealth({where: self.probes[where]}, interval_s=1.0)]
+        observers = [StorageHealth({where: self.probes[where]}, interval_s=1.0, said_by=reader)]
         if where == "alluxio":
             observers.insert(0, WorkerBytes(self.client))
         with Watched(observers) as watched:
