@@ -5,6 +5,7 @@ import re
 from perfkit.experiments.cache_tier import CacheTierComparison
 from perfkit.suites import DEFAULT_TABLE
 from perfkit.presenting import report_of, run_report
+from perfkit.presenting.cache_tier_report import CacheTierReport
 
 
 def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(profile):
@@ -34,6 +35,10 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     assert set(counters.loc[counters["tier"] == "alluxio", "MB the tier holds after"]) != {0.0}
     assert set(report_of(c).tries_table()["tier"]) == {"alluxio", "trino-cache"}
     assert report_of(c).notes().empty  # 1 GB of store holds the taxi data
+    stored = CacheTierReport.load(c.results.path)  # the run's file alone says what the live run's report says
+    live_found, stored_found = report_of(c).findings(), stored.findings()
+    assert (stored_found.sentences, stored_found.conditions) == (live_found.sentences, live_found.conditions)
+    assert stored_found.sentences
     # the cold tier's price, from the same counters: what each cold try fetched against what its hot try read
     prices = [s for s in report_of(c).findings().sentences if s.startswith("The cold tier's price")]
     assert len(prices) == 3, prices  # trino and spark through alluxio, trino through trino-cache
