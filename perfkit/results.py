@@ -81,22 +81,15 @@ def grouped_files(path: Path | str) -> list[Path]:
     """The result files of the run group `path` belongs to, in the group's order (those beside it in its folder), or
     [path] when it belongs to none."""
     path = Path(path)
-    group = (read_result_file(path)[0].get("config") or {}).get(RUN_GROUP)
+    group = (first_config(path) or {}).get(RUN_GROUP)
     if not group:
         return [path]
-    found = []
-    for other in sorted(path.parent.glob("*.jsonl")):
-        try:
-            first = read_result_file(other)[0]
-        except Exception:  # noqa: BLE001 - a file that is not a run's (or an empty one) is not of the group
-            continue
-        if ((first.get("config") or {}).get(RUN_GROUP) or {}).get("id") == group["id"]:
-            found.append((other, first))
-    return [other for other, _ in sorted(found, key=lambda pair: _part_index(pair[1], group))]
+    members = runs_whose_config(path.parent, lambda config: (config.get(RUN_GROUP) or {}).get("id") == group["id"])
+    return sorted(members, key=lambda member: _part_index(first_config(member), group))
 
 
-def _part_index(first: dict, group: dict) -> int:
-    part = first["config"][RUN_GROUP].get("part")
+def _part_index(config: dict, group: dict) -> int:
+    part = config[RUN_GROUP].get("part")
     return group["parts"].index(part) if part in group["parts"] else len(group["parts"])
 
 
@@ -189,15 +182,21 @@ def runs_whose_config(folder: Path, matches) -> list[Path]:
     first; a file that is not perfkit's records is not one of them."""
     found = []
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
-        with open(path, encoding="utf-8") as lines:
-            first = lines.readline()
-        try:
-            config = json.loads(first)["config"]
-        except (ValueError, KeyError, TypeError):
-            continue
-        if isinstance(config, dict) and matches(config):
+        config = first_config(path)
+        if config is not None and matches(config):
             found.append(path)
     return found
+
+
+def first_config(path: Path) -> dict | None:
+    """The run config a result file's records share, read from its first line alone; None: not perfkit's records."""
+    with open(path, encoding="utf-8") as lines:
+        first = lines.readline()
+    try:
+        config = json.loads(first)["config"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return config if isinstance(config, dict) else None
 
 
 def read_result_file(path: Path | str) -> list[dict]:

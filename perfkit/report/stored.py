@@ -7,7 +7,7 @@ from pathlib import Path
 from perfkit.errors import PerfkitError
 from perfkit.paths import project_root
 from perfkit.report.parameters import notebook_parameters
-from perfkit.results import RUN_GROUP, grouped_files, read_result_file
+from perfkit.results import RUN_GROUP, first_config, grouped_files, read_result_file
 
 RESULTS_PARAMETER = "results"
 
@@ -36,10 +36,10 @@ def stored_results(results_file: Path | str) -> tuple[str | list[str], str | Non
     suites, the S3-distance settings) in the group's order; and a line that says so, or None. A part of the group
     that is not beside the file is named: its report lacks it."""
     files = grouped_files(results_file)
-    if len(files) == 1 and not (read_result_file(results_file)[0].get("config") or {}).get(RUN_GROUP):
+    group = (first_config(Path(results_file)) or {}).get(RUN_GROUP)
+    if not group:
         return str(results_file), None
-    group = read_result_file(results_file)[0]["config"][RUN_GROUP]
-    found = [read_result_file(f)[0]["config"][RUN_GROUP].get("part") for f in files]
+    found = [first_config(f)[RUN_GROUP].get("part") for f in files]
     line = (f"{Path(results_file).name} is one of {len(group['parts'])} parts of run {group['id']} "
             f"({', '.join(group['parts'])}): rendering " + ", ".join(f"{part} ({f.name})" for part, f in
                                                                      zip(found, files)))
