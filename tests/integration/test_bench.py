@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]  # scripts are named by their path in the repository: bench/...
 # a guard against a hung script (it fails its test, not CI's whole job), not a timing: a quick run takes under a minute
 HUNG_S = 900
 NUM = r"(?:-?\d[\d,]*(?:\.\d+)?|nan|-?inf)"  # one figure, whatever its value
@@ -20,9 +20,10 @@ VERDICT = r"(?:met|not met|not decided: the interval spans the target|too few ro
 
 
 def quick(script: str, *args: str) -> list[str]:
-    """`python bench/SCRIPT --quick ARGS` on this worker's lab (its environment names the lab's ports and home): the
-    lines it printed, after checking that it exited 0 (else its output and the end of its log are the message)."""
-    done = subprocess.run([sys.executable, str(BENCH / script), "--quick", *args], cwd=BENCH.parent,
+    """`python SCRIPT --quick ARGS` (SCRIPT: bench/NAME.py) on this worker's lab (its environment names the lab's ports
+    and home): the lines it printed, after checking that it exited 0 (else its output and the end of its log are the
+    message)."""
+    done = subprocess.run([sys.executable, str(ROOT / script), "--quick", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=HUNG_S)
     code = done.returncode
     assert code == 0, f"{script} --quick {' '.join(args)} exited {code}\n{done.stdout}\n{done.stderr[-6000:]}"
@@ -45,7 +46,7 @@ def header(pattern: str, lines: list[str]) -> re.Match:
 
 @pytest.mark.parametrize("engine, name", [("spark", "Spark"), ("trino", "Trino")])
 def test_query_overhead_quick_compares_the_three_paths_on_every_storage(profile, engine, name):
-    lines = quick("query_overhead.py", "--engine", engine)
+    lines = quick("bench/query_overhead.py", "--engine", engine)
     top = header(rf"query_overhead: (\d+) queries per round \((\d+) queries x (\d+) storages\), (\d+) rounds, "
                  rf"\d+ rows in \d+ files, {name} .+, S3 behind .+; the storages' and the engine's counters read \d+ "
                  rf"times first \(\d+ sources, \d+ s\), as a long-running cluster's daemons have been", lines)
@@ -80,7 +81,7 @@ def test_query_overhead_quick_compares_the_three_paths_on_every_storage(profile,
 
 
 def test_transfer_quick_copies_with_every_method(profile):
-    lines = quick("transfer.py")
+    lines = quick("bench/transfer.py")
     assert_shape(lines, [
         rf"transfer: \d+ files, {NUM} MB, s3 -> hdfs, verified",
         *(rf"  {re.escape(f'{method:<8}')} concurrency +\d+: +{NUM} s +{NUM} MB/s"
@@ -93,7 +94,7 @@ def test_transfer_quick_copies_with_every_method(profile):
 def test_read_quick_reads_with_dd_and_perfkit_at_each_jobs_level_and_cache(profile):
     # a cold cache needs /proc/sys/vm/drop_caches (root, a writable /proc/sys): the script stops without it
     caches = ["warm", "cold"] if os.access("/proc/sys/vm/drop_caches", os.W_OK) else ["warm"]
-    lines = quick("read.py", *([] if len(caches) == 2 else ["--cache", "warm"]))
+    lines = quick("bench/read.py", *([] if len(caches) == 2 else ["--cache", "warm"]))
     row = rf"  +(\d+)  (warm |cold )  +{NUM}  +{NUM}  +{NUM}  {NUM}-{NUM}  +{NUM}-{NUM}"  # jobs, cache, figures
     assert_shape(lines, [
         rf"read: \d+ files x \d+ MB on local disk \(warm: read \d+ times over\), \d+ rounds, {NUM} MiB per read for "
@@ -110,7 +111,7 @@ def test_read_quick_reads_with_dd_and_perfkit_at_each_jobs_level_and_cache(profi
 
 
 def test_datagen_quick_places_both_datasets_against_the_plain_generator(profile):
-    lines = quick("datagen.py")
+    lines = quick("bench/datagen.py")
     top = header(r"datagen: tpch, hibench, orc, (\d+) round\(s\) after \d+ unmeasured plain pass\(es\); plain = the "
                  r"generator to local disk; perfkit = place_generated \(copy\) on hdfs \+ s3 with verify, under "
                  r"perfkit-bench/datagen-[0-9a-f]{12}", lines)
