@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -26,11 +27,12 @@ class Protocol:
         if self.warmup < 0 or self.runs < 1:
             raise ValueError(f"need warmup >= 0 and runs >= 1 (got warmup={self.warmup}, runs={self.runs})")
 
-    def steps(self, storages: list[str]) -> Iterator[Step]:
-        """HDFS, S3, HDFS, S3 ...: a drift in the machine's load hits both storages alike."""
-        for phase, count in (("warmup", self.warmup), ("measured", self.runs)):
+    def steps(self, storages: list[str], key: str = "", seed: int = 0) -> Iterator[Step]:
+        """Round after round, every storage once, in run_order: a drift in the machine's load hits every storage alike
+        and no storage always runs first (the measured rounds continue the warm-up's rotation)."""
+        for phase, count, first in (("warmup", self.warmup, 0), ("measured", self.runs, self.warmup)):
             for iteration in range(count):
-                for storage in storages:
+                for storage in run_order(storages, first + iteration, key, seed):
                     yield Step(phase, iteration, storage, cold=self.cold_cache and phase == "measured")
 
     def count(self, storages: list[str]) -> int:
@@ -63,6 +65,15 @@ def rotated(items: list, by: int) -> list:
     """The same items, starting at a different one each round: no cell always runs first (after a cold start)."""
     k = by % len(items) if items else 0
     return items[k:] + items[:k]
+
+
+def run_order(items: list, round_: int, key: str = "", seed: int = 0) -> list:
+    """The items in a seeded random order for `key` (a query, a cell), rotated by the round: over as many rounds as
+    items each runs in every position once (a Latin square), and the first differs from key to key, so neither a
+    fixed order nor the first run's cold start can pose as an item's effect. The same seed gives the same order."""
+    base = list(items)
+    random.Random(f"{seed}/{key}").shuffle(base)
+    return rotated(base, round_)
 
 
 def drop_page_cache() -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from perfkit import provenance
 from perfkit.parameters import recorded
+from perfkit.protocol import run_order
 from perfkit.errors import PerfkitError, root_cause
 from perfkit.results import ResultSet, is_failure
 
@@ -107,6 +108,8 @@ class Experiment(RunRecords, ABC):
     keep_empty = True  # a run that recorded nothing still leaves its (empty) file; False: no file
     step_unit = "step"  # what one step is, on the progress bar
     run_id: str | None = None  # the run's id when it is made before the run (its folders are named by it)
+    order_seed: int | None = None  # the run order's seed: None, drawn for each run by the runner; recorded either way
+    order_design = "randomised per round (seeded)"  # how the steps are ordered, in words, recorded with the run
 
     def run(self, progress: bool = True) -> ResultSet:
         """Measure every step (perfkit.experiments.runner); a failing attempt is recorded, not fatal."""
@@ -130,6 +133,15 @@ class Experiment(RunRecords, ABC):
     def session(self, results: ResultSet):
         """What the run holds open over all its steps (engines, samplers): a context manager."""
         return contextlib.nullcontext()
+
+    def control(self):
+        """The drift control of this run (perfkit.experiments.control.DriftControl), timed at its start and end and
+        between its steps on a long run; None: the run touches no storage it can read a file of."""
+        return None
+
+    def in_run_order(self, items, round_: int, key: str = "") -> list:
+        """`items` in this run's order for one round of `key` (perfkit.protocol.run_order, the run's seed)."""
+        return run_order(items, round_, key, self.order_seed or 0)
 
     @abstractmethod
     def steps(self) -> list:
@@ -160,6 +172,7 @@ class Sweep:
     experiment: str = "?"
     step_unit = "setting"
     progress = True  # the points' own progress bars: as the sweep's
+    order_seed: int | None = None  # the points' order's seed: None, drawn for each sweep by the runner
 
     def run(self, progress: bool = True) -> None:
         from perfkit.experiments import runner

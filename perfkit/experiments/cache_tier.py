@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from perfkit.errors import PerfkitError
 from perfkit.experiments.attempt import TierCounters
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.protocol import TRIES, QueryStep, Step, drop_page_cache, rotated
+from perfkit.protocol import TRIES, QueryStep, Step, drop_page_cache
 from perfkit.storages import backing_of
 from perfkit.tiers import Counters, is_tier, tier
 
@@ -47,10 +47,11 @@ class CacheTierComparison(QueryComparison):
                                "tiers, e.g. ['s3', 'trino-cache'] with baseline 's3'")
 
     def steps(self) -> list[QueryStep]:
-        """Per engine, query and round, each storage (their order rotating each round) read cold, warm, hot."""
+        """Per engine, query and round, each storage (in the run's order: seeded per query, rotated each round) read
+        cold, warm, hot."""
         return [QueryStep(engine, query, Step("measured", round_, where), try_)
                 for engine in self.engines for query in self.suite_queries for round_ in range(self.runs)
-                for where in rotated(self.storages, round_) for try_ in TRIES]
+                for where in self.in_run_order(self.storages, round_, f"{engine}/{query.id}") for try_ in TRIES]
 
     def label(self, step: QueryStep) -> str:
         return f"{step.engine} {step.query.id} {step.storage} {step.try_}"

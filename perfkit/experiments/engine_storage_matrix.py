@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from perfkit.errors import PerfkitError
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
-from perfkit.protocol import QueryStep, Step, rotated
+from perfkit.protocol import QueryStep, Step
 from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "engine_storage_matrix"
@@ -57,12 +57,13 @@ class EngineStorageMatrix(QueryComparison):
     ENGINES_ONE_AT_A_TIME = False  # every round visits every engine: all are held open
 
     def steps(self) -> list[QueryStep]:
-        """Per query, warm-up then measured rounds, each round visiting every cell, engines and storages rotated."""
+        """Per query, warm-up then measured rounds, each round visiting every cell in the run's order (seeded, a
+        different order per query, rotated round by round: perfkit.protocol.run_order)."""
         rounds = [("warmup", i) for i in range(self.warmup)] + [("measured", i) for i in range(self.runs)]
+        cells = [(engine, where) for engine in self.engines for where in self.storages]
         return [QueryStep(engine, query, Step(phase, iteration, where, cold=self.cold_cache and phase == "measured"))
-                for query in self.suite_queries for phase, iteration in rounds
-                for i, engine in enumerate(rotated(self.engines, iteration))
-                for where in rotated(self.storages, iteration + i)]
+                for query in self.suite_queries for n, (phase, iteration) in enumerate(rounds)
+                for engine, where in self.in_run_order(cells, n, query.id)]
 
 
 def matrices(profile, suites, scale=None, queries=None, **options) -> list[EngineStorageMatrix]:

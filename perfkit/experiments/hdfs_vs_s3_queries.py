@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -105,9 +106,16 @@ class QueryComparison(QueryParameters, Experiment):
     ENGINES_ONE_AT_A_TIME = True  # each engine's runs together, then it closes: its JVM does not idle through others'
 
     def steps(self) -> list[QueryStep]:
-        """Per engine and query, warm-up then measured runs interleaved across the storages (perfkit.protocol)."""
+        """Per engine and query, warm-up then measured rounds across the storages, each round in the run's order
+        (perfkit.protocol.run_order: seeded, a different first storage per query and round)."""
         return [QueryStep(engine, query, step) for engine in self.engines for query in self.suite_queries
-                for step in self.protocol.steps(self.storages)]
+                for step in self.protocol.steps(self.storages, f"{engine}/{query.id}", self.order_seed or 0)]
+
+    def control(self):
+        """The drift control: a small read of a data file of the run on each storage holding files."""
+        from perfkit.experiments.control import table_control
+
+        return table_control(self.profile, self.tableset, self.placed_storages)
 
     def label(self, step: QueryStep) -> str:
         return f"{step.engine} {step.query.id}"
@@ -160,12 +168,33 @@ class QueryComparison(QueryParameters, Experiment):
                 engine = stack.enter_context(get_engine(engine_name, self.profile, self.query_timeout_s))
                 provenance.record_engine(results.config, engine)
                 tables = self.register_tables(engine, tableset)
+                self.warm_up(results, engine, tables)
             except PerfkitError:
                 raise
             except Exception as err:  # noqa: BLE001 - the engine cannot run this suite: recorded, the others go on
                 self._engine_unusable(results, engine_name, err)
                 engine = tables = None
             yield engine, tables
+
+    WARM_UP_SQL = "SELECT * FROM {table} LIMIT 1"  # cheap in every engine, yet it plans, lists and opens a file
+
+    def warm_up(self, results: ResultSet, engine, tables: dict) -> None:
+        """Before the engine's first timed run: each of its tables read once on every storage it reads directly, in
+        the run's order, so that no storage's first run pays the engine's own cold start (its JIT, metadata and
+        listing caches, its connections). A tier is left cold: its cold state is what it measures. Untimed, not a
+        sample: the seconds it took are kept in the run's config ("engine_warm_up"), and a failure is said there (the
+        timed runs then fail with their own cause)."""
+        done = {}
+        for where in self.in_run_order([s for s in self.storages if not is_tier(s) and tables.get(s)], 0,
+                                       f"warm-up/{engine.name}"):
+            t0 = time.perf_counter()
+            try:
+                for table in tables[where].values():
+                    engine.execute(self.WARM_UP_SQL.format(table=table), timeout_s=self.query_timeout_s)
+                done[where] = round(time.perf_counter() - t0, 3)
+            except Exception as err:  # noqa: BLE001 - recorded; the timed runs say their own failure
+                done[where] = f"failed: {root_cause(err, 200)}"
+        results.config.setdefault("engine_warm_up", {})[engine.name] = done
 
     def watch_storages(self, tableset: TableSet) -> None:
         """The health probes measure() runs around each run; each storage's may ask for one of its data files (HDFS's

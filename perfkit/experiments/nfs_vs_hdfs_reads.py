@@ -168,11 +168,24 @@ class ReadComparison(Experiment):
                                      **placed)
 
     def steps(self) -> list[tuple[str, str]]:
-        """Each protocol's file set read by each access method in turn: (protocol, method)."""
-        return [(protocol, name) for protocol in self.protocols for name in self.methods]
+        """Each protocol's file set read by each access method in turn, the methods in the run's order (seeded, a
+        different order per protocol): (protocol, method)."""
+        return [(protocol, name) for protocol in self.protocols
+                for name in self.in_run_order(list(self.methods), 0, protocol)]
 
     def label(self, step: tuple[str, str]) -> str:
         return " ".join(step)
+
+    def control(self):
+        """The drift control: a small read of the file set's first file on NFS and on HDFS."""
+        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
+
+        reads = {}
+        for where in ("nfs", "hdfs"):
+            storage = get_storage(where, self.profile)
+            folder, name = storage.folder("filesets", self.fileset.name), self.fileset.file_name(0)
+            reads[where] = (lambda s=storage, f=folder, n=name: s.read_range(f, n, 0, READ_BYTES))
+        return DriftControl(reads, what_read(list(reads)))
 
     def record_of(self, step: tuple[str, str]) -> dict:
         protocol, name = step

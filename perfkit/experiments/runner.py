@@ -5,11 +5,15 @@ and what one step measures; the runner does the rest, the same way for all.
 
     experiment.ready(progress)         # services checked and data in place (before the network lock: placing waits)
     with network_in_use():             # an experiment behind S3's network: the network cannot change under it
+        experiment.order_seed = seed   # the run order's seed: drawn for each run unless given, and recorded
         config = experiment.begin()    # what every record carries; the run's own checks before any file is made
         with recording(...) as results, experiment.session(results):  # saved whatever happens; engines held open
-            for step in experiment.steps():          # a protocol or a rotation, declared once
+            control.time("start")                    # the drift control (perfkit.experiments.control)
+            for step in experiment.steps():          # randomised or rotated per round, seeded
                 experiment.attempt(step)             # one measurement: its records added to results
                 results.save()                       # after each step: a run stopped later keeps it
+                control.time("between") if due
+            control.time("end")
 
 On Ctrl-C or SIGTERM the attempt in flight is recorded as interrupted (not a sample), the file is saved and marked
 interrupted (perfkit.experiments.recording), and the experiment's cleanup runs. A sweep (a run of runs: the
@@ -19,6 +23,7 @@ steps is a point, an experiment run by this runner in turn.
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 from collections.abc import Iterator
 from typing import Protocol
@@ -56,24 +61,47 @@ def run(experiment, progress: bool = True) -> ResultSet:
     results_dir_checked(experiment.experiment)  # a results folder that cannot be written fails now, not after work
     experiment.ready(progress)
     with network_in_use() if experiment.behind_s3_network else contextlib.nullcontext():
-        config = experiment.begin()
-        with recording(experiment.experiment, config, run_id=experiment.run_id, keep_empty=experiment.keep_empty,
-                       cleanup=experiment.cleanup) as results:
-            experiment.results = results
-            with experiment.session(results):
-                loop(experiment, progress, results)
+        given = experiment.order_seed
+        experiment.order_seed = given if given is not None else random.SystemRandom().randrange(2 ** 31)
+        try:
+            config = experiment.begin()
+            config["order"] = {"seed": experiment.order_seed, "design": experiment.order_design}
+            with recording(experiment.experiment, config, run_id=experiment.run_id,
+                           keep_empty=experiment.keep_empty, cleanup=experiment.cleanup) as results:
+                experiment.results = results
+                with experiment.session(results):
+                    control = experiment.control()
+                    _control(control, "start", results)
+                    loop(experiment, progress, results, control)
+                    _control(control, "end", results)
+        finally:
+            experiment.order_seed = given  # the next run() draws its own
     return results
 
 
 def sweep(experiment, progress: bool = True) -> None:
     """Run every point of a sweep (each step an experiment of its own, recorded by run()), in the sweep's session."""
     experiment.ready(progress)
-    with experiment.session(None):
-        loop(experiment, progress, None)
+    given = experiment.order_seed
+    experiment.order_seed = given if given is not None else random.SystemRandom().randrange(2 ** 31)
+    try:
+        with experiment.session(None):
+            loop(experiment, progress, None)
+    finally:
+        experiment.order_seed = given
 
 
-def loop(experiment, progress: bool, results: ResultSet | None) -> None:
-    """Every step in order, with a progress bar; after each, the records saved."""
+def _control(control, at: str, results: ResultSet) -> None:
+    """A round of the drift control, kept in the run's config (saved with its records)."""
+    if control is not None:
+        control.time(at)
+        results.config["control"] = control.record()
+        results.save()
+
+
+def loop(experiment, progress: bool, results: ResultSet | None, control=None) -> None:
+    """Every step in order, with a progress bar; after each, the records saved (and, on a long run, the drift control
+    timed when a round is due)."""
     steps = list(experiment.steps())
     with progress_bar(total=len(steps), desc=experiment.progress_label(), unit=experiment.step_unit,
                       disable=not progress or not steps) as bar:
@@ -83,6 +111,8 @@ def loop(experiment, progress: bool, results: ResultSet | None) -> None:
                 experiment.attempt(step)
             if results is not None:
                 results.save()
+            if control is not None and control.due() and step is not steps[-1]:
+                _control(control, "between", results)
             bar.update()
 
 

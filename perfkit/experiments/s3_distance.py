@@ -16,6 +16,7 @@ from perfkit.experiments.base import Sweep
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.network import NetworkProfile, check
 from perfkit.parameters import check_fields, default_of, param
+from perfkit.protocol import run_order
 from perfkit.results import RUN_GROUP, run_group
 
 EXPERIMENT = "s3_distance"
@@ -79,7 +80,9 @@ class S3Distance(Sweep):
         self.groups = dict(zip((s.name for s in self.settings), run_group([s.name for s in self.settings])))
 
     def steps(self) -> list[NetworkProfile]:
-        return list(self.settings)
+        """The settings in a seeded random order: the lab's slow drift (an engine still warming, the machine's load)
+        cannot pose as the round trip's cost, as it would with the round trips always run from near to far."""
+        return run_order(self.settings, 0, "settings", self.order_seed or 0)
 
     def attempt(self, network: NetworkProfile) -> None:
         point = DistancePoint(load_profile(self.profile_name, network=network), **self.point_args)
@@ -91,4 +94,5 @@ class S3Distance(Sweep):
     def sweep_record(self) -> dict:
         """The sweep's own parameters, recorded with each setting: its report is read back from them."""
         return {"rtt_ms": self.rtt_ms, "per_connection_mb_s": self.per_connection_mb_s, "rows": self.rows,
-                "files": self.files, "runs": self.runs, "warmup": self.warmup}
+                "files": self.files, "runs": self.runs, "warmup": self.warmup,
+                "order": {"seed": self.order_seed, "settings": [s.name for s in self.steps()]}}

@@ -51,7 +51,8 @@ class TransferComparison(Experiment):
     concurrency: list[int] = param(help="Levels for the parallel methods.", factory=lambda: [1, 4],
                                    check=validate.wholes)
     repeats: int = param(1, "Rounds of every method.", check=validate.whole)
-    order: str = param("rotate", "given, rotate (each repeat starts one method later) or shuffle (seeded).",
+    order: str = param("rotate", "given, rotate (a seeded random order, each repeat starting one method later) or "
+                       "shuffle (seeded by `seed`).",
                        check=validate.choice, choices=ORDERS)
     source_prefix: str | None = param(None, "S3 prefix to copy (default: a generated file set).",
                                       check=_optional_text, option="--source")
@@ -89,8 +90,7 @@ class TransferComparison(Experiment):
         for repeat in range(self.repeats):
             names = list(self.methods)
             if self.order == "rotate":
-                shift = repeat % len(names)
-                names = names[shift:] + names[:shift]
+                names = self.in_run_order(names, repeat, "methods")
             elif self.order == "shuffle":
                 rng.shuffle(names)
             for name in names:
@@ -106,6 +106,23 @@ class TransferComparison(Experiment):
 
     def steps(self) -> list[tuple[int, str, int]]:
         return self.plan()
+
+    @property
+    def order_design(self) -> str:
+        return {"given": "as given", "rotate": "randomised (seeded by the run's order seed), rotated each repeat",
+                "shuffle": "shuffled each repeat (seeded by seed)"}[self.order]
+
+    def control(self):
+        """The drift control: a small read of the source's first object on S3 (the copies' HDFS side is new)."""
+        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
+        from perfkit.storages import get_storage
+        from perfkit.storages.base import Location
+
+        if not self.manifest or not self.manifest.files:
+            return None
+        s3, folder = get_storage("s3", self.profile), Location("s3", self.manifest.prefix, self.manifest.bucket)
+        name = self.manifest.files[0][0]
+        return DriftControl({"s3": lambda: s3.read_range(folder, name, 0, READ_BYTES)}, what_read(["s3"]))
 
     def label(self, step: tuple[int, str, int]) -> str:
         repeat, name, level = step

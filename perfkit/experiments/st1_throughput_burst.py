@@ -109,6 +109,18 @@ class St1Study(Experiment):
     def record_of(self, operation: str) -> dict:
         return dict(subject="testdfsio", storage="hdfs", case=operation, phase="measured", iteration=0)
 
+    def control(self):
+        """The drift control: TestDFSIO writes its own files, so none is there to read before it: a status call of
+        HDFS's root to its NameNode (the same request each time) stands for HDFS's conditions."""
+        from perfkit.experiments.control import READS, DriftControl
+        from perfkit.storages import get_storage
+
+        if not self.run_testdfsio:
+            return None
+        hdfs = get_storage("hdfs", self.profile)
+        return DriftControl({"hdfs": lambda: hdfs.client.status("/")},
+                            f"a status call of / to HDFS's NameNode, {READS} times at start and end")
+
     @contextlib.contextmanager
     def session(self, results: ResultSet):
         """TestDFSIO's work folder (removed after), and on the lab the DataNodes' disk sampled throughout (this

@@ -35,7 +35,7 @@ from perfkit.errors import PerfkitError, root_cause
 from perfkit.experiments.attempt import Observer, Run, StorageHealth, Watched
 from perfkit.experiments.base import Experiment
 from perfkit.parameters import check_fields, param
-from perfkit.protocol import TRIES, drop_page_cache, rotated
+from perfkit.protocol import TRIES, drop_page_cache
 from perfkit.results import now
 from perfkit.storages import storage_probes
 from perfkit.tiers import Alluxio
@@ -104,6 +104,15 @@ class TierCopy(Experiment):
                     raise PerfkitError(f"S3 object {key}: {root_cause(err, 200)}") from None
             s3.upload_fileobj(io.BytesIO(data), self.profile.s3_bucket, key, Config=UPLOAD_CONFIG,
                               ExtraArgs={"Metadata": {"md5": self.expected[name]}})
+
+    def control(self):
+        """The drift control: a small read of the first object on S3."""
+        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
+        from perfkit.storages import get_storage
+        from perfkit.storages.base import Location
+
+        s3, folder = get_storage("s3", self.profile), Location("s3", self.prefix, self.profile.s3_bucket)
+        return DriftControl({"s3": lambda: s3.read_range(folder, "part-0000.bin", 0, READ_BYTES)}, what_read(["s3"]))
 
     # the two readers ---------------------------------------------------------------------------------------------
     def command(self, reader: str, local: Path) -> list[str]:
@@ -207,9 +216,10 @@ class TierCopy(Experiment):
         return config
 
     def steps(self) -> list[tuple[int, str, str]]:
-        """Per round, each reader (their order rotating each round) copies cold, warm, hot: (round, reader, try)."""
+        """Per round, each reader (in the run's order: seeded, rotated each round) copies cold, warm, hot: (round,
+        reader, try)."""
         return [(round_, reader, try_) for round_ in range(self.rounds)
-                for reader in rotated(list(self.readers), round_) for try_ in TRIES]
+                for reader in self.in_run_order(list(self.readers), round_, "readers") for try_ in TRIES]
 
     def label(self, step: tuple[int, str, str]) -> str:
         return f"{step[1]} {step[2]}"

@@ -23,7 +23,7 @@ from perfkit.experiments.attempt import TierCounters
 from perfkit.experiments.base import Sweep
 from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
 from perfkit.network import NetworkProfile, check
-from perfkit.protocol import QueryStep, Step, rotated
+from perfkit.protocol import QueryStep, Step
 from perfkit.suites import Query
 from perfkit.tiers import is_tier, tier
 
@@ -52,11 +52,11 @@ class PayoffPoint(QueryComparison):
 
     def steps(self) -> list[QueryStep]:
         """Per engine: the fill (the first distance only: one untimed read per storage and query), then `runs` hot
-        rounds, the storages' order rotating each round."""
+        rounds, the storages in the run's order (seeded, rotated each round)."""
         rounds = [("warmup", 0, "fill")] * self.fill + [("measured", i, "hot") for i in range(self.runs)]
         return [QueryStep(engine, query, Step(phase, iteration, where), try_)
-                for engine in self.engines for phase, iteration, try_ in rounds
-                for where in rotated(self.storages, iteration) for query in self.suite_queries]
+                for engine in self.engines for n, (phase, iteration, try_) in enumerate(rounds)
+                for where in self.in_run_order(self.storages, n, engine) for query in self.suite_queries]
 
     def label(self, step: QueryStep) -> str:
         return f"{step.engine} {step.query.id} {step.storage}"

@@ -13,6 +13,9 @@ from perfkit.tiers import is_tier
 from perfkit.tiers.base import SETTLE_POLL_S
 
 SAME = 1.10  # a ratio within 10% either way is "about the same"
+PHASES = ("cold: the first read after the tier was emptied and the page cache dropped, S3 read directly after the "
+          "same drop; warm: the second read, nothing emptied; hot: the third; each engine had read every table once "
+          "on S3 before its first timed run, so no try pays the engine's own cold start")
 
 
 class CacheTierReport(QueryReport):
@@ -34,7 +37,9 @@ class CacheTierReport(QueryReport):
         return frame
 
     def tries_table(self) -> pd.DataFrame:
-        """The study's shape, per engine, query and tier: S3 | cold | warm | hot (median seconds), and S3 / tier."""
+        """The study's shape, per engine, query and tier: S3 (the median of all its tries, for the plot) and, try by
+        try, S3 read directly in that try, the tier in it (median seconds), and their ratio like for like: S3's cold
+        try against the tier's cold try, warm against warm, hot against hot (PHASES says what each means)."""
         frame = self.tries_frame()
         medians = frame.groupby(["subject", "case", "storage", "try"])["wall_s"].median()
         rows = []
@@ -43,13 +48,19 @@ class CacheTierReport(QueryReport):
             for where in [s for s in self.storages if is_tier(s) and (group["storage"] == s).any()]:
                 row = {"engine": engine, "query": case, "tier": where, "S3 (s)": round(s3, 3)}
                 for try_ in TRIES:
+                    direct = medians.get((engine, case, self.baseline, try_))
                     seconds = medians.get((engine, case, where, try_))
+                    row[f"S3 {try_} (s)"] = None if direct is None else round(direct, 3)
                     row[f"{try_} (s)"] = None if seconds is None else round(seconds, 3)
                 for try_ in TRIES:
-                    seconds = row[f"{try_} (s)"]
-                    row[f"{try_} vs S3"] = None if not seconds else _verdict(s3 / seconds)
+                    seconds, direct = row[f"{try_} (s)"], row[f"S3 {try_} (s)"]
+                    row[f"{try_}: tier vs S3 {try_}"] = _verdict(direct / seconds) if seconds and direct else None
                 rows.append(row)
         return pd.DataFrame(rows)
+
+    def phases(self) -> str:
+        """What cold, warm and hot mean in this run, in one sentence."""
+        return PHASES
 
     def findings(self, payoff=None) -> Findings:
         """Per engine and tier, each try's speed against S3 read directly (S3 median ÷ tier median, over the queries),
@@ -61,13 +72,14 @@ class CacheTierReport(QueryReport):
         sentences, undecided = [], []
         for (engine, where_), group in tries.groupby(["engine", "tier"], sort=False):
             parts = []
-            for try_ in TRIES:
-                ratios = (group["S3 (s)"] / group[f"{try_} (s)"].astype(float)).dropna()
+            for try_ in TRIES:  # like for like: each try against S3's own try of the same kind
+                ratios = (group[f"S3 {try_} (s)"].astype(float) / group[f"{try_} (s)"].astype(float)).dropna()
                 if len(ratios):
                     faster = int((ratios > SAME).sum())
                     slower = int((ratios < 1 / SAME).sum())
-                    parts.append(f"{try_} {_range(ratios, '{:.2f}×')} S3's speed ({faster} faster, {slower} slower, "
-                                 f"{len(ratios) - faster - slower} about the same of {plural(len(ratios), 'query')})")
+                    parts.append(f"{try_} {_range(ratios, '{:.2f}×')} the speed of S3's {try_} try ({faster} faster, "
+                                 f"{slower} slower, {len(ratios) - faster - slower} about the same of "
+                                 f"{plural(len(ratios), 'query')})")
             if parts:
                 sentences.append(f"{engine} through {where_}: " + "; ".join(parts) + ".")
         counters = self.counters_table()
@@ -83,7 +95,7 @@ class CacheTierReport(QueryReport):
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")
         conditions = (f"{data_size(self.rows, self.files, self.file_format, self.suite, self.scale)}; "
-                      f"{plural(self.runs, 'round')} of cold, warm and hot; "
+                      f"{plural(self.runs, 'round')} of cold, warm and hot ({PHASES}); "
                       f"{where(self.profile_name, self.measured_network)}")
         if payoff is not None and payoff.points:
             conditions += f"; {payoff.conditions()}"
@@ -148,7 +160,7 @@ class CacheTierReport(QueryReport):
 def _verdict(speedup: float) -> str:
     """S3 time / tier time as a factor and in words."""
     words = "faster" if speedup > SAME else "slower" if speedup < 1 / SAME else "about the same"
-    return f"{speedup:.2f}x ({words})"
+    return f"{speedup:.2f}× ({words})"
 
 
 def _hit_check(try_: str, s3_mb: float) -> str:

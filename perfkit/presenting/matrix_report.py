@@ -3,6 +3,8 @@ ranked by the geometric mean of their median times over the read queries every c
 speed-ups against the baseline cell, and the queries an engine could not run, listed apart."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -84,7 +86,9 @@ class MatrixReport(QueryReport):
                 f"{self.suite}: fastest is {best['cell']} ({best['geomean (s)']:.3f} s geometric mean over the "
                 f"{plural(int(best['queries']), 'read query')} every cell completed)"
                 + ("; then " + ", ".join(f"{r['cell']} {r['x best']:.2f}× slower" for _, r in rest.iterrows())
-                   if len(rest) else "") + ".")
+                   if len(rest) else "")
+                + (f" ({plural(self.runs, 'run')} per query and cell: an order of medians, not a verdict beyond "
+                   "noise; the storages' verdicts follow)" if self.runs < 3 and len(rest) else "") + ".")
         else:
             found.undecided.insert(0, f"{self.suite}: no ranking: no read query completed in every cell")
         over_queries, too_few = self._storages_over_queries()
@@ -113,16 +117,49 @@ class MatrixReport(QueryReport):
                 ratios = (other / base).dropna()
                 if not len(ratios):
                     continue
-                verdict, p = paired_over_cases(ratios)
                 label = f"{self.suite}, {versions.get(engine, engine)}: {where.upper()} ÷ {self.baseline.upper()}"
+                signs = self.order_signs(engine, where).reindex(ratios.index)
+                if len(ratios) >= 2 and signs.notna().all() and signs.nunique() == 1 and signs.iloc[0] != 0:
+                    first, then = ((where, self.baseline) if signs.iloc[0] > 0 else (self.baseline, where))
+                    undecided.append(
+                        f"{label}: no verdict: {first.upper()} ran before {then.upper()} in every round of all "
+                        f"{plural(len(ratios), 'query')}, so the run order (a first run's cold caches) cannot be told "
+                        "from the storage")
+                    continue
+                if signs.notna().all() and signs.nunique() > 1:
+                    verdict, p, order = order_adjusted(ratios, signs)
+                    test = (f"a regression over the queries with the run order as a covariate (order effect "
+                            f"{order:.2f}× when {where.upper()} ran first)")
+                else:  # the order balanced within every query (or not recorded): the storages' ratios alone
+                    (verdict, p), test = paired_over_cases(ratios), "Wilcoxon signed-rank over the queries"
                 if p != p:  # too few queries to tell
                     undecided.append(f"{label}: {verdict}")
                     continue
                 found.append(
                     f"{label} per query, geometric mean {geometric_mean(ratios):.2f}× ({where.upper()} slower on "
-                    f"{int((ratios > 1).sum())} of {plural(len(ratios), 'query')}); Wilcoxon signed-rank "
-                    f"{p_value(p)} over the queries: {verdict}.")
+                    f"{int((ratios > 1).sum())} of {plural(len(ratios), 'query')}); {test}: {p_value(p)}, "
+                    f"{verdict}.")
         return found, undecided
+
+    def order_signs(self, engine: str, where: str) -> pd.Series:
+        """Per query, how the two cells (engine on the baseline, engine on `where`) were ordered over the measured
+        rounds, from the records' start times: +1 where `where` always ran first, -1 where the baseline did, between
+        for a mix (0: balanced). NaN where a round lacks either start."""
+        frame = self._frame()
+        frame = frame[(frame["subject"] == engine) & (frame["phase"] == "measured")
+                      & frame["storage"].isin([self.baseline, where])]
+        signs = {}
+        for case, group in frame.groupby("case", sort=False):
+            starts = group.pivot_table(index="iteration", columns="storage", values="started_at", aggfunc="first")
+            if where not in starts or self.baseline not in starts or starts.isna().any().any():
+                signs[case] = np.nan
+                continue
+            mine, theirs = pd.to_datetime(starts[where]), pd.to_datetime(starts[self.baseline])
+            if (mine == theirs).any():  # no order to tell (records made together)
+                signs[case] = np.nan
+                continue
+            signs[case] = float(np.where(mine < theirs, 1.0, -1.0).mean())
+        return pd.Series(signs, dtype=float)
 
     def heatmap_frame(self, kind: str = "read") -> pd.DataFrame:
         """Median seconds, one row per query and one column per cell (NaN: failed or unsupported)."""
@@ -168,6 +205,29 @@ class MatrixReport(QueryReport):
         return pd.concat([across_storages, pd.DataFrame(rows, columns=across_storages.columns)], ignore_index=True)
 
 
+
+
+def order_adjusted(ratios, signs, alpha: float = 0.05) -> tuple[str, float, float]:
+    """Whether other ÷ baseline leans one way beyond noise once the run order is accounted for: the least-squares fit
+    log(ratio) = storage + order × sign over the queries (sign: +1 where the other storage ran first, -1 where the
+    baseline did), and the t test of the storage term (n - 2 degrees of freedom). A first-run penalty that fell on
+    one storage in some queries and on the other in the rest is the order term, not the storage's. Returns (verdict
+    words, p of the storage term, the order's factor exp(2 × order): the ratio when the other storage ran first over
+    when it ran second)."""
+    from scipy import stats as sps
+
+    logs, x = np.log(np.asarray(ratios, dtype=float)), np.asarray(signs, dtype=float)
+    keep = np.isfinite(logs) & np.isfinite(x)
+    logs, x = logs[keep], x[keep]
+    if len(logs) < 6:
+        return f"too few cases to judge ({len(logs)}; need 6)", math.nan, math.nan
+    fit = sps.linregress(x, logs)
+    if fit.intercept_stderr < 1e-9:  # the points on a line: no noise to judge by, the storage term is what it is
+        exact = abs(fit.intercept) < 1e-9
+        return ("no difference beyond noise" if exact else "beyond noise"), float(exact), float(np.exp(2 * fit.slope))
+    t = fit.intercept / fit.intercept_stderr
+    p = float(2 * sps.t.sf(abs(t), len(logs) - 2))
+    return ("beyond noise" if p < alpha else "within noise"), p, float(np.exp(2 * fit.slope))
 
 
 def geometric_mean(values) -> float:

@@ -27,7 +27,18 @@ def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path,
     assert results.path.parent.parent == tmp_path and results.path.exists()
     first = frame[(frame["subject"] == "spark") & (frame["case"] == "q1")]
     assert list(first["phase"]) == ["warmup"] * 2 + ["measured"] * 4
-    assert list(first["storage"]) == ["hdfs", "s3"] * 3
+    rounds = [list(first["storage"])[i:i + 2] for i in (0, 2, 4)]  # each round both storages, the next reversed
+    assert all(sorted(r) == ["hdfs", "s3"] for r in rounds) and rounds[0] != rounds[1] != rounds[2]
+    config = results.config
+    assert isinstance(config["order"]["seed"], int)
+    # each engine read every table once on each storage before its first timed run, untimed (issue 70)
+    assert set(config["engine_warm_up"]) == set(comparison.engines)
+    assert all(isinstance(seconds, float) for done in config["engine_warm_up"].values() for seconds in done.values())
+    # the drift control: a small read per storage at the start and the end of the run
+    control = config["control"]
+    assert [r["at"] for r in control["rounds"]][::len(control["rounds"]) - 1] == ["start", "end"]
+    assert all(sorted(r["seconds"]) == ["hdfs", "s3"] and all(len(v) == 5 for v in r["seconds"].values())
+               for r in control["rounds"]) and "failed" not in control
     recap = report_of(comparison).recap()
     assert list(recap.columns[:5]) == ["engine", "version", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
     assert (recap["check"].str.contains("RESULTS DIFFER") == False).all()  # noqa: E712

@@ -160,7 +160,7 @@ def test_the_table_puts_each_try_against_s3s_median(lab, tmp_path, monkeypatch):
                         params={"try": try_, "start_up_s": 1.0, "cache_bytes": 5, "s3_bytes": 7})
     table = report_of(bench).copy_table()
     tier = table[table["reader"] == "alluxio fs copyToLocal"].set_index("try")
-    assert list(tier["vs S3"]) == ["0.25x (slower)", "2.00x (faster)", "4.00x (faster)"]  # S3's median: 2 s
+    assert list(tier["vs S3"]) == ["0.25× (slower)", "2.00× (faster)", "4.00× (faster)"]  # S3's median: 2 s
     assert list(tier["MB/s"]) == [2.0, 16.0, 32.0]
     assert list(report_of(bench).counters_table()["MB from S3"]) == [0.0, 0.0, 0.0]  # 7 bytes
 

@@ -74,11 +74,29 @@ def test_the_published_shape_s3_cold_warm_hot_with_ratios_and_a_hot_read_that_mi
     table = report_of(c).tries_table()
     row = table.iloc[0]
     assert (row["S3 (s)"], row["cold (s)"], row["warm (s)"], row["hot (s)"]) == (2.0, 4.0, 1.0, 2.0)
-    assert (row["cold vs S3"], row["warm vs S3"], row["hot vs S3"]) == (
-        "0.50x (slower)", "2.00x (faster)", "1.00x (about the same)")
+    assert (row["cold: tier vs S3 cold"], row["warm: tier vs S3 warm"], row["hot: tier vs S3 hot"]) == (
+        "0.50× (slower)", "2.00× (faster)", "1.00× (about the same)")
     counters = report_of(c).counters_table()
     assert list(counters["MB from S3"])[:3] == [17.0, 0.0, 9.0]
     assert list(counters["check"])[:3] == ["ok", "ok", "hot read fetched 9.0 MB from S3: not all from the cache"]
+
+
+def test_each_try_is_compared_with_s3_s_own_try_of_the_same_kind(tmp_path):
+    """Issue 70: S3's cold try paid the engine's cold start; dividing the tiers' tries by S3's median of all three
+    tries called a tier's cold read slower when, phase by phase, it was faster."""
+    c = _comparison(tmp_path, [
+        ("s3", "cold", 1.036, 0, 0), ("s3", "warm", 0.558, 0, 0), ("s3", "hot", 0.492, 0, 0),
+        ("trino-cache", "cold", 0.618, 0, 17.0), ("trino-cache", "warm", 0.40, 17.0, 0),
+        ("trino-cache", "hot", 0.492, 17.0, 0)])
+    report = report_of(c)
+    row = report.tries_table().iloc[0]
+    # medians over the two rounds (× 1 and × 3): 2 × each; the ratio is S3's try over the tier's same try
+    assert row["S3 cold (s)"] == round(2 * 1.036, 3) and row["cold (s)"] == round(2 * 0.618, 3)
+    assert row["cold: tier vs S3 cold"] == f"{1.036 / 0.618:.2f}× (faster)" == "1.68× (faster)"
+    assert row["hot: tier vs S3 hot"] == "1.00× (about the same)"
+    [sentence] = [s for s in report.findings().sentences if s.startswith("trino through trino-cache")]
+    assert "cold 1.68× the speed of S3's cold try (1 faster, 0 slower" in sentence
+    assert "cold: the first read after the tier was emptied" in report.findings().conditions
 
 
 def test_the_plot_draws_s3_and_each_try_at_their_median_seconds(tmp_path):
@@ -147,14 +165,17 @@ def test_the_findings_give_each_try_against_s3_and_the_hot_runs_that_missed(tmp_
         ("trino-cache", "cold", 2.0, 0, 17.0), ("trino-cache", "warm", 0.5, 17.0, 0),
         ("trino-cache", "hot", 1.0, 8.0, 9.0)])
     found = report_of(c).findings()
-    # S3's median is 2.0 s over its six runs; the tier's medians 4.0, 1.0, 2.0 s
-    assert found.sentences[0] == ("trino through trino-cache: cold 0.50× S3's speed (0 faster, 1 slower, 0 about the "
-                                  "same of 1 query); warm 2.00× S3's speed (1 faster, 0 slower, 0 about the same of "
-                                  "1 query); hot 1.00× S3's speed (0 faster, 0 slower, 1 about the same of 1 query).")
+    # S3's median is 2.0 s in each try; the tier's medians 4.0, 1.0, 2.0 s
+    assert found.sentences[0] == (
+        "trino through trino-cache: cold 0.50× the speed of S3's cold try (0 faster, 1 slower, 0 about the same of 1 "
+        "query); warm 2.00× the speed of S3's warm try (1 faster, 0 slower, 0 about the same of 1 query); hot 1.00× "
+        "the speed of S3's hot try (0 faster, 0 slower, 1 about the same of 1 query).")
     assert found.sentences[1] == "2 hot runs still fetched from S3 (18.0 MB in all): not all from the cache."
     assert found.undecided[0].startswith("2 rounds per query and tier: medians without a spread")
-    assert found.conditions == ("taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot; "
-                                "the embedded lab on this machine")
+    from perfkit.presenting.cache_tier_report import PHASES
+
+    assert found.conditions.startswith(f"taxi, 200,000 rows in 4 ORC files; 2 rounds of cold, warm and hot ({PHASES}); "
+                                       "the embedded lab on this machine")
 
 
 def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the_fill_after_the_query(tmp_path):

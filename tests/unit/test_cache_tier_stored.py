@@ -106,7 +106,8 @@ def test_the_cache_tier_report_of_a_stored_run_says_the_sweeps_findings_too(stor
     report = CacheTierReport.load(run.path)
     payoff = PayoffReport.load(report.results)
     found = report.findings(payoff)
-    assert found.sentences[0].startswith("trino through alluxio: cold 0.10× S3's speed")  # 0.5 s / 5.0 s
+    # 0.5 s / 5.0 s
+    assert found.sentences[0].startswith("trino through alluxio: cold 0.10× the speed of S3's cold try")
     assert any(s.startswith("Where alluxio pays off") for s in found.sentences)
     assert found.conditions.endswith(payoff.conditions())
     assert run_report(report) is report and run_report(payoff) is payoff  # stored: nothing measured
@@ -117,7 +118,7 @@ def test_the_copy_bench_recorded_with_a_run_is_read_back_and_a_run_without_one_h
     copy = CopyReport.load(run)
     assert copy.results.run_id == bench.run_id and run_report(copy, part_of="x") is copy
     table = copy.copy_table().set_index(["reader", "try"])
-    assert table.loc[("boto3 via Alluxio's S3 API", "hot"), "vs S3"] == "4.00x (faster)"  # 1.0 s / 0.25 s
+    assert table.loc[("boto3 via Alluxio's S3 API", "hot"), "vs S3"] == "4.00× (faster)"  # 1.0 s / 0.25 s
     assert table.loc[("boto3 via Alluxio's S3 API", "hot"), "MB/s"] == 128.0  # 32 MB in 0.25 s
     alone = _comparison_run(tmp_path / "alone")
     assert CopyReport.load(alone) is None and PayoffReport.load(alone).points == []

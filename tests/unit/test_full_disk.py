@@ -145,9 +145,9 @@ def test_a_save_that_fails_mid_run_stops_the_run_with_every_run_measured_kept(tm
     cmp = comparison_class(load_profile("lab"), engines=["spark"], queries=["q1", "q2"], runs=2, warmup=0,
                            health_interval_s=0.01)
     with pytest.raises(ResultsNotSaved) as caught:
-        cmp.run(progress=False)  # a save after each step: the first, after q1 on HDFS, finds the disk full and stops
+        cmp.run(progress=False)  # a save after each step: the first, after q1's first run, finds the disk full
     measured = cmp.results.records
-    assert [(r.case, r.storage, r.ok) for r in measured] == [("q1", "hdfs", True)]
+    assert [(r.case, r.ok) for r in measured] == [("q1", True)] and measured[0].storage in ("hdfs", "s3")
     kept = caught.value.kept
     assert kept == tmp_path / "home/.local/state/perfkit/results/hdfs_vs_s3_queries" / f"{cmp.results.run_id}.jsonl"
     rows = read_result_file(kept)

@@ -115,15 +115,84 @@ def test_the_query_experiments_declare_their_steps_once_as_data():
 
     profile = load_profile("lab")
     plain = QueryComparison(profile, engines=["spark", "trino"], queries=["q1"], runs=2, warmup=1)
-    assert [(s.engine, s.step.phase, s.step.iteration, s.storage) for s in plain.steps()] == [
-        (e, phase, i, where) for e in ("spark", "trino")
-        for phase, i in (("warmup", 0), ("measured", 0), ("measured", 1)) for where in ("hdfs", "s3")]
+    plain.order_seed = 3
+    steps = plain.steps()
+    assert [(s.engine, s.step.phase, s.step.iteration) for s in steps] == [
+        (e, phase, i) for e in ("spark", "trino") for phase, i in (("warmup", 0), ("measured", 0), ("measured", 1))
+        for _ in ("hdfs", "s3")]
+    for e in ("spark", "trino"):  # every round visits both storages, and the next round starts with the other
+        rounds = [[s.storage for s in steps if s.engine == e][i:i + 2] for i in (0, 2, 4)]
+        assert all(sorted(r) == ["hdfs", "s3"] for r in rounds)
+        assert rounds[0][0] != rounds[1][0] != rounds[2][0]
     matrix = EngineStorageMatrix(profile, engines=["spark", "trino"], suite="taxi", queries=["q1"], runs=2,
                                  warmup=0)
-    assert [(s.engine, s.storage) for s in matrix.steps()] == [  # engines rotate per round, storages per engine too
-        ("spark", "hdfs"), ("spark", "s3"), ("trino", "s3"), ("trino", "hdfs"),
-        ("trino", "s3"), ("trino", "hdfs"), ("spark", "hdfs"), ("spark", "s3")]
+    matrix.order_seed = 3
+    cells = [(s.engine, s.storage) for s in matrix.steps()]
+    assert sorted(cells[:4]) == sorted(cells[4:]) == [("spark", "hdfs"), ("spark", "s3"), ("trino", "hdfs"),
+                                                      ("trino", "s3")]
+    assert cells[4:] == cells[1:4] + cells[:1]  # each round every cell once, the next round rotated by one
     tiers = CacheTierComparison(profile, queries=["q1"], runs=2)
-    assert [(s.step.iteration, s.storage, s.try_) for s in tiers.steps()] == [
-        (r, where, t) for r, order in ((0, ("s3", "trino-cache")), (1, ("trino-cache", "s3")))
-        for where in order for t in ("cold", "warm", "hot")]
+    tiers.order_seed = 3
+    tier_steps = [(s.step.iteration, s.storage, s.try_) for s in tiers.steps()]
+    first = tier_steps[0][1]
+    other = "trino-cache" if first == "s3" else "s3"
+    assert tier_steps == [(r, where, t) for r, order in ((0, (first, other)), (1, (other, first)))
+                          for where in order for t in ("cold", "warm", "hot")]
+
+
+class ControlledToy(Toy):
+    """A toy whose drift control reads two fake storages, one slower at the end than at the start."""
+
+    def control(self):
+        from perfkit.experiments.control import DriftControl
+
+        ticks = iter(range(1000))
+        self.reads = []
+
+        def read(where):
+            self.reads.append((where, len(self.events)))
+
+        return DriftControl({"hdfs": lambda: read("hdfs"), "s3": lambda: read("s3")}, "two fake reads",
+                            between_s=1.5, clock=lambda: float(next(ticks)))
+
+
+def test_the_drift_control_is_timed_at_start_between_steps_when_due_and_at_end_and_kept_in_the_config():
+    from perfkit.experiments.control import READS
+
+    toy = ControlledToy()
+    results = toy.run(progress=False)
+    control = json.loads(results.path.read_text().splitlines()[0])["config"]["control"]
+    # the fake clock ticks once per due() check and per round: "between" is due once in the middle of three steps
+    assert [r["at"] for r in control["rounds"]] == ["start", "between", "end"]
+    assert control["what"] == "two fake reads"
+    for round_ in control["rounds"]:
+        assert sorted(round_["seconds"]) == ["hdfs", "s3"]
+        assert all(len(seconds) == READS and min(seconds) >= 0 for seconds in round_["seconds"].values())
+    start_reads = [where for where, events in toy.reads if events == 3]  # ready, begin, session open: then start
+    assert start_reads == ["hdfs", "s3"] * READS  # interleaved, so a passing blip hits both alike
+
+
+def test_a_control_read_that_fails_is_said_and_left_out_never_fatal():
+    from perfkit.experiments.control import DriftControl
+
+    def broken():
+        raise OSError("connection refused")
+
+    control = DriftControl({"hdfs": lambda: None, "s3": broken}, "fake")
+    control.time("start")
+    control.time("end")
+    record = control.record()
+    assert record["failed"] == {"s3": "start: OSError: connection refused"} or \
+        record["failed"]["s3"].startswith("start: ") and "connection refused" in record["failed"]["s3"]
+    assert [sorted(r["seconds"]) for r in record["rounds"]] == [["hdfs"], ["hdfs"]]
+
+
+def test_each_run_draws_and_records_its_order_seed_unless_one_is_given():
+    first, second = Toy(), Toy()
+    seeds = [json.loads(t.run(progress=False).path.read_text().splitlines()[0])["config"]["order"]["seed"]
+             for t in (first, second)]
+    assert seeds[0] != seeds[1] and first.order_seed is None  # drawn per run, not kept on the experiment
+    given = Toy()
+    given.order_seed = 1234
+    config = json.loads(given.run(progress=False).path.read_text().splitlines()[0])["config"]
+    assert config["order"] == {"seed": 1234, "design": Toy.order_design}

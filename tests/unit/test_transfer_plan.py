@@ -24,8 +24,18 @@ def test_unknown_method_is_named():
 
 def test_plan_tries_every_concurrency_only_for_parallel_methods_and_rotates_order():
     cmp = TransferComparison(PROFILE, methods=["cli-sequential", "stream"], concurrency=[1, 8], repeats=2)
-    assert cmp.plan() == [(0, "cli-sequential", 1), (0, "stream", 1), (0, "stream", 8),
-                          (1, "stream", 1), (1, "stream", 8), (1, "cli-sequential", 1)]
+    firsts = set()
+    for seed in range(12):  # the run's seed picks the first method; the next repeat starts one method later
+        cmp.order_seed = seed
+        plan = cmp.plan()
+        first, other = ("cli-sequential", "stream") if plan[0][1] == "cli-sequential" else ("stream", "cli-sequential")
+        levels = {"cli-sequential": [1], "stream": [1, 8]}
+        assert plan == [(r, name, c) for r, order in ((0, (first, other)), (1, (other, first)))
+                        for name in order for c in levels[name]]
+        firsts.add(first)
+    assert firsts == {"cli-sequential", "stream"}
+    cmp.order = "given"
+    assert [name for _, name, _ in cmp.plan()] == ["cli-sequential", "stream", "stream"] * 2
 
 
 def test_destinations_live_under_the_runs_own_prefix():
