@@ -13,6 +13,7 @@ import pandas as pd
 
 FINDINGS_MIME = "application/vnd.perfkit.findings+json"
 NO_DIFFERENCE = "no difference beyond noise"
+WITHIN_DRIFT = "within the control's drift: not a verdict"  # a verdict no larger than the drift control's move
 
 
 @dataclass
@@ -68,6 +69,44 @@ def times(ratio: float) -> str:
     return f"{ratio:.2f}×"
 
 
+def interval_decimals(low: float, high: float, value: float | None = None) -> int:
+    """The decimals that mean something in a value with the interval (low, high): two significant digits of the
+    interval's width (0.0063 wide: 4 decimals); three significant digits of the value where the interval has no
+    width (or none is known)."""
+    width = abs(high - low) if finite(low) and finite(high) else 0.0
+    if width > 0:
+        return max(0, 1 - math.floor(math.log10(width)))
+    scale = abs(value) if finite(value) and value else 1.0
+    return max(0, 2 - math.floor(math.log10(scale)))
+
+
+def rounded(value: float, decimals: int) -> str:
+    """`value` to `decimals` places, '—' when it is not a number, never '-0.000'."""
+    if not finite(value):
+        return "—"
+    return f"{round(value, decimals) + 0.0:.{decimals}f}"
+
+
+def ci_span(low: float, high: float, unit: str = "", decimals: int | None = None) -> str:
+    """'0.0032–0.0095' (and its unit), '-0.0021 to 0.0007': the interval, to the digits its width means; '—' when
+    there is none."""
+    if not (finite(low) and finite(high)):
+        return "—"
+    decimals = interval_decimals(low, high) if decimals is None else decimals
+    joint = " to " if min(low, high) < 0 else "–"  # '-0.0021 to 0.0007': a dash beside a minus reads as neither
+    return f"{rounded(low, decimals)}{joint}{rounded(high, decimals)}{unit}"
+
+
+def estimate(value: float, low: float, high: float, unit: str = "", confidence: float = 0.95) -> str:
+    """'0.0063 (95% CI 0.0032–0.0095)': a value with its confidence interval, both to the digits the interval's width
+    means (interval_decimals); the value alone, to three significant digits, where there is no interval."""
+    decimals = interval_decimals(low, high, value)
+    said = f"{rounded(value, decimals)}{unit}"
+    if finite(low) and finite(high):
+        said += f" ({confidence * 100:g}% CI {ci_span(low, high, unit, decimals)})"
+    return said
+
+
 def duration(seconds: float) -> str:
     """'45 s', '83 min', '2.5 h': a span in the unit a reader takes in at once."""
     if seconds < 120:
@@ -85,10 +124,13 @@ def plural(n: int, word: str) -> str:
 
 
 def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subject", what: str = "query",
-                     ) -> tuple[list[str], list[str]]:
+                     drift: float | None = None) -> tuple[list[str], list[str]]:
     """Per (subject, storage) against the baseline, from stats.compare_storages' rows: on how many cases the other
     storage was slower or faster beyond noise (with the median and range of those speed-ups), how many showed no
-    difference, and which could not be decided (results differ, too few runs). Returns (sentences, undecided)."""
+    difference, and which could not be decided (results differ, too few runs). Returns (sentences, undecided).
+
+    `drift`: the drift control's move where it moved (perfkit.drift.drift_bound, a factor ≥ 1): the cases beyond noise
+    whose effect is no larger are counted apart, marked WITHIN_DRIFT."""
     sentences, undecided = [], []
     if comparison.empty:
         return sentences, undecided
@@ -96,16 +138,20 @@ def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subjec
     for (subject, storage), rows in comparison.groupby([who, "storage"], sort=False):
         other = storage.upper()
         verdicts = rows["verdict"].astype(str)
+        ratio = rows["speedup_median"].astype(float)
+        drifted = (np.maximum(ratio, 1 / ratio) <= drift) if drift is not None else pd.Series(False, index=rows.index)
         slower = rows[verdicts.str.startswith(f"{base} ")]
         faster = rows[verdicts.str.startswith(f"{other} ")]
         same = rows[verdicts == NO_DIFFERENCE]
         parts = []
-        if len(slower):
-            parts.append(f"{other} slower than {base} on {len(slower)} of {plural(len(rows), what)} beyond noise "
-                         f"({_spread(slower['speedup_median'])})")
-        if len(faster):
-            parts.append(f"{other} faster than {base} on {len(faster)} of {plural(len(rows), what)} beyond noise "
-                         f"({_spread(1 / faster['speedup_median'])} faster)")
+        for cases, word, invert in ((slower, "slower", False), (faster, "faster", True)):
+            for marked in (False, True):
+                mine = cases[drifted[cases.index] == marked]
+                if not len(mine):
+                    continue
+                spread = _spread(1 / mine["speedup_median"] if invert else mine["speedup_median"])
+                parts.append(f"{other} {word} than {base} on {len(mine)} of {plural(len(rows), what)} beyond noise "
+                             f"({spread}{' ' + word if invert else ''}{f'; {WITHIN_DRIFT}' if marked else ''})")
         if len(same):
             parts.append(f"no difference beyond noise on {len(same)}" if parts else
                          f"no difference between {other} and {base} beyond noise on {len(same)} of "
@@ -142,14 +188,14 @@ def paired_over_cases(ratios, alpha: float = 0.05) -> tuple[str, float]:
 
 
 def _spread(ratios: pd.Series) -> str:
-    """'1.40×' for one case, 'median 1.40×, 1.10–2.30×' for several."""
+    """'1.40×' for one case, 'median 1.40×, range 1.10–2.30×' for several."""
     values = np.asarray(ratios, dtype=float)
     values = values[np.isfinite(values)]
     if not len(values):
         return "?"
     if len(values) == 1:
         return times(values[0])
-    return f"median {times(float(np.median(values)))}, {values.min():.2f}–{times(values.max())}"
+    return f"median {times(float(np.median(values)))}, range {values.min():.2f}–{times(values.max())}"
 
 
 def data_size(rows: int | None = None, files: int | None = None, file_format: str = "", suite: str = "",
@@ -196,4 +242,4 @@ def _cluster_phrase(cluster: dict) -> list[str]:
 
 
 def finite(value) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
+    return isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)

@@ -200,7 +200,8 @@ def job_completion(jobs: pd.DataFrame):
     fig, axes = plt.subplots(1, len(tests), figsize=(6 * len(tests), 4), squeeze=False)
     for ax, test in zip(axes[0], tests):
         for method, g in jobs[(jobs["case"] == test) & jobs["ok"].astype(bool)].groupby("subject"):
-            done = np.sort(g["end"] - g["start"].min())
+            start, end = (g[f"{key} (s)"] if f"{key} (s)" in g else g[key] for key in ("start", "end"))
+            done = np.sort(end - start.min())
             ax.step(done, np.arange(1, len(done) + 1) / len(done), where="post", label=method)
         ax.set_title(f"{test}: when the jobs finished")
         ax.set_xlabel("seconds from the first start")
@@ -239,9 +240,10 @@ def ranking(table: pd.DataFrame):
     colours = [colour_of(s) or "grey" for s in table["storage"]]
     ax.barh(y, table["geomean (s)"], color=colours)
     ax.set_yticks(y, table["cell"])
-    for yi, value, times in zip(y, table["geomean (s)"], table["x best"]):
+    best = table["× best"] if "× best" in table else table["x best"]  # the matrix's column, by either name
+    for yi, value, times in zip(y, table["geomean (s)"], best):
         if value == value:
-            ax.text(value, yi, f" {value:.3g} s (x{times:.2f})", va="center", fontsize=8)
+            ax.text(value, yi, f" {value:.3g} s ({times:.2f}× best)", va="center", fontsize=8)
     ax.set_xlabel("geometric mean of median seconds over the queries every cell completed")
     fig.tight_layout()
     return fig
@@ -312,7 +314,8 @@ def tier_payoff(samples: pd.DataFrame):
             medians = runs.groupby("rtt_ms")["wall_s"].median()
             line, = ax.plot(medians.index, medians.values, marker="o", label=where)
             ax.scatter(runs["rtt_ms"], runs["wall_s"], s=10, alpha=0.4, color=line.get_color())
-        ax.set_title(f"{engine} {query} ({group['mb_read'].median():.2g} MB read)")
+        mb = group["mb_read"].median()
+        ax.set_title(f"{engine} {query}" + (f" ({mb:.2g} MB read)" if mb == mb else ""))  # no "(nan MB read)"
         ax.set_xlabel("S3 round trip (ms)")
         ax.set_ylim(bottom=0)
     axes[0][0].set_ylabel("hot seconds")

@@ -55,7 +55,9 @@ class RunRecords:
             first: dict[str, str] = {}  # the first cause of each failing subject, so the message says why
             for r in results.failures:
                 first.setdefault(r.subject, root_cause(r.error or "no reason recorded", 200))
-            messages.append(f"{len(results.failures)} {self.unit} failed ("
+            count = len(results.failures)
+            unit = self.unit if count != 1 else {"copies": "copy"}.get(self.unit, self.unit.removesuffix("s"))
+            messages.append(f"{count} {unit} failed ("
                             + "; ".join(f"{subject}: {why}" for subject, why in sorted(first.items())) + ")")
         messages += [f"{row.subject}/{row.case}: {row.error}" for row in self.problems().itertuples()]
         if messages:

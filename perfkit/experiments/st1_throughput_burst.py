@@ -203,7 +203,7 @@ class St1Study(Experiment):
         if self.price_given:
             return f"st1 at {self.price_per_gb_month:g} USD per GB-month (price_per_gb_month, as given)"
         return f"st1 at {self.price_per_gb_month:g} {self.price_table.texts['currency']} per GB-month: " \
-               f"{self.price_table.basis()}"
+               f"{self.price_table.ebs_basis('st1')}"
 
     def volumes(self) -> pd.DataFrame:
         """The volumes to watch, as EC2 describes them now (source cloudwatch)."""

@@ -1,8 +1,9 @@
 """What every report built from one run's records shares: the run's records and their failures (RunRecords, the
-experiments' too), its parameters checked, and load(path): a stored run's report (perfkit.presenting.run_report
-returns it as it is)."""
+experiments' too), its parameters checked, load(path): a stored run's report (perfkit.presenting.run_report
+returns it as it is), and what its drift control says (perfkit.drift)."""
 from __future__ import annotations
 
+from perfkit import drift
 from perfkit.errors import PerfkitError
 from perfkit.experiments.base import RunRecords
 from perfkit.results import ResultSet
@@ -28,3 +29,16 @@ class StoredReport(RunRecords):
         """The report of a saved run (a results .jsonl file), measuring nothing."""
         return cls(ResultSet.load(path))
 
+    # ---- the drift control (perfkit.drift): the same words in every report's Findings ----------------------------
+    def control_phrase(self) -> str:
+        """The run's drift control, for the Conditions (or that none was recorded)."""
+        return drift.conditions_phrase(self.results.config)
+
+    def drift_note(self, smallest_effect: float = drift.NOISE_FACTOR) -> str | None:
+        """For "Not decided by this run": the control moved more than `smallest_effect` (the smallest ratio the report
+        calls beyond noise); None when it held."""
+        return drift.drift_note(self.results.config, smallest_effect)
+
+    def drift_bound(self, smallest_effect: float = drift.NOISE_FACTOR) -> float | None:
+        """The control's move where it moved more than `smallest_effect`: verdicts no larger are marked."""
+        return drift.drift_bound(self.results.config, smallest_effect)

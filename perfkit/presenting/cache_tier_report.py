@@ -96,9 +96,12 @@ class CacheTierReport(QueryReport):
                              "verdict beyond noise (more rounds: runs=5)")
         conditions = (f"{data_size(self.rows, self.files, self.file_format, self.suite, self.scale)}; "
                       f"{plural(self.runs, 'round')} of cold, warm and hot ({PHASES}); "
-                      f"{where(self.profile_name, self.measured_network)}")
+                      f"{where(self.profile_name, self.measured_network)}; {self.control_phrase()}")
         if payoff is not None and payoff.points:
             conditions += f"; {payoff.conditions()}"
+            undecided += payoff.undecided()
+        if note := self.drift_note(SAME):  # the smallest ratio this report calls faster or slower
+            undecided.append(note)
         found = Findings(sentences, conditions, undecided)
         if len(failed := self.failures()):
             found.undecided.append(f"{plural(len(failed), 'failed run')} (listed under Failures)")

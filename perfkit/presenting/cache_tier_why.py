@@ -55,7 +55,7 @@ def why_table(frame: pd.DataFrame) -> pd.DataFrame:
             "S3 GETs": _median(_server(io, "s3_get") for io in group["io"]),
             "S3 HEADs, LISTs": _median(_server(io, "s3_head", "s3_list") for io in group["io"]),
             "tier metadata RPCs": sum(rpcs.values()) if rpcs else None,
-            "of which": ", ".join(f"{name} {n:g}" for name, n in rpcs.items() if n) or ("-" if rpcs else None),
+            "of which": ", ".join(f"{name} {n:g}" for name, n in rpcs.items() if n) or ("—" if rpcs else None),
             # a new client context asks the master for the cluster's configuration first: one per client started
             "tier clients started": rpcs.get("getConfiguration") if rpcs else None,
             "tier blocks read": _median(a.get("worker blocks read") for a in activity) if activity else None})

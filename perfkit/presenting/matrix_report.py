@@ -17,6 +17,7 @@ from perfkit.results import grouped_files
 
 class MatrixReport(QueryReport):
     """The report of an EngineStorageMatrix run."""
+    ORDERED = "cells"
 
     def __init__(self, results):
         super().__init__(results)
@@ -69,7 +70,7 @@ class MatrixReport(QueryReport):
                          "failed": ", ".join(failed["query"]) or "none"})
         table = pd.DataFrame(rows).sort_values("geomean (s)", na_position="last").reset_index(drop=True)
         best = table["geomean (s)"].min()
-        table["x best"] = (table["geomean (s)"] / best).round(2)
+        table["× best"] = (table["geomean (s)"] / best).round(2)
         table.insert(0, "rank", range(1, len(table) + 1))
         return table
 
@@ -85,7 +86,7 @@ class MatrixReport(QueryReport):
             sentences.append(
                 f"{self.suite}: fastest is {best['cell']} ({best['geomean (s)']:.3f} s geometric mean over the "
                 f"{plural(int(best['queries']), 'read query')} every cell completed)"
-                + ("; then " + ", ".join(f"{r['cell']} {r['x best']:.2f}× slower" for _, r in rest.iterrows())
+                + ("; then " + ", ".join(f"{r['cell']} {r['× best']:.2f}× slower" for _, r in rest.iterrows())
                    if len(rest) else "")
                 + (f" ({plural(self.runs, 'run')} per query and cell: an order of medians, not a verdict beyond "
                    "noise; the storages' verdicts follow)" if self.runs < 3 and len(rest) else "") + ".")
@@ -241,6 +242,9 @@ def matrix_findings(matrices: list[MatrixReport]) -> Findings:
     conditions = "; ".join(dict.fromkeys(
         f"{m.suite}{f' at scale {m.scale}' if m.scale is not None else ''}" for m in matrices))
     shared = parts[0].conditions.split("; ", 1)[1] if parts and "; " in parts[0].conditions else ""
+    if len(matrices) > 1:  # each suite ran on its own: each its own drift control
+        shared = shared.replace(f"; {matrices[0].control_phrase()}", "")
+        shared += "".join(f"; {m.suite}'s {m.control_phrase()}" for m in matrices)
     return Findings([s for p in parts for s in p.sentences], f"{conditions}; {shared}".strip("; "),
                     [u for p in parts for u in p.undecided])
 

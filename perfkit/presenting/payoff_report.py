@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from perfkit import stats
+from perfkit import drift, stats
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.experiments.tier_payoff import EXPERIMENT
 from perfkit.presenting.query_report import QueryReport
-from perfkit.findings import plural
+from perfkit.findings import Findings, plural
 from perfkit.results import ResultSet, runs_whose_config
 from perfkit.tiers import is_tier
 
@@ -76,23 +76,53 @@ class PayoffReport:
 
     def table(self) -> pd.DataFrame:
         """Per engine, query and tier: MB the query read, S3's and the tier's median seconds at each round trip with
-        S3 ÷ tier, and the round trip beyond which the tier is faster (its 95% interval), or why there is none."""
-        return payoff_table(self.samples()).drop(columns="_cross", errors="ignore")
+        S3 ÷ tier (its 95% CI and verdict; a verdict within its distance's drift control marked), and the round trip
+        beyond which the tier is faster (its 95% CI), or why there is none."""
+        return self._table().drop(columns=["_cross", "_cells"], errors="ignore")
+
+    def _table(self, samples: pd.DataFrame | None = None) -> pd.DataFrame:
+        """payoff_table, its ratio verdicts marked where a distance's drift control moved more than the smallest
+        ratio the sweep calls beyond noise."""
+        table = payoff_table(self.samples() if samples is None else samples)
+        smallest = payoff_smallest_effect(table)
+        return mark_drift(table, {rtt: drift.drift_bound(config, smallest) for rtt, config in self._controls()})
+
+    def _controls(self) -> list[tuple[float, dict]]:
+        """Each distance's asked round trip and its run's config (where its drift control is)."""
+        return [(_asked_rtt_ms(point), point.results.config) for point in self.points]
+
+    def _named_controls(self) -> list[tuple[str, dict]]:
+        return [(_network_name(point), point.results.config) for point in self.points]
 
     def sentences(self) -> list[str]:
         samples = self.samples()
-        said = payoff_sentences(payoff_table(samples), self.movable)
+        said = payoff_sentences(self._table(samples), self.movable)
         missed = samples[samples["tier_s3_bytes"].astype(float) > 0]
         if len(missed):
             said.append(f"{plural(len(missed), 'hot pay-off run')} through a tier still fetched from S3 "
                         f"({missed['tier_s3_bytes'].sum() / 1e6:.1f} MB in all): not all from the cache.")
         return said
 
+    def undecided(self) -> list[str]:
+        """What the sweep did not decide: its drift control moved, at some distance, more than the smallest ratio it
+        calls beyond noise (perfkit.drift)."""
+        note = drift.sweep_drift_note(self._named_controls(), payoff_smallest_effect(payoff_table(self.samples())))
+        return [note] if note else []
+
     def conditions(self) -> str:
-        """e.g. 'hot reads of q1 and scan at round trips of 0, 20 and 60 ms (85 MB/s per connection), 3 rounds each'."""
+        """e.g. 'hot reads of q1 and scan at round trips of 0, 20 and 60 ms (85 MB/s per connection), 3 rounds each';
+        and its drift control at each distance."""
         where = (f"at round trips of {', '.join(map(str, self.rtt_ms))} ms ({self.per_connection_mb_s:g} MB/s per "
                  "connection), each calibrated" if self.movable else "with S3 where it is")
-        return f"the pay-off: hot reads of {', '.join(self.queries)} {where}, {plural(self.runs, 'round')} each"
+        said = f"the pay-off: hot reads of {', '.join(self.queries)} {where}, {plural(self.runs, 'round')} each"
+        if not self.points:
+            return said
+        control = drift.sweep_conditions_phrase(self._named_controls())
+        return f"{said}; " + (f"its runs: {control}" if control == drift.NOT_RECORDED else f"its {control}")
+
+    def findings(self) -> Findings:
+        """The sweep's own Findings (the cache tier's report quotes sentences(), undecided() and conditions())."""
+        return Findings(self.sentences(), self.conditions(), self.undecided())
 
     def failures(self) -> pd.DataFrame:
         frames = [point.failures().assign(network=_network_name(point)) for point in self.points]
@@ -125,6 +155,7 @@ def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
         for where, cached in group[through_tier].groupby("storage", sort=True):
             row = {"engine": engine, "query": query, "tier": where,
                    "MB read": round(float(pd.concat([s3, cached])["mb_read"].median()), 2)}
+            cells = {}
             for rtt, at in s3.groupby("rtt_ms"):
                 direct, through = at["wall_s"], cached.loc[cached["rtt_ms"] == rtt, "wall_s"]
                 row[f"S3 at {rtt:g} ms (s)"] = round(float(direct.median()), 3)
@@ -132,19 +163,44 @@ def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
                 ratio = direct.median() / through.median() if len(through) else math.nan
                 low, high = stats.ratio_ci(direct, through) if len(through) else (math.nan, math.nan)
                 row[f"S3 ÷ tier at {rtt:g} ms"] = _ratio(ratio, low, high)
+                cells[rtt] = (ratio, low, high)
             found = crossover(s3, cached)
-            row.update({"tier faster beyond (ms)": found["text"], "_cross": found})
+            row.update({"tier faster beyond (ms)": found["text"], "_cross": found, "_cells": cells})
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _ratio(ratio: float, low: float, high: float) -> str:
+def _beyond_noise(low: float, high: float) -> bool:
+    return not math.isnan(low) and (low > 1 or high < 1)
+
+
+def payoff_smallest_effect(table: pd.DataFrame) -> float:
+    """The smallest S3 ÷ tier ratio (either way) the table calls beyond noise; the noise factor where it calls none."""
+    cells = [cell for found in (table["_cells"] if "_cells" in table else []) for cell in found.values()]
+    return drift.smallest_effect(ratio for ratio, low, high in cells if _beyond_noise(low, high))
+
+
+def mark_drift(table: pd.DataFrame, bounds: dict[float, float | None]) -> pd.DataFrame:
+    """The table with each S3 ÷ tier verdict whose ratio is within its distance's drift bound (perfkit.drift.drift_bound
+    of that distance's run) marked WITHIN_DRIFT."""
+    if table.empty or not any(b is not None for b in bounds.values()):
+        return table
+    table = table.copy()
+    for i, cells in table["_cells"].items():
+        for rtt, (ratio, low, high) in cells.items():
+            if _beyond_noise(low, high) and drift.within(ratio, bounds.get(rtt)):
+                table.at[i, f"S3 ÷ tier at {rtt:g} ms"] = _ratio(ratio, low, high, marked=True)
+    return table
+
+
+def _ratio(ratio: float, low: float, high: float, marked: bool = False) -> str:
+    """'1.20× (95% CI 1.10–1.30×, tier faster)'; '—' where the tier was not timed."""
     if math.isnan(ratio):
-        return "-"
+        return "—"
     if math.isnan(low):
         return f"{ratio:.2f}×"
     verdict = "tier faster" if low > 1 else "S3 faster" if high < 1 else "no difference beyond noise"
-    return f"{ratio:.2f}× ({low:.2f}–{high:.2f}, {verdict})"
+    return f"{ratio:.2f}× (95% CI {low:.2f}–{high:.2f}×, {verdict}{f'; {drift.WITHIN_DRIFT}' if marked else ''})"
 
 
 def _lines(s3: tuple, cached: tuple) -> tuple[float, float, float, float]:
@@ -195,7 +251,7 @@ def crossover(s3: pd.DataFrame, cached: pd.DataFrame, confidence: float = 0.95, 
 
 def _cross_text(found: dict) -> str:
     ms, (near, far) = found["ms"], found["span"]
-    interval = "" if math.isnan(found["low"]) else f" (95% CI {_ms(found['low'])} to {_ms(found['high'])})"
+    interval = "" if math.isnan(found["low"]) else f" (95% CI {_ms_span(found['low'], found['high'])})"
     if ms == -math.inf or ms < near:
         return f"the lines cross below {near:g} ms{interval}: no slower at any round trip measured (to {far:g} ms)"
     if ms == math.inf:
@@ -205,7 +261,13 @@ def _cross_text(found: dict) -> str:
 
 
 def _ms(value: float) -> str:
-    return "-∞" if value <= -FAR else "∞" if value >= FAR else f"{value:.0f} ms"
+    return "-∞" if value <= -FAR else "∞" if value >= FAR else f"{value:.0f}"
+
+
+def _ms_span(low: float, high: float) -> str:
+    """'10–30 ms', '-∞ to 30 ms': a dash beside a minus reads as neither."""
+    joint = " to " if low < 0 else "–"
+    return f"{_ms(low)}{joint}{_ms(high)} ms"
 
 
 def payoff_sentences(table: pd.DataFrame, movable: bool = True) -> list[str]:
@@ -217,7 +279,7 @@ def payoff_sentences(table: pd.DataFrame, movable: bool = True) -> list[str]:
         parts = []
         for _, row in rows.sort_values("MB read").iterrows():
             found = row["_cross"]
-            query = f"{row['query']} ({row['MB read']:g} MB)"
+            query = f"{row['query']} ({row['MB read']:g} MB)" if row["MB read"] == row["MB read"] else row["query"]
             if not movable:
                 ratio = next(v for k, v in row.items() if str(k).startswith("S3 ÷ tier"))
                 parts.append(f"{query} S3 ÷ tier {ratio}")
@@ -230,11 +292,12 @@ def payoff_sentences(table: pd.DataFrame, movable: bool = True) -> list[str]:
                 parts.append(f"{query} faster beyond {row['tier faster beyond (ms)']}")
         far = table.filter(like="S3 at").columns
         said.append(f"Where {where} pays off ({engine}, hot, against S3 read directly"
-                    + (f" at {plural(len(far), 'round trip')} from {_span(far)}" if movable else "") + "): "
+                    + (f" at round trips of {_span(far)}" if movable else "") + "): "
                     + "; ".join(parts) + ".")
     return said
 
 
 def _span(columns) -> str:
-    values = sorted(float(c.split(" at ")[1].split(" ms")[0]) for c in columns)
-    return f"{values[0]:g} to {values[-1]:g} ms"
+    """'0, 20 and 60 ms': the round trips measured, each named (a span 'from 0 to 60' reads as an interval)."""
+    values = [f"{v:g}" for v in sorted(float(c.split(" at ")[1].split(" ms")[0]) for c in columns)]
+    return (", ".join(values[:-1]) + " and " + values[-1] if len(values) > 1 else values[0]) + " ms"

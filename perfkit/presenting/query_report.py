@@ -83,11 +83,20 @@ class QueryReport(StoredReport):
                                       include_throttled=self.include_throttled)
 
     def recap(self) -> pd.DataFrame:
-        """One row per engine and query; each engine labelled with the version that executed it."""
+        """One row per engine and query; each engine labelled with the version that executed it; a verdict beyond
+        noise no larger than the drift control's move marked (perfkit.drift.WITHIN_DRIFT), as in the Findings."""
+        comparison = self.comparison()
+        bound = self.drift_bound(self.smallest_effect(comparison))
+        if bound is not None and len(comparison):
+            from perfkit.drift import WITHIN_DRIFT, within
+
+            verdicts = comparison["verdict"].astype(str)
+            marked = verdicts.str.endswith(" faster") & comparison["speedup_median"].map(lambda r: within(r, bound))
+            comparison = comparison.assign(verdict=verdicts.where(~marked, verdicts + f" ({WITHIN_DRIFT})"))
         if len(self.storages) == 2:
-            table = recap_table(self.comparison(), self.titles, self.baseline, self._others()[0])
+            table = recap_table(comparison, self.titles, self.baseline, self._others()[0])
         else:
-            table = recap_wide(self.comparison(), self.titles, self.baseline, self._others())
+            table = recap_wide(comparison, self.titles, self.baseline, self._others())
         versions = self.versions()
         table.insert(1, "version", [versions.get(engine, "?") for engine in table["engine"]])
         return table
@@ -149,9 +158,10 @@ class QueryReport(StoredReport):
         """Versions, host, profile and parameters, as the run recorded them, as one two-column table."""
         return recorded_environment(self._results().config)
 
-    def break_even(self) -> pd.DataFrame:
+    def break_even_frame(self) -> pd.DataFrame:
         """After how many runs of each query copying the data to HDFS once, then querying HDFS, beats querying S3
-        directly (the first study's trade): the measured copy time over each query's measured S3 penalty."""
+        directly (the first study's trade): the measured copy time over each query's measured S3 penalty; the columns
+        of perfkit.breakeven.break_even_table (runs, runs_low, ...), as code reads them."""
         from perfkit.breakeven import break_even_table
 
         pair = break_even_pair(self.storages)
@@ -165,6 +175,11 @@ class QueryReport(StoredReport):
         table = break_even_table(self._frame(), cost.fastest[1], *pair)
         table.insert(2, "copied by", cost.fastest[0])
         return table
+
+    def break_even(self) -> pd.DataFrame:
+        """break_even_frame as a reader sees it: plain headers, each interval in one cell under a header that says it
+        is a 95% CI, "never" where copying never pays off."""
+        return break_even_shown(self.break_even_frame())
 
     def reference_table(self) -> pd.DataFrame | None:
         """TPC-H's independent check as the run recorded it (perfkit.experiments.query_reference), its `by` in attrs;
@@ -190,7 +205,8 @@ class QueryReport(StoredReport):
         versions = self.versions()
         if not comparison.empty:
             comparison = comparison.assign(subject=[versions.get(e, e) for e in comparison["subject"]])
-        sentences, undecided = storage_verdicts(comparison, self.baseline)
+        smallest = self.smallest_effect(comparison)
+        sentences, undecided = storage_verdicts(comparison, self.baseline, drift=self.drift_bound(smallest))
         if self.copy_cost is not None and break_even_pair(self.storages):
             sentences.append(self._break_even_sentence())
         sentences += self._request_sentences()
@@ -198,27 +214,55 @@ class QueryReport(StoredReport):
         if "one_copy_bytes" in self.dataset:
             sentences.append(self._storage_cost_sentence())
         if len(failed := self.failures()):
-            undecided.append(f"{len(failed)} failed runs or problems (listed under Failures): "
+            undecided.append(f"{_failed(len(failed))} (listed under Failures): "
                              + "; ".join(sorted({f"{r.subject} {r.case} on {r.storage}"
                                                  for r in failed.itertuples()})[:6]))
+        if note := self.drift_note(smallest):
+            undecided.append(note)
         data = (f"your tables ({self.suite})" if self.tables else
                 data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
-        conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; "
-                      f"{where(self.profile_name, self.measured_network, self._results().config)}")
+        conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; {self.order_phrase()}"
+                      f"{where(self.profile_name, self.measured_network, self._results().config)}; "
+                      f"{self.control_phrase()}")
         return Findings(sentences, conditions, undecided)
+
+    ORDERED = "storages"  # what the run's order shuffles (the matrix: its cells)
+
+    def order_phrase(self) -> str:
+        """How the runs were ordered and the engines warmed, as the run recorded it ('' for a run of an older
+        perfkit), ending in '; '."""
+        config = self._results().config
+        said = []
+        if "engine_warm_up" in config:
+            said.append("each engine read every table once on each storage before its first timed run")
+        if order := config.get("order"):
+            said.append(f"{self.ORDERED} in a random order per query, rotated each round (seed {order['seed']})")
+        return "".join(f"{s}; " for s in said)
+
+    def smallest_effect(self, comparison: pd.DataFrame | None = None) -> float:
+        """The smallest ratio (either way, a factor ≥ 1) this run calls beyond noise, storage against baseline; the
+        noise factor (perfkit.drift.NOISE_FACTOR) when it calls none: what the drift control is held against."""
+        from perfkit.drift import smallest_effect
+
+        comparison = self.comparison() if comparison is None else comparison
+        if comparison.empty:
+            return smallest_effect([])
+        verdicts = comparison["verdict"].astype(str)
+        beyond = verdicts.str.endswith(" faster") & ~verdicts.str.startswith("too few")
+        return smallest_effect(comparison.loc[beyond, "speedup_median"])
 
     def _break_even_sentence(self) -> str:
         cost = self.copy_cost
         if cost.fastest is None:
             return cost.sentence()
-        table = self.break_even()
+        table = self.break_even_frame()
         pays = table["runs"].dropna()
         if pays.empty:
             return f"Copying to HDFS never paid off here: {cost.sentence()}, and no query was slower on S3."
-        runs = (plural(int(pays.min()), "run") if pays.min() == pays.max()
-                else f"{int(pays.min())}–{int(pays.max())} runs")
-        return (f"Copying to HDFS pays off after {runs} of a query "
-                f"({len(pays)} of {len(table)} engine-query pairs; {cost.sentence()}).")
+        runs = f"{plural(int(pays.min()), 'run')} of a query" + (
+            "" if pays.min() == pays.max() else f" at the earliest, {int(pays.max())} at the latest")
+        return (f"Copying to HDFS pays off after {runs} "
+                f"({len(pays)} of {plural(len(table), 'engine-query pair')}; {cost.sentence()}).")
 
     def _storage_cost_sentence(self) -> str:
         cost = self.storage_cost()
@@ -261,9 +305,14 @@ class QueryReport(StoredReport):
             medians = per_query.median().dropna(subset=["requests"])
             if len(medians):
                 mb = medians["mb"].dropna()
-                parts.append(f"{engine} {_range(medians['requests'], '{:.0f}')}"
+                parts.append(f"{engine} {_range(medians['requests'], '{:.0f}', 'query')}"
                              + (f" ({_range(mb, '{:.1f}')} MB)" if len(mb) else ""))
         return [f"S3 requests per query (median run of each): {'; '.join(parts)}."] if parts else []
+
+
+def _failed(n: int) -> str:
+    """'1 failed run or problem', '3 failed runs or problems' (plural() would make the last word alone plural)."""
+    return f"{n:,} failed run or problem" if n == 1 else f"{n:,} failed runs or problems"
 
 
 def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
@@ -279,19 +328,46 @@ def result_mismatches(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
+def break_even_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """perfkit.breakeven.break_even_table's frame (with "copied by") with plain headers; a frame of one "finding"
+    (nothing to break even) as it is."""
+    if "runs" not in table:
+        return table
+    from perfkit.findings import ci_span, rounded
+
+    def runs(n) -> str:
+        return "never" if n is None or n is pd.NA or n != n or n == float("inf") else f"{int(n):,}"
+
+    return pd.DataFrame({
+        "engine": table["engine"], "query": table["query"], "copied by": table.get("copied by", ""),
+        "copy (s)": table["copy_s"].round(1), "S3 mean (s)": [rounded(v, 3) for v in table["s3_mean_s"]],
+        "HDFS mean (s)": [rounded(v, 3) for v in table["hdfs_mean_s"]],
+        "S3 penalty (s per run)": [rounded(v, 3) for v in table["penalty_s"]],
+        "penalty's 95% CI (s)": [ci_span(lo, hi, decimals=3) for lo, hi in zip(table["penalty_low"],
+                                                                               table["penalty_high"])],
+        "copying pays off after (runs)": [runs(n) if penalty == penalty else "—"  # no penalty: cannot tell
+                                          for n, penalty in zip(table["runs"], table["penalty_s"])],
+        "runs' 95% CI": ["—" if lo != lo else f"{runs(lo)} to {runs(hi)}".replace("never", "∞")
+                         for lo, hi in zip(table["runs_low"], table["runs_high"])],
+        "finding": table["finding"],
+    })
+
+
 def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",
                 other: str = "s3") -> pd.DataFrame:
-    """The published shape: HDFS | S3 | speed-up | query, by median and by minimum, in seconds."""
+    """The published shape: HDFS | S3 | S3 ÷ HDFS time | query, by median and by minimum, in seconds; the ratio's
+    95% CI (of the medians' ratio). A ratio above 1: the other storage slower (named for what it holds, not a
+    "speed-up")."""
     c, b, o = comparison, stats.label(baseline), stats.label(other)
     return pd.DataFrame({
         "engine": c["subject"],
         f"{b} median (s)": c[f"{baseline}_median"].round(3),
         f"{o} median (s)": c[f"{other}_median"].round(3),
-        "speed-up (median)": c["speedup_median"].round(2),
+        f"{o} ÷ {b} time (median)": c["speedup_median"].round(2),
         f"{b} min (s)": c[f"{baseline}_min"].round(3),
         f"{o} min (s)": c[f"{other}_min"].round(3),
-        "speed-up (min)": c["speedup_min"].round(2),
-        "95% CI": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        f"{o} ÷ {b} time (min)": c["speedup_min"].round(2),
+        "95% CI (median ratio)": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
         "verdict": c["verdict"],
         "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
         "check": [_check(row) for row in c.itertuples()],
@@ -299,7 +375,8 @@ def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str 
 
 
 def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, others: list[str]) -> pd.DataFrame:
-    """More than two storages: the baseline's median, then per other storage its median, speed-up and verdict."""
+    """More than two storages: the baseline's median, then per other storage its median, its time ÷ the baseline's
+    (the medians' ratio, with its 95% CI) and verdict."""
     rows = []
     for (subject, case), group in comparison.groupby(["subject", "case"], sort=True):
         first = group.iloc[0]
@@ -311,7 +388,7 @@ def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, 
             r = mine.iloc[0]
             name = stats.label(other)
             row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
-            row[f"{name} speed-up"] = round(r["speedup_median"], 2)
+            row[f"{name} ÷ {stats.label(baseline)} time"] = round(r["speedup_median"], 2)
             row[f"{name} 95% CI"] = _ci(r["ci_low"], r["ci_high"])
             row[f"{name} verdict"] = r["verdict"]
         row["query"] = f"{case}: {titles.get(case, case)}"
@@ -321,7 +398,8 @@ def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, 
 
 
 def _ci(low: float, high: float) -> str:
-    return f"{low:.2f}–{high:.2f}" if low == low else "–"
+    """A ratio's 95% CI as a table cell ('1.10–2.30×', the column's header says it is the CI); '—' for none."""
+    return f"{low:.2f}–{high:.2f}×" if low == low else "—"
 
 
 def _check(row) -> str:
@@ -329,18 +407,24 @@ def _check(row) -> str:
     if not row.results_match:
         notes.append("RESULTS DIFFER between storages: not compared")
     if row.failed_runs:
-        notes.append(f"{row.failed_runs} failed runs")
+        notes.append(plural(row.failed_runs, "failed run"))
     if row.noisy:
         notes.append("noisy (CV > 10%)")
     if getattr(row, "throttled_runs", 0):
         kept = "kept in the verdict" if row.throttled_kept else "left out of the verdict"
-        notes.append(f"throttled: {row.throttled_requests} requests ({row.throttled_runs} runs, {kept})")
+        notes.append(f"throttled: {plural(row.throttled_requests, 'request')} ({plural(row.throttled_runs, 'run')}, "
+                     f"{kept})")
     return "; ".join(notes) or "ok"
 
 
-def _range(values, fmt: str) -> str:
+def _range(values, fmt: str, what: str | None = None) -> str:
+    """'12' when every value prints the same; else 'range 10–12', and with `what` 'range 10–12 over 3 queries': a
+    range labelled as one, never to be read as an interval (perfkit.presenting.intervals)."""
+    values = list(values)
     low, high = fmt.format(min(values)), fmt.format(max(values))
-    return low if low == high else f"{low}–{high}"
+    if low == high:
+        return low
+    return f"range {low}–{high}" + (f" over {plural(len(values), what)}" if what else "")
 
 
 def _window(found: dict | None, whose: str, counted_otherwise: str) -> pd.DataFrame | str:

@@ -49,10 +49,17 @@ class ReadReport(StoredReport):
 
     # ---- the tables ----------------------------------------------------------------------------------------
     def jobs_frame(self) -> pd.DataFrame:
-        """Every job that was started (an unavailable method started none), with its start and end (epoch s)."""
+        """Every job that was started (an unavailable method started none), with its start and end in seconds from the
+        first job's start in the run ("start (s)", "end (s)": not epoch seconds, which read as a count)."""
         frame = self._frame()
         jobs = frame[frame["params"].map(lambda p: p.get("job") is not None)]
-        return jobs.assign(start=jobs["params"].map(lambda p: p["start"]), end=jobs["params"].map(lambda p: p["end"]))
+        start, end = (jobs["params"].map(lambda p, key=key: p[key]).astype(float) for key in ("start", "end"))
+        zero = start.min() if len(start) else 0.0
+        return jobs.assign(**{"start (s)": (start - zero).round(3), "end (s)": (end - zero).round(3)})
+
+    def _epochs(self, jobs: pd.DataFrame) -> pd.DataFrame:
+        """What perfkit.reads.aggregate reads: start, end (seconds on one clock), bytes, ok."""
+        return jobs.rename(columns={"start (s)": "start", "end (s)": "end"})[["start", "end", "bytes", "ok"]]
 
     def table(self) -> pd.DataFrame:
         """The published shape: test, MB/s, data nodes, replicas, jobs, access, comment."""
@@ -66,7 +73,7 @@ class ReadReport(StoredReport):
                              "replicas": self.replicas, "jobs": self.jobs, "access": name,
                              "comment": group["error"].iloc[0]})
                 continue
-            a = aggregate(mine[["start", "end", "bytes", "ok"]])
+            a = aggregate(self._epochs(mine))
             comment = (f"first done {a['first done s']:.2f} s, median {a['median done s']:.2f} s, "
                        f"last {a['last done s']:.2f} s")
             if a["ok"] < a["jobs"]:
@@ -81,7 +88,7 @@ class ReadReport(StoredReport):
         """One row per test and access method that read: its storage and aggregate(), fastest first in each test."""
         jobs = self.jobs_frame()
         rows = [{"test": protocol, "access": name, "storage": mine["storage"].iloc[0],
-                 **aggregate(mine[["start", "end", "bytes", "ok"]])}
+                 **aggregate(self._epochs(mine))}
                 for (protocol, name), mine in jobs.groupby(["case", "subject"], sort=False)]
         table = pd.DataFrame(rows, columns=AGGREGATE_COLUMNS)
         return table.sort_values(["test", "MB/s"], ascending=[True, False], kind="stable").reset_index(drop=True)
@@ -115,6 +122,8 @@ class ReadReport(StoredReport):
             undecided.append(f"{row.case} through {row.subject}: {row.error}")
         if sentences:
             undecided.append("Whether the differences are beyond noise: one test per access method, no repeat")
+        if note := self.drift_note():  # no verdict beyond noise here: the noise factor is the bar
+            undecided.append(note)
         return Findings(sentences, self._conditions(), undecided)
 
     def _conditions(self) -> str:
@@ -129,7 +138,7 @@ class ReadReport(StoredReport):
         nodes = self.datanodes
         hdfs = f"HDFS {plural(self.replicas, 'replica')}" + (f" on {plural(nodes, 'DataNode')}" if nodes >= 0 else "")
         return "; ".join([f"{plural(self.jobs, 'job')}, each its own process", *tests, hdfs, self._cache(),
-                          where(self.profile_name)])
+                          where(self.profile_name), self.control_phrase()])
 
     def _cache(self) -> str:
         """The page cache before the tests: dropped, or kept (off, or not permitted: the first reason recorded)."""

@@ -11,6 +11,7 @@ run happened. So a results file renders the same Findings, tables and plots anyw
 """
 from __future__ import annotations
 
+import re
 
 import numpy as np
 import pandas as pd
@@ -92,9 +93,13 @@ class St1Report(StoredReport):
         return self.workload_files * self.workload_file_gb * 1e9 / MiB
 
     def price_basis(self) -> str:
-        """What the cost column is priced at, and from where, as the run resolved it."""
-        return self._results().config.get("price_basis") or (
-            f"st1 at {self.price_per_gb_month:g} per GB-month (the run did not record where that price came from)")
+        """What the cost column is priced at, and from where, as the run resolved it; a run that recorded the price
+        table's S3 basis for its EBS price ("S3 Standard", S3's pricing page) is named for the EBS product it is."""
+        recorded = self._results().config.get("price_basis")
+        if not recorded:
+            return (f"st1 at {self.price_per_gb_month:g} per GB-month (the run did not record where that price came "
+                    "from)")
+        return ebs_named(recorded)
 
     def model(self) -> pd.DataFrame:
         return model_table(self.configs, self.workload_mib(), self.price_per_gb_month, self.replication,
@@ -121,7 +126,7 @@ class St1Report(StoredReport):
         for m in self.model().to_dict("records"):
             rows.append({"source": f"modelled ({self.workload_files} × {self.workload_file_gb:g} GB)",
                          "configuration": m["configuration"], "volumes per node": m["volumes per node"],
-                         "cluster size": f"{m['nodes']} nodes, {m['cluster GiB'] / 1024:g} TiB",
+                         "cluster size": f"{plural(m['nodes'], 'node')}, {m['cluster GiB'] / 1024:g} TiB",
                          "read time (s)": m["read seconds"], "write time (s)": m["write seconds"],
                          "read MiB/s": m["read MiB/s"], "write MiB/s": m["write MiB/s"],
                          "cost per month (USD)": m["cost per month (USD)"]})
@@ -173,6 +178,8 @@ class St1Report(StoredReport):
         if len(measured):
             undecided.append("Whether TestDFSIO's figures are steady: one write and one read, no repeat")
         sentences += [self._model_sentence(m) for m in self.model().to_dict("records")]
+        if note := self.drift_note():  # one write and one read: no verdict beyond noise, the noise factor is the bar
+            undecided.append(note)
         return Findings(sentences, self._conditions(), undecided)
 
     def _model_sentence(self, m: dict) -> str:
@@ -197,7 +204,18 @@ class St1Report(StoredReport):
         model = (f"modelled workload {self.workload_files} × {self.workload_file_gb:g} GB, "
                  f"{plural(self.replication, 'replica')} written, every volume moving its even share")
         return "; ".join([measured, f"metrics from {metrics}", model, f"cost: {self.price_basis()}",
-                          where(self.profile_name)])
+                          where(self.profile_name), self.control_phrase()])
+
+
+def ebs_named(basis: str, volume_type: str = "st1") -> str:
+    """A price basis with "S3 Standard" (the S3 class PriceTable.basis() names) put right for an EBS price: the EBS
+    product (perfkit.prices.ebs_product), S3's pricing page left out of its sources."""
+    from perfkit.prices import ebs_product
+
+    if "S3 Standard" not in basis:
+        return basis
+    basis = basis.replace("S3 Standard", ebs_product(volume_type))
+    return re.sub(r"\((https?://[^;()]*s3/pricing[^;()]*); ", "(", basis)
 
 
 def _operation_phrase(operation: str, record: pd.Series) -> str:

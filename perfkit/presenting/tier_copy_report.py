@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfkit import drift
 from perfkit.experiments.base import RunRecords
 from perfkit.experiments.tier_copy import EXPERIMENT, READERS
-from perfkit.presenting.cache_tier_report import _verdict
+from perfkit.findings import Findings, plural
+from perfkit.presenting.cache_tier_report import SAME, _verdict
 from perfkit.protocol import TRIES
 from perfkit.results import ResultSet, runs_whose_config
 
@@ -65,3 +67,41 @@ class CopyReport(RunRecords):
             "MB from cache": [round(p.get("cache_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
             "MB from S3": [round(p.get("s3_bytes", float("nan")) / 1e6, 2) for p in frame["params"]],
         }).reset_index(drop=True)
+
+    # the Findings --------------------------------------------------------------------------------------------------
+    def findings(self) -> Findings:
+        """Per tier reader, each try against its S3-direct twin (the twin's median ÷ its median, beyond SAME either
+        way called faster or slower); its Conditions with the bench's drift control (perfkit.drift). The bench calls
+        no ratio beyond noise (medians, no interval): the noise factor is the bar the control is held against, and a
+        faster or slower within the control's move is marked."""
+        table = self.copy_table()
+        bound = drift.drift_bound(self._results().config)
+        sentences = []
+        for reader, rows in (table[table["reader"].isin(list(AGAINST))].groupby("reader", sort=False)
+                             if len(table) else ()):
+            twin = table.loc[table["reader"] == AGAINST[reader], "seconds"]
+            if not len(twin):
+                continue
+            parts = []
+            for row in rows.to_dict("records"):
+                ratio = twin.median() / row["seconds"] if row["seconds"] else float("nan")
+                called = ratio > SAME or ratio < 1 / SAME
+                parts.append(f"{row['try']} {_verdict(ratio)}" + (f" ({drift.WITHIN_DRIFT})"
+                                                                  if called and drift.within(ratio, bound) else ""))
+            sentences.append(f"{reader} against {AGAINST[reader]} ({AGAINST[reader]}'s median time ÷ its, per try): "
+                             + ", ".join(parts) + ".")
+        undecided = []
+        if len(failed := self.failures()):
+            undecided.append(f"{plural(len(failed), 'failed copy')} (listed under Failures)")
+        if note := drift.drift_note(self._results().config):
+            undecided.append(note)
+        return Findings(sentences, self.conditions(), undecided)
+
+    def conditions(self) -> str:
+        """What the bench copied, how often, and its drift control."""
+        params = self._results().config.get("parameters") or {}
+        copied = (f"{plural(int(params['objects']), 'object')} of {params['object_mb']:g} MB under one S3 prefix, "
+                  "copied to local disk" if {"objects", "object_mb"} <= set(params)
+                  else "a prefix of objects copied to local disk")
+        rounds = f"{plural(int(params.get('rounds', 1)), 'round')} of cold, warm and hot per reader"
+        return f"the copy bench: {copied}, {rounds}; {drift.conditions_phrase(self._results().config)}"

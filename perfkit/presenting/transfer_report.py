@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfkit import drift
 from perfkit.calibration import Calibration
 from perfkit.errors import root_cause
 from perfkit.presenting.base import StoredReport
@@ -21,6 +22,8 @@ from perfkit.provenance import recorded_environment
 from perfkit.results import UNAVAILABLE, ResultSet
 
 PLAIN_CLI = "cli-sequential"  # the published one-file-at-a-time copy: aws s3 cp, then hadoop fs -put
+COPY_COLUMNS = {"subject": "method", "iteration": "repeat", "started_at": "started at", "wall_s": "seconds",
+                "mb_per_s": "MB/s"}  # copies(): a record's names, as a reader reads them
 
 
 class TransferReport(StoredReport):
@@ -74,11 +77,14 @@ class TransferReport(StoredReport):
         return files.pivot_table(index="file", columns=["subject", "concurrency"], values="wall_s").round(2)
 
     def copies(self) -> pd.DataFrame:
-        """One row per copy (per-file rows left out), with its concurrency."""
+        """One row per copy (per-file rows left out), with its concurrency, under plain headers: method, concurrency,
+        repeat (from 1), started at, seconds, bytes, MB/s, ok, error."""
         frame = self._frame()
         totals = frame[frame["case"] == "total"]
-        return totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")))[
-            ["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok", "error"]]
+        totals = totals.assign(concurrency=totals["params"].map(lambda p: p.get("concurrency")),
+                               iteration=totals["iteration"] + 1, mb_per_s=totals["mb_per_s"].round(1))
+        return totals[["subject", "concurrency", "iteration", "started_at", "wall_s", "bytes", "mb_per_s", "ok",
+                       "error"]].rename(columns=COPY_COLUMNS)
 
     def manifest_table(self) -> pd.DataFrame:
         """The files every method copied, as the run recorded them: source, count, MB, smallest and largest file."""
@@ -102,12 +108,18 @@ class TransferReport(StoredReport):
         summary = self.summary()
         copied = summary[summary["runs"] > 0].sort_values("seconds").reset_index(drop=True)
         sentences, undecided = [], []
+        smallest = drift.NOISE_FACTOR  # the only verdict beyond noise: the fastest against the runner-up
         if len(copied):
             sentences += self._ranking_sentences(copied)
             beyond_noise, undecided = self._against_runner_up(copied)
+            if beyond_noise:
+                smallest = drift.smallest_effect([copied.iloc[1]["seconds"] / copied.iloc[0]["seconds"]])
+                beyond_noise = [drift.mark(s, smallest, self.drift_bound(smallest)) for s in beyond_noise]
             sentences += beyond_noise + _concurrency_sentences(copied)
         for row in summary[summary["status"] != "ok"].itertuples():
             undecided.append(f"{self.label(row.method, row.concurrency)}: {row.status}")
+        if note := self.drift_note(smallest):
+            undecided.append(note)
         return Findings(sentences, self._conditions(), undecided)
 
     def _copy_phrase(self, row) -> str:
@@ -153,8 +165,8 @@ class TransferReport(StoredReport):
 
     def _wall_times(self, row: pd.Series) -> pd.Series:
         copies = self.copies()
-        return copies.loc[(copies["subject"] == row["method"]) & (copies["concurrency"] == row["concurrency"])
-                          & copies["ok"].astype(bool), "wall_s"]
+        return copies.loc[(copies["method"] == row["method"]) & (copies["concurrency"] == row["concurrency"])
+                          & copies["ok"].astype(bool), "seconds"]
 
     def _conditions(self) -> str:
         dataset = self.dataset
@@ -162,7 +174,7 @@ class TransferReport(StoredReport):
                 if dataset else "the manifest's files")
         verified = "verified by file count, sizes and MD5" if self.checksum else "verified by file count and sizes"
         return (f"{data}; {plural(self.repeats, 'copy')} per method and concurrency ({self.order} order), "
-                f"no warm-up, {verified}; {where(self.profile_name, self.measured_network)}")
+                f"no warm-up, {verified}; {where(self.profile_name, self.measured_network)}; {self.control_phrase()}")
 
 
 def parallel_methods(config: dict, methods: list[str]) -> set[str]:
@@ -198,7 +210,7 @@ def recap_table(summary: pd.DataFrame, parallel: set[str]) -> pd.DataFrame:
     return pd.DataFrame({
         "Duration": [_duration(v) for v in s["seconds"]],
         "Method": [f"{m} ({c} at once)" if m in parallel else m for m, c in zip(s["method"], s["concurrency"])],
-        "MB/s": s["MB/s"].round(1),
+        "MB/s": [f"{v:.1f}" if v == v else "—" for v in s["MB/s"]],
         "status": s["status"],
     })
 
@@ -230,6 +242,6 @@ def _status(copies: int, ok: int, errors: pd.Series) -> str:
 
 def _duration(seconds: float) -> str:
     if seconds != seconds:  # NaN
-        return "–"
+        return "—"
     minutes, rest = divmod(seconds, 60)
     return f"{int(minutes)}m{rest:04.1f}s"

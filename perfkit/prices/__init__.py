@@ -25,6 +25,13 @@ FIGURES = {"s3": [*REQUEST_PRICES.values(), "storage_per_gb_month", "transfer_to
            "ebs": ["st1_per_gb_month", "sc1_per_gb_month", "gp3_per_gb_month"]}
 TEXTS = {"top": ["region", "currency", "as_of"], "s3": ["source", "storage_class"], "ebs": ["source"]}
 SECTION_TEXTS = ("source",)  # in a section a storage ships (PriceTable.load's `more`): text, not a price
+# the EBS volume types the table prices, by AWS's product names (what an EBS price is of: never "S3 Standard")
+EBS_PRODUCTS = {"st1": "Throughput Optimized HDD", "sc1": "Cold HDD", "gp3": "General Purpose SSD"}
+
+
+def ebs_product(volume_type: str = "st1") -> str:
+    """'EBS st1 (Throughput Optimized HDD)'."""
+    return f"EBS {volume_type} ({EBS_PRODUCTS[volume_type]})" if volume_type in EBS_PRODUCTS else f"EBS {volume_type}"
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,16 @@ class PriceTable:
                        for section in self.figures if section not in FIGURES)
         return (f"AWS list prices, {t['region']}, {t['storage_class']}, {t['currency']}, as of {t['as_of']} "
                 f"({t['s3_source']}; {t['ebs_source']}{more})")
+
+    def ebs_basis(self, volume_type: str = "st1") -> str:
+        """basis() for an EBS volume's price: the EBS product, its page as the source (basis() names S3's class, which
+        an EBS price is not of)."""
+        t = self.texts
+        if self.file:
+            return (f"prices from {self.file} ({t['currency']}; missing figures: AWS list prices, {t['region']}, "
+                    f"{ebs_product(volume_type)})")
+        return (f"AWS list prices, {t['region']}, {ebs_product(volume_type)}, {t['currency']}, as of {t['as_of']} "
+                f"({t['ebs_source']})")
 
     def request_cost(self, counts: Mapping[str, float]) -> float:
         """What these S3 requests cost; other counters (bytes, HDFS) are ignored. A NaN count (not measured) makes

@@ -28,9 +28,9 @@ def row_numbers(index: pd.Index) -> bool:
     return not isinstance(index, pd.MultiIndex) and index.name is None and pd.api.types.is_integer_dtype(index)
 
 
-def frame_html(frame: pd.DataFrame, index: bool | None = None, na_rep: str = "NaN", notebook: bool = True) -> str:
+def frame_html(frame: pd.DataFrame, index: bool | None = None, na_rep: str = "—", notebook: bool = True) -> str:
     """The frame as an HTML table: its index when asked, else only when it means something; every cell whole, floats
-    through figure()."""
+    through figure(), a missing value as a dash (a reader takes "NaN" or "None" for a result)."""
     with pd.option_context("display.max_colwidth", None):
         return frame.to_html(index=not row_numbers(frame.index) if index is None else index, na_rep=na_rep,
                              float_format=figure, max_rows=None, max_cols=None, notebook=notebook)

@@ -5,6 +5,7 @@ from pathlib import Path
 import nbformat
 
 from perfkit.findings import FINDINGS_MIME
+from perfkit.presenting.intervals import unlabelled_intervals_html
 from perfkit.report import render
 from perfkit.report.outline import outline
 
@@ -19,7 +20,7 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     report = render("notebooks/hdfs_vs_s3_queries.ipynb", params, out_root=tmp_path / "reports")
     assert report.ok, report.error
     page = report.html.read_text()
-    for heading in ("HDFS median (s)", "S3 median (s)", "speed-up (median)", "verdict", "copied by"):
+    for heading in ("HDFS median (s)", "S3 median (s)", "S3 ÷ HDFS time (median)", "verdict", "copied by"):
         assert heading in page
     assert "S3 on this machine, no emulated network (network local): measured" in page  # the first line says where
     assert "HDFS's reads were counted run by run (above), not per window." in page  # the lab: every 10 ms
@@ -30,6 +31,7 @@ def test_the_notebook_renders_end_to_end_with_its_recap(lab, tmp_path, monkeypat
     assert "the server's S3 MB read of" in said_under and "no network emulator between" in said_under
     assert "data:image/png;base64" in page  # plots embedded: the page stands alone
     reads_well(page)
+    assert unlabelled_intervals_html(page) == []  # every "a–b" a 95% CI or a labelled range (issue 70)
     assert "No run failed." in page
     # an embedded plot's base64 may spell any of these (CI once found "WARN" in a PNG): look at the text only
     text = re.sub(r"data:image/[a-z+]+;base64,[A-Za-z0-9+/=]+", "", page)
@@ -81,11 +83,12 @@ def test_the_s3_distance_notebook_fits_time_against_the_round_trip(lab, tmp_path
     assert report.ok, report.error
     page = report.html.read_text()
     reads_well(page)
-    for shown in ("s_per_ms_rtt", "bound_by", "rtt 40 ms: 40 ms round trip",
+    for shown in ("s per ms of round trip", "bound by", "rtt 40 ms: 40 ms round trip",
                   "bandwidth 20 MB/s: 0 ms round trip, 20 MB/s per connection",
                   "rtt 0 ms: 0 ms round trip",
-                  "small_get_direct_ms", "data:image/png;base64"):
+                  "small GET, direct (ms)", "data:image/png;base64"):
         assert shown in page, shown
+    assert unlabelled_intervals_html(page) == []
     runs = sorted((tmp_path / "results" / "s3_distance").glob("*.jsonl"))
     assert len(runs) == 3  # one run per setting, each with its own calibration
     first = json.loads(runs[0].read_text().splitlines()[0])
@@ -109,6 +112,7 @@ def test_the_transfer_notebook_shows_every_method_measured_or_unavailable(lab, t
     for method in REGISTRY:
         assert method in page
     assert "unavailable: s3-dist-cp is not on PATH" in page
+    assert unlabelled_intervals_html(page) == []
     _again_with_the_same_findings(report, "notebooks/s3_to_hdfs_transfer.ipynb",
                                   tmp_path / "results" / "s3_to_hdfs_transfer", tmp_path / "again",
                                   same_sections=False)
@@ -124,6 +128,7 @@ def test_the_st1_notebook_labels_measured_and_modelled(lab, tmp_path, monkeypatc
                  "modelled (400 × 4 GB)", "page cache dropped",
                  "4 × 512 GiB", "2 × 1 TiB", "1 × 2 TiB", "data:image/png;base64"):
         assert text in page
+    assert unlabelled_intervals_html(page) == []
     _again_with_the_same_findings(report, "notebooks/st1_throughput_burst.ipynb",
                                   tmp_path / "results" / "st1_throughput_burst", tmp_path / "again",
                                   same_sections=False)
@@ -140,6 +145,7 @@ def test_the_reads_notebook_compares_nfs_and_hdfs_for_both_protocols(lab, tmp_pa
                  "fuse-hdfs (hdfs)", "gohdfs (hdfs)", "unavailable: no NFS mount", "data nodes", "replicas",
                  "data:image/png;base64"):
         assert text in page
+    assert unlabelled_intervals_html(page) == []
     _again_with_the_same_findings(report, "notebooks/nfs_vs_hdfs_reads.ipynb",
                                   tmp_path / "results" / "nfs_vs_hdfs_reads", tmp_path / "again",
                                   same_sections=False)

@@ -40,7 +40,8 @@ def test_run_records_warmups_and_interleaved_measured_runs(comparison, tmp_path,
     assert all(sorted(r["seconds"]) == ["hdfs", "s3"] and all(len(v) == 5 for v in r["seconds"].values())
                for r in control["rounds"]) and "failed" not in control
     recap = report_of(comparison).recap()
-    assert list(recap.columns[:5]) == ["engine", "version", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
+    assert list(recap.columns[:5]) == ["engine", "version", "HDFS median (s)", "S3 median (s)",
+                                       "S3 ÷ HDFS time (median)"]
     assert (recap["check"].str.contains("RESULTS DIFFER") == False).all()  # noqa: E712
     row = report_of(comparison).comparison().iloc[0]
     measured = frame[(frame.subject == row.subject) & (frame.case == row.case) & (frame.phase == "measured")]

@@ -163,7 +163,7 @@ def test_the_matrix_notebook_ranks_every_cell_of_both_suites(matrix_report, read
     assert report.ok, report.error
     page = report.html.read_text()
     reads_well(page)
-    for heading in ("Ranking, best to worst", "geomean (s)", "x best", "Heat map", "Write workloads, apart",
+    for heading in ("Ranking, best to worst", "geomean (s)", "× best", "Heat map", "Write workloads, apart",
                     "Every engine ran every query.", "trino/hdfs", "spark/s3", "hive/s3", "Reference: DuckDB "):
         assert heading in page, heading
     assert page.count("data:image/png;base64") >= 4  # a ranking plot and a heat map per suite

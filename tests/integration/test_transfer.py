@@ -78,7 +78,7 @@ def test_a_truncated_and_a_missing_file_fail_verification(profile, manifest, mon
     good = frame[(frame.subject == "stream") & (frame.case == "total")]
     assert good.ok.item() and good.bytes.item() == manifest.total_bytes
     assert good.mb_per_s.item() == pytest.approx(manifest.total_bytes / 1e6 / good.wall_s.item())
-    with pytest.raises(PerfkitError, match=r"1 copies failed \(truncating: verification failed: 1 missing"):
+    with pytest.raises(PerfkitError, match=r"1 copy failed \(truncating: verification failed: 1 missing"):
         cmp.raise_for_failures()
     assert not hdfs_storage.webhdfs_client(profile).status(cmp.run_root, strict=False)  # run prefix removed
 

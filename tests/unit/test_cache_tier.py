@@ -192,8 +192,8 @@ def test_the_cold_tiers_price_is_what_cold_fetched_against_what_hot_read_and_the
     # two rounds: 2 x 87.7 MB fetched cold, 2 x (0.8 + 0.09) MB read hot; 175.4 / 1.78 = 98.5
     assert sentences == [
         "The cold tier's price, trino through alluxio: its cold tries fetched 175.4 MB from S3 for queries that read "
-        "1.8 MB when hot (98.5× the bytes read), and it was seen full 1.0–2.6 s after the query (its background fill, "
-        "looked at every 0.5 s).",
+        "1.8 MB when hot (98.5× the bytes read), and it was seen full range 1.0–2.6 s after the query (its background "
+        "fill, looked at every 0.5 s).",
         "The cold tier's price, trino through trino-cache: its cold tries fetched 1.8 MB from S3 for queries that read "
         "1.8 MB when hot (1.0× the bytes read), and had nothing left to fill after the query: its warm tries fetched "
         "0.0 MB from S3."]

@@ -138,7 +138,7 @@ def test_a_new_storage_is_drawn_in_its_own_colour(local_folder):
     matplotlib.use("Agg")
     table = pd.DataFrame({"cell": ["trino on local-folder", "trino on s3", "trino on alluxio"],
                           "storage": ["local-folder", "s3", "alluxio"], "geomean (s)": [1.0, 2.0, 3.0],
-                          "x best": [1.0, 2.0, 3.0]})
+                          "× best": [1.0, 2.0, 3.0]})
     bars = plots.ranking(table).axes[0].patches
     assert [matplotlib.colors.to_hex(b.get_facecolor()) for b in bars] == ["#2ca02c", "#ff7f0e", "#808080"]
 

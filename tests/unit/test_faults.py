@@ -201,7 +201,7 @@ def test_a_long_cause_keeps_its_end_where_the_reason_is(tmp_path):
     cmp = _comparison(tmp_path, {"s3": lambda: None})
     cmp.measure(cmp.results, FakeEngine({"t_s3": RuntimeError(CHECKSUM)}), OneQuery, Step("measured", 0, "s3"),
                 {"table": "t_s3"})
-    with pytest.raises(PerfkitError, match=r"1 query runs failed \(fake: Query 20261124_\S+ failed: Error opening .*"
+    with pytest.raises(PerfkitError, match=r"1 query run failed \(fake: Query 20261124_\S+ failed: Error opening .*"
                                            r" \.\.\. x+: Checksum error\); the records are in "):
         cmp.raise_for_failures()
 

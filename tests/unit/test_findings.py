@@ -25,10 +25,35 @@ def test_slower_faster_and_same_are_counted_with_their_spread():
         rows("Spark 4.3.0", "s3", [("q1", 0.5, "S3 2.00× faster"), ("q2", np.nan, "not comparable: results differ")]),
     ])
     sentences, undecided = storage_verdicts(comparison, "hdfs")
-    assert sentences[0] == ("Trino 476: S3 slower than HDFS on 3 of 4 queries beyond noise (median 1.40×, 1.10–2.00×);"
-                            " no difference beyond noise on 1.")
+    assert sentences[0] == ("Trino 476: S3 slower than HDFS on 3 of 4 queries beyond noise (median 1.40×, range "
+                            "1.10–2.00×); no difference beyond noise on 1.")
     assert sentences[1] == "Spark 4.3.0: S3 faster than HDFS on 1 of 2 queries beyond noise (2.00× faster)."
     assert undecided == ["Spark 4.3.0 on S3: q2: not comparable: results differ"]
+
+
+def test_verdicts_no_larger_than_the_drift_controls_move_are_counted_apart_and_marked():
+    comparison = rows("Trino 476", "s3", [("q1", 1.4, "HDFS 1.40× faster"), ("q2", 2.0, "HDFS 2.00× faster"),
+                                          ("q3", 1.1, "HDFS 1.10× faster"), ("q4", 0.8, "S3 1.25× faster"),
+                                          ("q5", 1.02, "no difference beyond noise")])
+    sentences, undecided = storage_verdicts(comparison, "hdfs", drift=1.30)  # the control moved 1.30×
+    assert sentences == [
+        "Trino 476: S3 slower than HDFS on 2 of 5 queries beyond noise (median 1.70×, range 1.40–2.00×); "
+        "S3 slower than HDFS on 1 of 5 queries beyond noise (1.10×; within the control's drift: not a verdict); "
+        "S3 faster than HDFS on 1 of 5 queries beyond noise (1.25× faster; within the control's drift: not a "
+        "verdict); no difference beyond noise on 1."]
+    assert undecided == []
+    assert storage_verdicts(comparison, "hdfs", drift=None) == storage_verdicts(comparison, "hdfs")
+
+
+def test_a_value_and_its_interval_are_rounded_to_what_the_interval_means():
+    from perfkit.findings import ci_span, estimate, interval_decimals
+
+    assert estimate(0.0063, 0.0032, 0.0095) == "0.0063 (95% CI 0.0032–0.0095)"  # 2 digits of a 0.0063 width
+    assert estimate(-0.000692, -0.0021, 0.0007) == "-0.0007 (95% CI -0.0021 to 0.0007)"
+    assert estimate(12.345, 10.2, 14.9, " s") == "12.3 s (95% CI 10.2–14.9 s)"
+    assert estimate(0.8, float("nan"), float("nan")) == "0.800"  # no interval: three significant digits
+    assert estimate(-0.00001, -0.002, 0.002) == "0.0000 (95% CI -0.0020 to 0.0020)"  # never "-0.0000"
+    assert interval_decimals(1.0, 3.0) == 1 and ci_span(float("nan"), 1.0) == "—"
 
 
 def test_no_difference_anywhere_is_said_as_such():

@@ -50,7 +50,7 @@ def test_the_ranking_is_the_geometric_mean_over_queries_every_cell_completed(tmp
         assert ranking.set_index("cell").loc[cell, "geomean (s)"] == pytest.approx(value, abs=1e-3)
     assert ranking.set_index("cell").loc["hive/hdfs", "failed"] == "q3"
     assert list(ranking["queries"]) == [2, 2, 2, 2]
-    assert ranking["x best"].iloc[0] == 1.0
+    assert ranking["× best"].iloc[0] == 1.0
 
     speedups = report_of(m).speedups()  # against the first engine on the baseline storage
     assert m.baseline_cell == "trino/hdfs"

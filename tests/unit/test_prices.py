@@ -17,6 +17,22 @@ def test_the_shipped_table_prices_requests_as_aws_lists_them():
     assert "us-east-1" in prices.basis() and "as of" in prices.basis() and "aws.amazon.com/s3/pricing" in prices.basis()
 
 
+def test_an_ebs_price_is_named_for_its_ebs_product_not_s3s_class(tmp_path):
+    from perfkit.presenting.st1_report import ebs_named
+
+    prices = PriceTable.load()
+    basis = prices.ebs_basis("st1")
+    assert basis == (f"AWS list prices, us-east-1, EBS st1 (Throughput Optimized HDD), USD, as of "
+                     f"{prices.texts['as_of']} (https://aws.amazon.com/ebs/pricing/)")
+    assert "S3" not in basis and "gp3 (General Purpose SSD)" in prices.ebs_basis("gp3")
+    # a run that recorded basis() for its st1 price: its report names the EBS product, S3's page left out
+    recorded = f"st1 at 0.045 USD per GB-month: {prices.basis()}"
+    assert ebs_named(recorded) == f"st1 at 0.045 USD per GB-month: {basis}"
+    own = tmp_path / "prices.yml"
+    own.write_text("ebs:\n  st1_per_gb_month: 0.05\n")
+    assert PriceTable.load(own).ebs_basis().endswith("us-east-1, EBS st1 (Throughput Optimized HDD))")
+
+
 def test_a_count_not_measured_makes_the_cost_unknown_not_zero():
     assert math.isnan(PriceTable.load().request_cost({"s3_get": 10, "s3_head": math.nan}))
 

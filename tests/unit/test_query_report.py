@@ -59,17 +59,18 @@ def test_the_report_of_the_saved_file_is_the_report_of_the_run(tmp_path):
     # the numbers, from the records: S3's median 2.05 s over HDFS's 1.0 s; the copy 3.0 s by stream, the fastest
     ratio = pd.Series(S3).median() / pd.Series(HDFS).median()
     assert found.sentences[0] == f"Spark 4.0.1: S3 slower than HDFS on 1 of 1 query beyond noise ({ratio:.2f}×)."
-    assert found.sentences[1] == ("Copying to HDFS pays off after 3 runs of a query (1 of 1 engine-query pairs; "
+    assert found.sentences[1] == ("Copying to HDFS pays off after 3 runs of a query (1 of 1 engine-query pair; "
                                   "copying 87 MB S3 → HDFS took 3.0 s by stream, the fastest (also distcp 9.0 s), "
                                   "verified).")
     assert "S3 behind an emulated network (ec2-s3" in found.conditions and "21.3 ms per small GET" in found.conditions
     recap = stored.recap()
-    assert recap.loc[0, "speed-up (median)"] == round(ratio, 2)
+    assert recap.loc[0, "S3 ÷ HDFS time (median)"] == round(ratio, 2)
     assert recap.loc[0, "query"] == "q1: Trips per cab type" and recap.loc[0, "version"] == "Spark 4.0.1"
     for table in ("recap", "break_even", "storage_cost", "dataset_table", "environment", "engines_table", "failures"):
         pd.testing.assert_frame_equal(getattr(stored, table)(), getattr(live, table)(), obj=table)
     # break-even: the copy over S3's penalty per run, 3.0 s / (2.05 - 1.0) s: pays off after the third run
-    assert stored.break_even().loc[0, "runs"] == 3
+    assert stored.break_even_frame().loc[0, "runs"] == 3
+    assert stored.break_even().loc[0, "copying pays off after (runs)"] == "3"
     assert stored.storage_cost().attrs["replication"] == 1 and stored.s3_window().startswith("S3's requests were")
     assert stored.network_headline().data == f"**{Calibration.from_dict(results.config['network']).headline()}**"
     stored.raise_for_failures()  # nothing failed: no error

@@ -1,5 +1,6 @@
 """The NFS vs HDFS report's findings, against hand-computed aggregates of made-up jobs: the report (ReadReport) is
 built from the run's records alone, its parameters, DataNodes and page cache from the config they share."""
+from perfkit.drift import NOT_RECORDED
 from perfkit.presenting.reads_report import ReadReport
 from perfkit.results import ResultSet
 
@@ -38,7 +39,7 @@ def test_findings_rank_the_methods_and_set_nfs_against_hdfs(tmp_path):
     ]
     assert found.conditions == ("2 jobs, each its own process; random-files: 4 files per job drawn from 48 files of "
                                 "8 MB on average; HDFS 1 replica on 1 DataNode; page cache dropped before each test; "
-                                "the embedded lab on this machine")
+                                "the embedded lab on this machine; " + NOT_RECORDED)
 
 
 def test_a_cache_that_could_not_be_dropped_is_a_condition(tmp_path):

@@ -6,6 +6,8 @@ import math
 from types import SimpleNamespace
 
 import pandas as pd
+
+from perfkit.drift import NOT_RECORDED
 import pytest
 
 import perfkit.presenting.reads_report as reads_report
@@ -81,7 +83,7 @@ def test_the_findings_of_hand_made_records_are_those_computed_by_hand(tmp_path):
     assert found.conditions == (
         "2 jobs, each its own process; random-files: 4 files per job drawn from 48 files of 8 MB on average; "
         f"large-file: one 256 MB file read by every job; HDFS 1 replica on 1 DataNode; {KEPT}; "
-        "the embedded lab on this machine")
+        "the embedded lab on this machine; " + NOT_RECORDED)
 
 
 def test_the_tables_of_hand_made_records_are_those_computed_by_hand(tmp_path):
@@ -109,12 +111,13 @@ def test_the_tables_of_hand_made_records_are_those_computed_by_hand(tmp_path):
     assert list(aggregates["seconds"]) == [2.0, 4.0, 8.0, 4.0, 10.0]
 
     jobs = report.jobs_frame()  # every started job, unavailable methods' records left out
-    assert len(jobs) == 10 and list(jobs["end"] - jobs["start"])[:4] == [1.0, 4.0, 2.0, 10.0]
+    assert len(jobs) == 10 and list(jobs["end (s)"] - jobs["start (s)"])[:4] == [1.0, 4.0, 2.0, 10.0]
+    assert jobs["start (s)"].min() == 0.0  # seconds from the first job's start, not epoch seconds
     assert report.files_table().to_dict("records") == PLACED
     failures = report.failures()
     assert [(r.subject, r.case, r.error) for r in failures.itertuples()] == [
         ("hdfs-cli", "large-file", "hdfs dfs -cat: Connection refused")]
-    with pytest.raises(PerfkitError, match=r"^1 read jobs failed \(hdfs-cli: hdfs dfs -cat: Connection refused\)"):
+    with pytest.raises(PerfkitError, match=r"^1 read job failed \(hdfs-cli: hdfs dfs -cat: Connection refused\)"):
         report.raise_for_failures()
 
 

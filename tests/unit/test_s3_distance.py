@@ -87,17 +87,18 @@ def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per
         {"network": "rtt 40 ms", "engine": "trino", "query": "q1", "runs": 12},
         {"network": "bandwidth 40 MB/s", "finding": "the copy to HDFS was not measured (stream: timed out)"},
     ]).astype({"runs": "Int64"})
-    monkeypatch.setattr(sweep, "break_even", lambda: break_even)
+    monkeypatch.setattr(sweep, "break_even_frame", lambda: break_even)
     found = sweep.findings()
     assert found.sentences == [
-        # 0.02 s per ms, exact: the noise is the same at every round trip; 0.02 × 40 ms = 0.80 s
-        "trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; bound by latency on 1 of 1 "
-        "query.",
+        # 0.02 s per ms, exact: the noise is the same at every round trip; 0.02 × 40 ms = 0.80 s; the interval
+        # (t at 10 degrees of freedom × the fit's standard error) 0.00078 wide: 2 significant digits of its width
+        "trino on S3: q1 0.02000 s per ms of round trip (95% CI 0.01961–0.02039); 0.80 s more over the 40 ms sweep; "
+        "bound by latency on 1 of 1 query.",
         # 40 MB/s adds 0.1 s against no limit, far beyond the ±0.01 s noise
         "trino on S3 at 40 MB/s per connection: +0.10 s per query against no limit, slower beyond noise "
         "(Welch p < 0.05) on 1 of 1 query.",
-        "trino on HDFS (the control): 0.000 s per ms of round trip, 0.00 s more over the 40 ms sweep; bound by neither "
-        "beyond noise on 1 of 1 query.",
+        "trino on HDFS (the control): q1 0.00000 s per ms of round trip (95% CI -0.00039 to 0.00039); 0.00 s more "
+        "over the 40 ms sweep; bound by neither beyond noise on 1 of 1 query.",
         "trino on HDFS at 40 MB/s per connection: +0.00 s per query against no limit, slower beyond noise "
         "(Welch p < 0.05) on 0 of 1 query.",
         "At rtt 0 ms: copying to HDFS never pays off (no query slower on S3).",
@@ -108,7 +109,8 @@ def test_findings_give_seconds_per_ms_what_bandwidth_cost_and_the_break_even_per
     assert found.conditions == (
         "taxi, 1,000,000 rows in 8 ORC files; 3 measured runs each after 1 warm-up; S3 behind emulated round trips of "
         "0, 10, 20, 40 ms (no bandwidth limit) and 200, 40 MB/s per connection (0 ms added), each calibrated before "
-        "its runs; HDFS local; the embedded lab on this machine (Toxiproxy between S3's clients and server)")
+        "its runs; HDFS local; the embedded lab on this machine (Toxiproxy between S3's clients and server); "
+        "no drift control recorded (a run made before perfkit timed one)")
 
 
 def _setting_file(folder, sweep: dict, group: dict, network, small_get_ms: float, s3_extra_s: float):
@@ -152,14 +154,15 @@ def test_a_stored_sweep_is_rebuilt_from_any_one_of_its_settings_files_with_the_s
              for network, group in zip(settings, groups)]
     report = DistanceReport.load(files[2].path)  # any one setting's file finds the others, in the sweep's order
     assert [p.results.run_id for p in report.points] == [f.run_id for f in files]
-    slope = report.slopes().set_index("storage").loc["s3"]
+    slope = report.slope_fits().set_index("storage").loc["s3"]
     assert slope["s_per_ms_rtt"] == pytest.approx(0.02) and slope["bound_by"] == "latency"
     assert slope["bandwidth_cost_s"] == pytest.approx(0.5)
     found = report.findings()
-    assert found.sentences[0] == ("trino on S3: 0.020 s per ms of round trip, 0.80 s more over the 40 ms sweep; "
-                                  "bound by latency on 1 of 1 query.")
+    assert found.sentences[0].startswith("trino on S3: q1 0.0200") and found.sentences[0].endswith(
+        " s more over the 40 ms sweep; bound by latency on 1 of 1 query.")
+    assert "s per ms of round trip (95% CI 0.01" in found.sentences[0]
     assert "0, 20, 40 ms" in found.conditions and "40 MB/s per connection" in found.conditions
-    assert list(report.calibrations()["small_get_ms"]) == [1.0, 21.0, 41.0, 1.0]
+    assert list(report.calibrations()["small GET (ms)"]) == [1.0, 21.0, 41.0, 1.0]
 
     text = report_from(files[0].path, "s3_distance")
     for sentence in found.sentences:

@@ -190,7 +190,7 @@ def test_a_failing_testdfsio_is_recorded_and_the_cleanup_error_does_not_hide_it(
     assert results.records[1].error == "TestDFSIO -read failed (exit 1): java.net.ConnectException: Connection refused"
     assert results.path.exists() and list(study.failures()["case"]) == ["read"]
     assert list(report_of(study).failures()["case"]) == ["read"]
-    with pytest.raises(PerfkitError, match=r"^1 runs failed \(testdfsio: TestDFSIO -read failed \(exit 1\): "
+    with pytest.raises(PerfkitError, match=r"^1 run failed \(testdfsio: TestDFSIO -read failed \(exit 1\): "
                                            r"java.net.ConnectException: Connection refused\)"):
         study.raise_for_failures()
 

@@ -12,6 +12,7 @@ import pytest
 from perfkit.config import load_profile
 from perfkit.errors import PerfkitError
 from perfkit.experiments import st1_throughput_burst as st1
+from perfkit.drift import NOT_RECORDED
 from perfkit.presenting.st1_report import St1Report
 from perfkit.metrics import MiB
 from perfkit.results import ResultSet
@@ -21,7 +22,9 @@ from perfkit.presenting import run_report
 EXPERIMENT = "st1_throughput_burst"
 T0 = "2026-01-01T00:00:00+00:00"
 LAB_PRICES = ("st1 at 0.045 USD per GB-month: AWS list prices, us-east-1, S3 Standard, USD, as of 2026-01-01 "
-              "(the EBS pricing page)")
+              "(the EBS pricing page)")  # as a run recorded it: PriceTable.basis() named S3's class for an EBS price
+ST1_PRICES = ("st1 at 0.045 USD per GB-month: AWS list prices, us-east-1, EBS st1 (Throughput Optimized HDD), USD, as "
+              "of 2026-01-01 (the EBS pricing page)")  # as its report names it
 
 
 def _diskstats(write_mib: list[float], read_mib: list[float]) -> dict:
@@ -81,8 +84,8 @@ def test_the_report_of_hand_made_records_finds_what_the_study_found(tmp_path):
     assert found.conditions == (
         "TestDFSIO 4 files × 64 MB, one write then one read, page cache dropped before the read; metrics from "
         "/proc/diskstats; modelled workload 1 × 1.04858 GB, 1 replica written, every volume moving its even share; "
-        f"cost: {LAB_PRICES}; the embedded lab on this machine")
-    assert report.price_basis() == LAB_PRICES and run_report(report) is report
+        f"cost: {ST1_PRICES}; the embedded lab on this machine; {NOT_RECORDED}")
+    assert report.price_basis() == ST1_PRICES and run_report(report) is report
 
 
 def test_the_table_has_the_published_shape_measured_then_modelled(tmp_path):
@@ -92,8 +95,8 @@ def test_the_table_has_the_published_shape_measured_then_modelled(tmp_path):
         # 256 MiB in 10 s and 4 s
         ["measured (lab, TestDFSIO 4 × 64 MB)", "lab: one local disk", nan, "", 4.0, 10.0, 64.0, 25.6, nan],
         # 1,000 MiB on one volume at its burst (250, 500 MiB/s); 1,024 and 2,048 GB × 0.045 USD
-        ["modelled (1 × 1.04858 GB)", "1 × 1 TiB", 1.0, "1 nodes, 1 TiB", 4.0, 4.0, 250.0, 250.0, 46.1],
-        ["modelled (1 × 1.04858 GB)", "1 × 2 TiB", 1.0, "1 nodes, 2 TiB", 2.0, 2.0, 500.0, 500.0, 92.2],
+        ["modelled (1 × 1.04858 GB)", "1 × 1 TiB", 1.0, "1 node, 1 TiB", 4.0, 4.0, 250.0, 250.0, 46.1],
+        ["modelled (1 × 1.04858 GB)", "1 × 2 TiB", 1.0, "1 node, 2 TiB", 2.0, 2.0, 500.0, 500.0, 92.2],
     ], columns=["source", "configuration", "volumes per node", "cluster size", "read time (s)", "write time (s)",
                 "read MiB/s", "write MiB/s", "cost per month (USD)"])
     pd.testing.assert_frame_equal(table, expected)
@@ -250,7 +253,8 @@ def test_a_lab_run_s_report_is_the_same_from_its_file(measured):
     assert found.sentences[0] == ("TestDFSIO measured (the lab): write 8.0 MiB/s (16 MiB in 2.0 s), read 16.0 MiB/s "
                                   "(16 MiB in 1.0 s); cluster throughput = total MiB ÷ execution seconds.")
     assert "one write then one read, page cache dropped before the read;" in found.conditions
-    assert loaded.price_basis() == study._price_basis() and loaded.price_basis().startswith("st1 at 0.045 USD")
+    assert loaded.price_basis().startswith("st1 at 0.045 USD") and "S3 Standard" not in loaded.price_basis()
+    assert "EBS st1 (Throughput Optimized HDD)" in loaded.price_basis() and "s3/pricing" not in loaded.price_basis()
 
 
 def test_a_cloudwatch_run_records_what_it_fetched_and_its_report_asks_aws_nothing(measured, monkeypatch):
@@ -289,7 +293,7 @@ def test_perfkit_report_from_a_stored_run_renders_its_findings_with_no_lab_and_r
     found = St1Report(results).findings()
     for sentence in [*found.sentences, *found.undecided]:
         assert html.escape(sentence) in text or sentence in text, sentence
-    for shown in ("measured (lab, TestDFSIO 4 × 64 MB)", "modelled (400 × 4 GB)", "4 × 512 GiB", LAB_PRICES,
+    for shown in ("measured (lab, TestDFSIO 4 × 64 MB)", "modelled (400 × 4 GB)", "4 × 512 GiB", ST1_PRICES,
                   "data:image/png;base64", "No run failed."):
         assert html.escape(shown) in text or shown in text, shown
     assert [p.name for p in (tmp_path / "stored" / EXPERIMENT).iterdir()] == [results.path.name]

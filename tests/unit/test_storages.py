@@ -37,22 +37,22 @@ def test_the_wide_recap_has_a_median_speed_up_and_verdict_per_storage():
     comparison = stats.compare_storages(_frame(), ["hdfs", "s3", "alluxio"], "hdfs")
     wide = recap_wide(comparison, {"q1": "count"}, "hdfs", ["s3", "alluxio"]).iloc[0]
     assert wide["HDFS median (s)"] == 2.0 and wide["S3 median (s)"] == 4.0 and wide["ALLUXIO median (s)"] == 1.0
-    assert wide["S3 speed-up"] == 2.0 and wide["ALLUXIO speed-up"] == 0.5
+    assert wide["S3 ÷ HDFS time"] == 2.0 and wide["ALLUXIO ÷ HDFS time"] == 0.5
     assert wide["query"] == "q1: count" and wide["check"] == "noisy (CV > 10%)"  # CV of 1, 2, 3 s is 0.5
 
 
 def test_a_storage_with_other_results_is_not_compared_and_the_others_still_are():
     comparison = stats.compare_storages(_frame(hashes={"alluxio": "x"}), ["hdfs", "s3", "alluxio"], "hdfs")
     wide = recap_wide(comparison, {}, "hdfs", ["s3", "alluxio"]).iloc[0]
-    assert wide["ALLUXIO verdict"] == stats.NOT_COMPARABLE and np.isnan(wide["ALLUXIO speed-up"])
-    assert wide["S3 speed-up"] == 2.0 and "RESULTS DIFFER" in wide["check"]
+    assert wide["ALLUXIO verdict"] == stats.NOT_COMPARABLE and np.isnan(wide["ALLUXIO ÷ HDFS time"])
+    assert wide["S3 ÷ HDFS time"] == 2.0 and "RESULTS DIFFER" in wide["check"]
 
 
 def test_two_storages_keep_the_published_shape():
     comparison = stats.compare_storages(_frame({k: TIMES[k] for k in ("hdfs", "s3")}), ["hdfs", "s3"], "hdfs")
     recap = recap_table(comparison, {"q1": "count"})
-    assert list(recap.columns[:4]) == ["engine", "HDFS median (s)", "S3 median (s)", "speed-up (median)"]
-    assert recap["speed-up (median)"][0] == 2.0
+    assert list(recap.columns[:4]) == ["engine", "HDFS median (s)", "S3 median (s)", "S3 ÷ HDFS time (median)"]
+    assert recap["S3 ÷ HDFS time (median)"][0] == 2.0
 
 
 @pytest.mark.parametrize("storages, baseline, message", [

@@ -69,7 +69,7 @@ def test_summary_median_duration_and_rate_and_recap_order(tmp_path):
     recap = recap_table(summarise_transfers(rs.to_frame()), parallel={"stream"})
     assert list(recap.columns) == ["Duration", "Method", "MB/s", "status"]
     assert list(recap["Method"]) == ["stream (4 at once)", "cli-sequential", "s3-dist-cp"]
-    assert list(recap["Duration"]) == ["0m03.0s", "1m00.0s", "–"]
+    assert list(recap["Duration"]) == ["0m03.0s", "1m00.0s", "—"]
     assert recap["status"].iloc[2] == "unavailable: not on EMR"
 
 
@@ -95,7 +95,8 @@ def test_findings_name_the_fastest_the_slowest_the_plain_cli_and_what_concurrenc
     ]
     assert found.undecided == ["s3-dist-cp: unavailable: not on EMR"]
     assert found.conditions == ("12 files, 300.0 MB in all; 3 copies per method and concurrency (rotate order), "
-                                "no warm-up, verified by file count and sizes; the embedded lab on this machine")
+                                "no warm-up, verified by file count and sizes; the embedded lab on this machine; "
+                                "no drift control recorded (a run made before perfkit timed one)")
 
 
 @pytest.mark.parametrize("plain_s, said", [
