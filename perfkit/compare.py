@@ -289,8 +289,8 @@ def latest_pair(experiment: str = DEFAULT_EXPERIMENT, folder: Path | str | None 
         asked = [config.get("parameters"), (config.get("network") or {}).get("network")]
         runs[path.stem] = (set(_cases(frame)), json.dumps(asked, sort_keys=True, default=str))
     if len(runs) < 2:
-        raise PerfkitError(f"{len(runs)} complete run(s) of {experiment} under {root}, and comparing needs two: "
-                           f"render notebooks/{experiment}.ipynb again (make report), or give a and b")
+        raise PerfkitError(f"{plural(len(runs), 'complete run')} of {experiment} under {root}, and comparing needs "
+                           f"two: render notebooks/{experiment}.ipynb again (make report), or give a and b")
     newest_first = sorted(runs, reverse=True)  # run ids begin with their UTC start time
     for i, b in enumerate(newest_first):
         same = [a for a in newest_first[i + 1:] if runs[a][1] == runs[b][1] and runs[a][0] & runs[b][0]]

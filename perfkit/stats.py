@@ -1,6 +1,14 @@
 """Summary statistics, speed-ups with bootstrap confidence intervals, and plain-words verdicts.
 
 Only measured, successful samples are summarised; warm-up runs never are.
+
+A family of verdicts (every row of one compare() or compare_storages() call: each engine and query of a report) read
+at 95% per row calls something "beyond noise" in the family far more often than 5% of the time when nothing differs:
+with m rows about 1 - 0.95^m (19% for 4 queries, 64% for 20). `family_confidence=0.95` makes the whole family's
+chance of any false call at most 5%: each row's interval at 1 - 0.05 / m (Bonferroni; Holm's step-down would call a
+little more but gives no interval per row), as far as each interval holds its level: a percentile bootstrap of 4 runs a
+side is narrow (in simulation its 95% misses a true ratio of 1 about 7% of the time, its 98.75% 3%). bench/power.py
+measures the rules' power and false alarms on the lab.
 """
 from __future__ import annotations
 
@@ -12,6 +20,9 @@ from scipy import stats as sps
 
 NOISY_CV = 0.10  # a storage whose repeats vary more than this is flagged as noisy
 MIN_RUNS = 3  # fewer measured runs per storage give no meaningful confidence interval
+CONFIDENCE = 0.95  # each row's interval, unless a family's confidence is asked (family_level)
+FAMILY_CORRECTION = "Bonferroni"  # how a family's confidence is spread over its rows (family_level)
+TAIL_RESAMPLES = 25  # bootstrap resamples beyond each end of an interval at least: a 99.9% one needs more than 2,000
 NOT_COMPARABLE = "not comparable: results differ"
 # the name of scipy.stats.bootstrap's random generator: rng since scipy 1.15, random_state before (Python 3.9 gets 1.13)
 BOOTSTRAP_RNG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
@@ -32,7 +43,23 @@ def summary(samples) -> dict:
             "p95": float(np.percentile(x, 95)), "mean": float(x.mean()), "cv": cv}
 
 
-def ratio_ci(slower, faster, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+def family_level(family_confidence: float, size: int) -> float:
+    """The confidence of each of `size` intervals such that all of them hold together with at least
+    `family_confidence` (Bonferroni: 1 - (1 - family_confidence) / size; 0.9875 for 0.95 over 4 rows)."""
+    if isinstance(family_confidence, bool) or not 0 < family_confidence < 1:
+        raise ValueError(f"family_confidence {family_confidence!r} must be between 0 and 1 (0.95 is usual)")
+    if isinstance(size, bool) or int(size) != size or size < 0:
+        raise ValueError(f"a family of {size!r} rows: give a whole number of rows, 0 or more")
+    return 1 - (1 - family_confidence) / max(int(size), 1)
+
+
+def resamples_for(confidence: float, n_resamples: int = 2000) -> int:
+    """Enough bootstrap resamples for an interval at `confidence`: at least TAIL_RESAMPLES beyond each of its ends."""
+    return max(n_resamples, int(np.ceil(round(2 * TAIL_RESAMPLES / (1 - confidence), 6))))
+
+
+def ratio_ci(slower, faster, confidence: float = CONFIDENCE, n_resamples: int = 2000,
+             seed: int = 0) -> tuple[float, float]:
     """Bootstrap (percentile) confidence interval of median(slower) / median(faster), samples independent."""
     a, b = np.asarray(slower, float), np.asarray(faster, float)
     if a.size < MIN_RUNS or b.size < MIN_RUNS:
@@ -98,24 +125,37 @@ def throttled_requests(params) -> int:
 
 
 def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
-            by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False) -> pd.DataFrame:
+            by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False,
+            family_confidence: float | None = None, family_size: int | None = None) -> pd.DataFrame:
     """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict.
 
     A run the S3 server throttled measured its retries too: it is left out of the summaries and the verdict unless
-    include_throttled; throttled_runs / throttled_requests say how many there were either way."""
-    rows = []
+    include_throttled; throttled_runs / throttled_requests say how many there were either way.
+
+    Each row's interval is at 95% (CONFIDENCE) unless `family_confidence` is given: then the rows are one family of
+    verdicts, and each row's interval is at family_level(family_confidence, m), m the rows that get an interval (enough
+    runs on both sides, the same results), so that the chance of any "beyond noise" among them when nothing differs is
+    at most 1 - family_confidence. `family_size`: m when the family spans more than these rows (compare_storages:
+    every storage's). Then the frame also has ci_confidence and family_size columns, and attrs["family"] says it all:
+    {"confidence", "correction", "size", "row_confidence"}."""
+    groups = []
     for key, group in frame.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)
+        groups.append((key, group, *_sides(group, baseline, other, include_throttled), same_results(group)))
+    family = None
+    if family_confidence is not None:
+        size = family_size if family_size is not None else sum(judged(b, o, match) for _, _, b, o, match in groups)
+        family = {"confidence": family_confidence, "correction": FAMILY_CORRECTION, "size": int(size),
+                  "row_confidence": family_level(family_confidence, size)}
+    confidence = family["row_confidence"] if family else CONFIDENCE
+    rows = []
+    for key, group, base, oth, results_match in groups:
         throttled = _throttled(_measured_ok(group))
         throttled_runs, throttled_total = int((throttled > 0).sum()), int(throttled.sum())
-        ok = samples(group, include_throttled)
-        base = ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy()
-        oth = ok.loc[ok["storage"] == other, "wall_s"].to_numpy()
         sb, so = summary(base), summary(oth)
         by_median = so["median"] / sb["median"] if sb["n"] and so["n"] else np.nan
         by_min = so["min"] / sb["min"] if sb["n"] and so["n"] else np.nan
-        ci = ratio_ci(oth, base)
-        results_match = same_results(group)
+        ci = ratio_ci(oth, base, confidence=confidence, n_resamples=resamples_for(confidence))
         if not results_match:  # timing two different answers says nothing about the storages
             by_median = by_min = np.nan
             ci = (np.nan, np.nan)
@@ -131,8 +171,18 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
             "failed_runs": failed,
             "throttled_runs": throttled_runs, "throttled_requests": throttled_total,
             "throttled_kept": include_throttled,
+            **({"ci_confidence": confidence, "family_size": family["size"]} if family else {}),
         })
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if family:
+        table.attrs["family"] = family
+    return table
+
+
+def judged(base, other, results_match: bool = True) -> bool:
+    """Whether a row gets an interval (and so a verdict that can say "beyond noise"): MIN_RUNS on each side and the
+    same results. The rows of a family that count in its correction."""
+    return bool(results_match) and len(base) >= MIN_RUNS and len(other) >= MIN_RUNS
 
 
 def samples(frame: pd.DataFrame, include_throttled: bool = False) -> pd.DataFrame:
@@ -158,14 +208,31 @@ def _throttled(rows: pd.DataFrame) -> pd.Series:
 
 
 def compare_storages(frame: pd.DataFrame, storages: list[str], baseline: str,
-                     by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False) -> pd.DataFrame:
-    """compare() of every other storage against the baseline: one row per (subject, case, storage)."""
+                     by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False,
+                     family_confidence: float | None = None) -> pd.DataFrame:
+    """compare() of every other storage against the baseline: one row per (subject, case, storage).
+
+    `family_confidence`: every row of every storage is one family (compare's family_confidence), its size counted
+    over them all."""
+    pairs = [(other, frame[frame["storage"].isin([baseline, other])]) for other in storages if other != baseline]
+    size = None
+    if family_confidence is not None:
+        size = sum(judged(*_sides(group, baseline, other, include_throttled), same_results(group))
+                   for other, rows in pairs for _, group in rows.groupby(list(by), sort=True))
     parts = []
-    for other in storages:
-        if other == baseline:
-            continue
-        rows = frame[frame["storage"].isin([baseline, other])]
-        part = compare(rows, baseline, other, by, include_throttled)
+    for other, rows in pairs:
+        part = compare(rows, baseline, other, by, include_throttled, family_confidence, size)
         part.insert(len(by), "storage", other)
         parts.append(part)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if not parts:
+        return pd.DataFrame()
+    table = pd.concat(parts, ignore_index=True)
+    if family_confidence is not None:
+        table.attrs["family"] = parts[0].attrs["family"]
+    return table
+
+
+def _sides(group: pd.DataFrame, baseline: str, other: str, include_throttled: bool) -> tuple:
+    """The baseline's and the other storage's samples (wall seconds) of one row."""
+    ok = samples(group, include_throttled)
+    return (ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy(), ok.loc[ok["storage"] == other, "wall_s"].to_numpy())

@@ -76,11 +76,25 @@ class QueryReport(StoredReport):
         return self._results().config.get("profile", {}).get("name", "")
 
     # ---- the tables ----------------------------------------------------------------------------------------
+    FAMILY_CONFIDENCE = 0.95  # every verdict of the report is one family: a false "beyond noise" in 1 of 20 reports
+
     def comparison(self) -> pd.DataFrame:
-        """Every other storage against the baseline, per engine and query; runs the S3 server throttled are left
-        out unless include_throttled."""
+        """Every other storage against the baseline, per engine and query, the verdicts corrected as one family
+        (stats.compare_storages: Bonferroni, each interval at 1 - 0.05 / m; bench/power.py measured the rule); runs the
+        S3 server throttled are left out unless include_throttled."""
         return stats.compare_storages(self._frame(), self.storages, self.baseline,
-                                      include_throttled=self.include_throttled)
+                                      include_throttled=self.include_throttled,
+                                      family_confidence=self.FAMILY_CONFIDENCE)
+
+    def family_phrase(self, comparison: pd.DataFrame) -> str:
+        """How the verdicts were corrected for their number, for the Conditions ('' when none was judged)."""
+        family = comparison.attrs.get("family") or {}
+        size = family.get("size") or 0
+        if size < 2:
+            return ""
+        return (f"verdicts corrected for their number ({family.get('correction', 'Bonferroni')} over {size}: each "
+                f"interval at {ci_level(comparison)}, so a false \"beyond noise\" anywhere in the report has at most a "
+                f"{1 - family['confidence']:.0%} chance); ")
 
     def recap(self) -> pd.DataFrame:
         """One row per engine and query; each engine labelled with the version that executed it; a verdict beyond
@@ -222,6 +236,7 @@ class QueryReport(StoredReport):
         data = (f"your tables ({self.suite})" if self.tables else
                 data_size(self.rows, self.files, self.file_format, self.suite, self.scale))
         conditions = (f"{data}; {runs_phrase(self.runs, self.warmup)}; {self.order_phrase()}"
+                      f"{self.family_phrase(comparison)}"
                       f"{where(self.profile_name, self.measured_network, self._results().config)}; "
                       f"{self.control_phrase()}")
         return Findings(sentences, conditions, undecided)
@@ -367,7 +382,7 @@ def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str 
         f"{b} min (s)": c[f"{baseline}_min"].round(3),
         f"{o} min (s)": c[f"{other}_min"].round(3),
         f"{o} ÷ {b} time (min)": c["speedup_min"].round(2),
-        "95% CI (median ratio)": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        f"{ci_level(c)} CI (median ratio)": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
         "verdict": c["verdict"],
         "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
         "check": [_check(row) for row in c.itertuples()],
@@ -389,12 +404,18 @@ def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, 
             name = stats.label(other)
             row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
             row[f"{name} ÷ {stats.label(baseline)} time"] = round(r["speedup_median"], 2)
-            row[f"{name} 95% CI"] = _ci(r["ci_low"], r["ci_high"])
+            row[f"{name} {ci_level(comparison)} CI"] = _ci(r["ci_low"], r["ci_high"])
             row[f"{name} verdict"] = r["verdict"]
         row["query"] = f"{case}: {titles.get(case, case)}"
         row["check"] = "; ".join(sorted({_check(r) for r in group.itertuples()} - {"ok"})) or "ok"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def ci_level(comparison: pd.DataFrame) -> str:
+    """The confidence of each row's interval: '95%', or a family's corrected level ('98.75%')."""
+    level = (comparison.attrs.get("family") or {}).get("row_confidence", stats.CONFIDENCE)
+    return f"{100 * level:.4g}%"
 
 
 def _ci(low: float, high: float) -> str:

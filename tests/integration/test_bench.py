@@ -128,3 +128,42 @@ def test_datagen_quick_places_both_datasets_against_the_plain_generator(profile)
         *(rf"  {dataset}: {engine} .+; MB = the local copy's data files \(one placed copy: {NUM} MB\); ratio = plain "
           r"seconds / perfkit seconds \(same rows\)" for dataset, engine in (("tpch", "Trino"), ("hibench", "Spark"))),
     ])
+
+
+def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profile):
+    lines = quick("bench/power.py")
+    top = header(r"power: a planted slowdown of S3 \(\+10% of each query's time, Toxiproxy latency\) against none, "
+                 r"(\d+) planted and (\d+) null trials per size in random order; Trino .+, S3 behind .+; each trial "
+                 r"one perfkit run of two arms over the same S3 files, both arms each round in random order "
+                 r"\(seed \d+\)",
+                 lines)
+    planted, null = map(int, top.groups())
+    assert planted == null >= 1
+    queries = {}
+    for size in ("make-report", "defaults"):  # each size's queries, as its first line names them
+        found = next((re.match(rf"  {size} \(([^;]+);", line) for line in lines if line.startswith(f"  {size} (")),
+                     None)
+        assert found, f"no line for {size}:\n" + "\n".join(lines)
+        queries[size] = found[1].split(", ")
+    assert queries["make-report"] == ["q1"] and len(queries["defaults"]) > 1  # the report's q1; the notebook's all
+    query = r"q\d+"
+    fit = rf"{query} {NUM} s at the base, {NUM} ms per added ms -> \+\d+ ms"
+    each = rf"{query} {NUM}"
+    rate = rf"\d+/\d+ \(95% CI {NUM}-{NUM}\)"
+    rules = [r"report rule \(each query's 95% CI of median b / median a excludes 1\)",
+             rf"report rule, Bonferroni family 95% \(each of \d+ quer(?:y|ies) at {NUM}%\)",
+             rf"compare rule \(ratio outside {NUM}x and Mann-Whitney p < {NUM}\)"]
+    assert_shape(lines, [
+        top.re.pattern,
+        *(pattern for size in ("make-report", "defaults") for pattern in [
+            rf"  {size} \({', '.join(queries[size])}; {NUM} rows in \d+ files, runs=\d+, warmup=\d+\): calibrated "
+            rf"{fit}(?:; {fit}){{{len(queries[size]) - 1}}}",
+            rf"  {size}: median b / median a over all runs, planted trials {each}(?:, {each})*; null trials "
+            rf"{each}(?:, {each})*",
+            *(rf"  {size}, {rule}: power {rate} at its weakest query {query} \({query} \d+(?:, {query} \d+)* of "
+              rf"{planted}\), false alarms {rate} \[goal >= 18/20, <= 1/20: (?:met|not met: (?:power|false alarms|"
+              r"power, false alarms))\]" for rule in rules),
+            rf"  {size}: data placed in {NUM} s, calibration {NUM} s, {planted + null} trials in {NUM} s \({NUM} s a "
+            r"trial\), \d+ failed runs",
+        ]),
+    ])

@@ -292,7 +292,7 @@ def test_latest_pair_falls_back_to_a_run_sharing_a_case(results):
 
 def test_latest_pair_with_one_run_says_so(results):
     _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES})
-    with pytest.raises(PerfkitError, match=r"1 complete run\(s\) of hdfs_vs_s3_queries .* comparing needs two: "
+    with pytest.raises(PerfkitError, match=r"1 complete run of hdfs_vs_s3_queries .* comparing needs two: "
                                            r"render notebooks/hdfs_vs_s3_queries.ipynb again"):
         latest_pair(EXP)
 
@@ -357,7 +357,7 @@ def test_the_notebook_is_committed_without_outputs_with_its_parameters_tagged():
     assert report.notebook_parameters("notebooks/compare_runs.ipynb") == ["a", "b", "factor", "experiment"]
 
 
-@pytest.mark.parametrize("runs, shown", [(2, "slower"), (1, "Nothing to compare yet: 1 complete run(s)")])
+@pytest.mark.parametrize("runs, shown", [(2, "slower"), (1, "Nothing to compare yet: 1 complete run of")])
 def test_the_notebook_renders_with_its_defaults_with_two_runs_or_one(results, tmp_path, runs, shown):
     _run(results, "20260101T000000Z-aaaaaa", {("trino", "hdfs", "q1"): A_TIMES})
     if runs == 2:
@@ -443,5 +443,5 @@ def test_two_runs_of_the_same_code_read_as_noise(results):
 
 
 def test_one_run_so_far_is_the_finding():
-    found = compare.nothing_to_compare("1 complete run(s) of hdfs_vs_s3_queries, and comparing needs two")
-    assert found.first == "Nothing to compare yet: 1 complete run(s) of hdfs_vs_s3_queries, and comparing needs two"
+    found = compare.nothing_to_compare("1 complete run of hdfs_vs_s3_queries, and comparing needs two")
+    assert found.first == "Nothing to compare yet: 1 complete run of hdfs_vs_s3_queries, and comparing needs two"

@@ -106,3 +106,79 @@ def test_paired_ratio_ci_needs_three_pairs():
     (float("nan"), float("nan"), "too few rounds to judge (need 3)")])
 def test_against_target_words(low, high, words):
     assert stats.against_target(low, high, 1.03) == words
+
+
+# -- a family of verdicts (issue 70): each row's interval at 1 - 0.05 / m, m the rows that get one ------------------
+@pytest.mark.parametrize("family, size, level", [(0.95, 1, 0.95), (0.95, 4, 0.9875), (0.95, 0, 0.95),
+                                                 (0.90, 10, 0.99)])
+def test_family_level_spreads_the_family_s_error_over_its_rows(family, size, level):
+    assert stats.family_level(family, size) == pytest.approx(level)
+
+
+@pytest.mark.parametrize("family, size", [(1.0, 4), (0.0, 4), (True, 4), (0.95, -1), (0.95, 2.5)])
+def test_family_level_refuses_what_is_no_confidence_or_no_count(family, size):
+    with pytest.raises(ValueError):
+        stats.family_level(family, size)
+
+
+def test_resamples_leave_enough_beyond_each_end_of_a_narrow_interval():
+    assert stats.resamples_for(0.95) == 2000  # the default of every 95% interval, unchanged
+    assert stats.resamples_for(0.9975) == 20_000  # 0.125% a side: 25 resamples each
+    assert stats.resamples_for(0.99, n_resamples=50_000) == 50_000
+
+
+A_TIMES, B_PATTERN = [1.0, 1.02, 0.98, 1.01], [1.0, 1.03, 0.97, 1.02]
+
+
+def _family_frame(shift: float = 1.04, extra_rows=()):
+    """q1: B 4% slower than A, beyond noise at 95% but not at 98.75%; q2-q4: B as A, within noise either way."""
+    rows = []
+    for case, factor in (("q1", shift), ("q2", 1.0), ("q3", 1.0), ("q4", 1.0)):
+        rows += [{"storage": "a", "wall_s": w, "case": case} for w in A_TIMES]
+        rows += [{"storage": "b", "wall_s": w * factor, "case": case} for w in B_PATTERN]
+    return _frame([*rows, *extra_rows])
+
+
+def test_compare_without_a_family_is_as_before_each_row_at_95_percent():
+    table = stats.compare(_family_frame(), "a", "b")
+    assert "ci_confidence" not in table and "family" not in table.attrs
+    q1 = table.set_index("case").loc["q1"]
+    assert (q1["ci_low"], q1["ci_high"]) == stats.ratio_ci([w * 1.04 for w in B_PATTERN], A_TIMES)
+    assert q1["ci_low"] > 1 and q1["verdict"] == f"A {q1['speedup_median']:.2f}× faster"
+
+
+def test_a_family_of_four_rows_widens_each_interval_to_98_75_percent_and_drops_the_weak_call():
+    table = stats.compare(_family_frame(), "a", "b", family_confidence=0.95)
+    assert table.attrs["family"] == {"confidence": 0.95, "correction": "Bonferroni", "size": 4,
+                                     "row_confidence": pytest.approx(0.9875)}
+    assert table["ci_confidence"].tolist() == pytest.approx([0.9875] * 4) and table["family_size"].tolist() == [4] * 4
+    q1 = table.set_index("case").loc["q1"]
+    assert (q1["ci_low"], q1["ci_high"]) == stats.ratio_ci([w * 1.04 for w in B_PATTERN], A_TIMES, confidence=0.9875,
+                                                           n_resamples=stats.resamples_for(0.9875))
+    alone = stats.compare(_family_frame(), "a", "b").set_index("case").loc["q1"]
+    assert q1["ci_low"] < alone["ci_low"] and q1["ci_high"] > alone["ci_high"]
+    assert q1["ci_low"] < 1 and q1["verdict"] == "no difference beyond noise"
+    # a clear difference stays beyond noise in the family
+    strong = stats.compare(_family_frame(shift=1.10), "a", "b", family_confidence=0.95).set_index("case").loc["q1"]
+    assert strong["ci_low"] > 1 and strong["verdict"].startswith("A ")
+
+
+def test_a_family_counts_only_the_rows_that_get_an_interval():
+    too_few = [{"storage": "a", "wall_s": 1.0, "case": "q5"}, {"storage": "b", "wall_s": 9.0, "case": "q5"}]
+    differ = [{"storage": side, "wall_s": 1.0, "case": "q6", "result_hash": side} for side in "aabbb"]
+    table = stats.compare(_family_frame(extra_rows=[*too_few, *differ]), "a", "b", family_confidence=0.95)
+    assert len(table) == 6 and table.attrs["family"]["size"] == 4
+    # a family given from outside (compare_storages: every storage's rows) is taken as given
+    wider = stats.compare(_family_frame(), "a", "b", family_confidence=0.95, family_size=8)
+    assert wider.attrs["family"]["row_confidence"] == pytest.approx(1 - 0.05 / 8)
+
+
+def test_compare_storages_takes_every_storage_s_rows_as_one_family():
+    frame = _family_frame()
+    frame = pd.concat([frame, frame[frame["storage"] == "b"].assign(storage="c")], ignore_index=True)
+    plain = stats.compare_storages(frame, ["a", "b", "c"], "a")
+    assert "ci_confidence" not in plain and "family" not in plain.attrs
+    table = stats.compare_storages(frame, ["a", "b", "c"], "a", family_confidence=0.95)
+    assert len(table) == 8 and table.attrs["family"]["size"] == 8
+    assert table["ci_confidence"].tolist() == pytest.approx([1 - 0.05 / 8] * 8)
+    assert (table["verdict"] == "no difference beyond noise").all()
