@@ -68,6 +68,17 @@ def what_read(storages) -> str:
             f"{READS} times at start and end (and every {BETWEEN_S:.0f} s between steps)")
 
 
+def files_control(profile, files: dict) -> DriftControl:
+    """The control of a run that knows its files: storage -> (folder Location, file name), each read's first
+    READ_BYTES."""
+    reads = {where: _first_bytes(get_storage(where, profile), folder, name) for where, (folder, name) in files.items()}
+    return DriftControl(reads, what_read(list(reads)))
+
+
+def _first_bytes(storage, folder, name: str) -> Callable[[], bytes]:
+    return lambda: storage.read_range(folder, name, 0, READ_BYTES)
+
+
 def file_read(profile, where: str, url: str, name: str | None = None) -> Callable[[], bytes]:
     """A read of the first READ_BYTES of a file of `where`: `url` is its folder (a table's location), `name` the file
     in it (None: the first listed, looked up once, now)."""
@@ -78,7 +89,7 @@ def file_read(profile, where: str, url: str, name: str | None = None) -> Callabl
         if not listed:
             raise FileNotFoundError(f"no data file in {url}")
         name = sorted(listed)[0]
-    return lambda: storage.read_range(folder, name, 0, READ_BYTES)
+    return _first_bytes(storage, folder, name)
 
 
 def table_control(profile, tableset, storages) -> DriftControl | None:

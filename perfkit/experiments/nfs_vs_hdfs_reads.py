@@ -178,14 +178,11 @@ class ReadComparison(Experiment):
 
     def control(self):
         """The drift control: a small read of the file set's first file on NFS and on HDFS."""
-        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
+        from perfkit.experiments.control import files_control
 
-        reads = {}
-        for where in ("nfs", "hdfs"):
-            storage = get_storage(where, self.profile)
-            folder, name = storage.folder("filesets", self.fileset.name), self.fileset.file_name(0)
-            reads[where] = (lambda s=storage, f=folder, n=name: s.read_range(f, n, 0, READ_BYTES))
-        return DriftControl(reads, what_read(list(reads)))
+        first = self.fileset.file_name(0)
+        return files_control(self.profile, {where: (get_storage(where, self.profile).folder(
+            "filesets", self.fileset.name), first) for where in ("nfs", "hdfs")})
 
     def record_of(self, step: tuple[str, str]) -> dict:
         protocol, name = step

@@ -114,15 +114,13 @@ class TransferComparison(Experiment):
 
     def control(self):
         """The drift control: a small read of the source's first object on S3 (the copies' HDFS side is new)."""
-        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
-        from perfkit.storages import get_storage
+        from perfkit.experiments.control import files_control
         from perfkit.storages.base import Location
 
         if not self.manifest or not self.manifest.files:
             return None
-        s3, folder = get_storage("s3", self.profile), Location("s3", self.manifest.prefix, self.manifest.bucket)
-        name = self.manifest.files[0][0]
-        return DriftControl({"s3": lambda: s3.read_range(folder, name, 0, READ_BYTES)}, what_read(["s3"]))
+        folder = Location("s3", self.manifest.prefix, self.manifest.bucket)
+        return files_control(self.profile, {"s3": (folder, self.manifest.files[0][0])})
 
     def label(self, step: tuple[int, str, int]) -> str:
         repeat, name, level = step

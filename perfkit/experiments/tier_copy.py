@@ -107,12 +107,11 @@ class TierCopy(Experiment):
 
     def control(self):
         """The drift control: a small read of the first object on S3."""
-        from perfkit.experiments.control import READ_BYTES, DriftControl, what_read
-        from perfkit.storages import get_storage
+        from perfkit.experiments.control import files_control
         from perfkit.storages.base import Location
 
-        s3, folder = get_storage("s3", self.profile), Location("s3", self.prefix, self.profile.s3_bucket)
-        return DriftControl({"s3": lambda: s3.read_range(folder, "part-0000.bin", 0, READ_BYTES)}, what_read(["s3"]))
+        folder = Location("s3", self.prefix, self.profile.s3_bucket)
+        return files_control(self.profile, {"s3": (folder, "part-0000.bin")})
 
     # the two readers ---------------------------------------------------------------------------------------------
     def command(self, reader: str, local: Path) -> list[str]:
