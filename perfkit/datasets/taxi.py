@@ -2,20 +2,27 @@
 
 Deterministic: the same (rows, files, seed) always gives the same rows, and the same bytes on
 disk. Each file is generated from its own seed, so a file never depends on how many came before.
+A file is generated and written in batches of BATCH_ROWS rows (each batch its own seed: the file's, then the
+batch's number), so a file of any size, up to the studies' 1.6 GB, streams through a batch's memory.
 """
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from perfkit import atomic
-from perfkit.compat import zip_strict
 from perfkit.errors import PerfkitError
 from perfkit.validate import whole
 
@@ -98,11 +105,14 @@ def _tracts() -> dict[str, np.ndarray]:
 
 
 TRACTS = _tracts()
+TRACT_COLUMNS = {key: pa.array(values) for key, values in TRACTS.items()}  # taken by index, in Arrow
 
 
-# One file is generated in memory: measured ~2-3 KB of peak memory per row (numpy columns, then Arrow),
-# so a million rows per file stays near 3 GB. More rows: more files, each generated on its own.
-MAX_ROWS_PER_FILE = 1_000_000
+# A batch is generated in memory: measured ~2-3 KB of peak memory per row (numpy columns, then Arrow), so a batch
+# of 250,000 rows stays under 1 GB whatever the file's size. Batch 0 draws from the file's own seed as files did when
+# each was generated whole, so a file of up to BATCH_ROWS rows (make report's, the notebooks') keeps its bytes.
+BATCH_ROWS = 250_000
+PARALLEL_FROM_ROWS = 1_000_000
 MAX_ROWS = 2**63 - 1  # trip_id is a bigint
 
 
@@ -115,11 +125,6 @@ class TaxiDataset:
     def __post_init__(self):
         rows = whole("rows", self.rows, maximum=MAX_ROWS, why="trip_id is a bigint")
         files = whole("files", self.files, maximum=rows, why="at most one file per row")
-        per_file = -(-rows // files)
-        if per_file > MAX_ROWS_PER_FILE:
-            raise PerfkitError(f"rows={rows:,} in files={files:,} is {per_file:,} rows per file, more than the "
-                               f"{MAX_ROWS_PER_FILE:,} one file may hold (each is generated in memory, ~3 KB a row): "
-                               f"give files={-(-rows // MAX_ROWS_PER_FILE)} or more")
         object.__setattr__(self, "rows", rows)  # frozen: store the ints (1e5 -> 100000) the name and files use
         object.__setattr__(self, "files", files)
         object.__setattr__(self, "seed", whole("seed", self.seed, minimum=0))
@@ -133,29 +138,53 @@ class TaxiDataset:
         base, extra = divmod(self.rows, self.files)
         return index * base + min(index, extra), base + (index < extra)
 
-    def table(self, index: int) -> pa.Table:
+    def batches(self, index: int) -> Iterator[pa.Table]:
+        """File `index`'s rows, BATCH_ROWS at a time, each batch from its own seed."""
         first, count = self.rows_in_file(index)
-        rng = np.random.default_rng([self.seed, index])
-        return generate(rng, first, count)
+        for batch, start in enumerate(range(0, count, BATCH_ROWS)):
+            rng = np.random.default_rng([self.seed, index] if batch == 0 else [self.seed, index, batch])
+            yield generate(rng, first + start, min(BATCH_ROWS, count - start))
+
+    def table(self, index: int) -> pa.Table:
+        """File `index` whole, in memory: for small files (write() streams)."""
+        return pa.concat_tables(self.batches(index))
 
     def write(self, folder: Path, file_format: str = "orc") -> list[Path]:
-        """Write every file of the dataset into `folder` (skipping files already complete)."""
+        """Write every file of the dataset into `folder` (skipping files already complete); files of more than a
+        batch in all go to one process per core (generation and ORC's zlib are CPU-bound, one core each)."""
         if file_format not in FORMATS:
             raise PerfkitError(f"unknown file format {file_format!r}: use one of {', '.join(FORMATS)}")
         folder.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for index in range(self.files):
-            path = folder / f"part-{index:05d}.{file_format}"
-            if not path.exists():
-                table = self.table(index)
-                # a temporary name of this write's own: a concurrent run writing the same file cannot move it away
-                with atomic.replacing(path) as tmp:
-                    if file_format == "orc":
-                        orc.write_table(table, str(tmp), compression="zlib")
-                    else:
-                        pq.write_table(table, str(tmp), compression="snappy")
-            paths.append(path)
+        paths = [folder / f"part-{index:05d}.{file_format}" for index in range(self.files)]
+        todo = [index for index, path in enumerate(paths) if not path.exists()]
+        workers = min(len(todo), os.cpu_count() or 1)
+        if workers < 2 or self.rows < PARALLEL_FROM_ROWS:
+            for index in todo:
+                self.write_file(index, paths[index], file_format)
+            return paths
+        # spawned, not forked: the caller may hold threads (an engine's client, a progress bar) a fork would copy
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for done in [pool.submit(self.write_file, index, paths[index], file_format) for index in todo]:
+                done.result()  # a worker's error, raised here
         return paths
+
+    def write_file(self, index: int, path: Path, file_format: str) -> None:
+        """File `index`, a batch at a time, under a temporary name of this write's own (a concurrent run writing the
+        same file cannot move it away), then renamed into place whole."""
+        with atomic.replacing(path) as tmp, _writer(tmp, file_format) as writer:
+            for batch in self.batches(index):
+                writer.write(batch)
+
+
+@contextmanager
+def _writer(path: Path, file_format: str):
+    """A file writer taking one batch at a time: ORC (zlib) or Parquet (snappy), as the studies wrote them."""
+    writer = (orc.ORCWriter(str(path), compression="zlib") if file_format == "orc"
+              else pq.ParquetWriter(str(path), ARROW_SCHEMA, compression="snappy"))
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 def generate(rng: np.random.Generator, first_id: int, n: int) -> pa.Table:
@@ -214,13 +243,17 @@ def generate(rng: np.random.Generator, first_id: int, n: int) -> pa.Table:
     for side in ("pickup", "dropoff"):
         borough = rng.choice(len(BOROUGHS), n, p=BOROUGH_P)
         tract = borough * TRACTS_PER_BOROUGH + rng.integers(0, TRACTS_PER_BOROUGH, n)
-        for key, values in TRACTS.items():
-            columns[f"{side}_{key}"] = values[tract]
-        lon, lat = columns[f"{side}_longitude"].astype(str), columns[f"{side}_latitude"].astype(str)
-        columns[side] = np.char.add(np.char.add(np.char.add(np.char.add("POINT(", lon), " "), lat), ")")
+        tract = pa.array(tract)
+        for key, values in TRACT_COLUMNS.items():
+            columns[f"{side}_{key}"] = values.take(tract)
+        lon, lat = (_as_text(columns[f"{side}_{axis}"]) for axis in ("longitude", "latitude"))
+        columns[side] = pc.binary_join_element_wise("POINT(", lon, " ", lat, ")", "")
     arrays = []
     for name, typ, _ in SCHEMA:
         values = columns[name]
+        if isinstance(values, pa.Array):  # built in Arrow already (text: numpy's is ten times slower)
+            arrays.append(values.cast(typ))
+            continue
         mask = None
         if name == "ehail_fee":
             mask = np.isnan(values)
@@ -230,10 +263,17 @@ def generate(rng: np.random.Generator, first_id: int, n: int) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
 
+def _as_text(values: np.ndarray) -> pa.Array:
+    """Each coordinate as numpy's str() writes it (-74.0, not Arrow's -74), made by Arrow. Coordinates only: numpy
+    writes a float below 1e-4 in exponent form, Arrow does not."""
+    text = pc.cast(pa.array(values), pa.string())
+    whole_number = pa.array(np.floor(values) == values)
+    return pc.if_else(whole_number, pc.binary_join_element_wise(text, ".0", ""), text)
+
+
 def _day_noise(day: np.ndarray, salt: int) -> np.ndarray:
     """A repeatable value in [-1, 1) per (day, salt): same day, same weather, in every file."""
-    keys = np.unique(day)
+    keys, each_day = np.unique(day, return_inverse=True)
     digests = [hashlib.blake2b(f"{k}:{salt}".encode(), digest_size=4).digest() for k in keys]
     values = np.array([int.from_bytes(d, "big") for d in digests])
-    lookup = dict(zip_strict(keys, values / 2**31 - 1.0))
-    return np.array([lookup[d] for d in day])
+    return (values / 2**31 - 1.0)[each_day]

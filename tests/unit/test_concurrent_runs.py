@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
-import pyarrow.orc as orc
 import pytest
 
 import perfkit
@@ -22,16 +22,18 @@ def test_two_writers_of_the_same_taxi_file_both_finish_with_the_same_bytes(tmp_p
     A died with FileNotFoundError part-00000.tmp -> part-00000.orc."""
     dataset, folder = TaxiDataset(rows=50, files=1), tmp_path / "taxi"
     TaxiDataset(rows=50, files=1).write(tmp_path / "alone")  # the bytes one writer alone makes
-    real_write, inside = orc.write_table, []
+    real_writer, inside = taxi._writer, []
 
-    def write_table(table, where, **kwargs):
-        real_write(table, where, **kwargs)
+    @contextmanager
+    def writer(where, file_format):
+        with real_writer(where, file_format) as opened:
+            yield opened
         if not inside:  # A has written its temporary file; now B runs from start to end
             inside.append(where)
             assert dataset.write(folder) == [folder / "part-00000.orc"]
             inside.append("B done")
 
-    monkeypatch.setattr(taxi.orc, "write_table", write_table)
+    monkeypatch.setattr(taxi, "_writer", writer)
     assert dataset.write(folder) == [folder / "part-00000.orc"]  # A finishes too
     assert inside[-1] == "B done"
     assert [p.name for p in folder.iterdir()] == ["part-00000.orc"]  # no temporary file left

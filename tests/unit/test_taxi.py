@@ -37,6 +37,20 @@ def test_same_parameters_give_the_same_bytes(tmp_path, fmt):
     assert _digests(tmp_path / "a") != _digests(tmp_path / "c")
 
 
+def test_files_written_by_a_process_per_core_are_the_files_written_one_by_one(tmp_path, monkeypatch):
+    import perfkit.datasets.taxi as taxi
+
+    ds = TaxiDataset(rows=3000, files=3, seed=7)
+    ds.write(tmp_path / "one_by_one", "orc")
+    monkeypatch.setattr(taxi, "PARALLEL_FROM_ROWS", 1)
+    monkeypatch.setattr(taxi.os, "cpu_count", lambda: 2)
+    spawned, get_context = [], taxi.multiprocessing.get_context
+    monkeypatch.setattr(taxi.multiprocessing, "get_context", lambda how: spawned.append(how) or get_context(how))
+    ds.write(tmp_path / "in_parallel", "orc")
+    assert spawned == ["spawn"]
+    assert _digests(tmp_path / "in_parallel") == _digests(tmp_path / "one_by_one")
+
+
 def test_rows_are_split_over_files_without_gaps(tmp_path):
     ds = TaxiDataset(rows=1001, files=4)
     tables = [orc.read_table(p) for p in ds.write(tmp_path, "orc")]
@@ -61,9 +75,6 @@ def test_distributions_are_plausible():
     ({"rows": 2, "files": 3}, "files=3: give a whole number >= 1 and <= 2 (at most one file per row)"),
     ({"rows": "1e5"}, "rows='1e5': this is text, not a number: write rows=100000"),
     ({"rows": 10**23}, "rows=100000000000000000000000: give a whole number >= 1 and <= 9,223,372,036,854,775,807"),
-    ({"rows": 10**7, "files": 4}, "rows=10,000,000 in files=4 is 2,500,000 rows per file, more than the 1,000,000 "
-                                  "one file may hold (each is generated in memory, ~3 KB a row): give files=10 or "
-                                  "more"),
     ({"rows": 10, "seed": -1}, "seed=-1: give a whole number >= 0"),
 ])
 def test_bad_sizes_are_refused(kwargs, message):
@@ -71,6 +82,32 @@ def test_bad_sizes_are_refused(kwargs, message):
 
     with pytest.raises(PerfkitError, match="^" + re.escape(message)):
         TaxiDataset(**kwargs)
+
+
+def test_a_file_larger_than_a_batch_is_generated_and_written_a_batch_at_a_time(tmp_path, monkeypatch):
+    import perfkit.datasets.taxi as taxi
+
+    monkeypatch.setattr(taxi, "BATCH_ROWS", 1000)
+    sizes = []
+    generate = taxi.generate
+    monkeypatch.setattr(taxi, "generate", lambda rng, first, n: sizes.append(n) or generate(rng, first, n))
+    ds = TaxiDataset(rows=5000, files=2, seed=3)  # 2,500 rows a file: batches of 1,000, 1,000 and 500
+    written = [orc.read_table(path) for path in ds.write(tmp_path, "orc")]
+    assert sizes == [1000, 1000, 500] * 2
+    ids = np.concatenate([t.column("trip_id").to_numpy() for t in written])
+    assert ids.tolist() == list(range(5000))
+    # each batch from its own seed: the file's for batch 0, as a file of one batch always was
+    first_batch = generate(np.random.default_rng([3, 1]), 2500, 1000)
+    assert written[1].slice(0, 1000).cast(first_batch.schema).equals(first_batch)  # read back in ns
+    second_batch = generate(np.random.default_rng([3, 1, 1]), 3500, 1000)
+    assert written[1].slice(1000, 1000).cast(second_batch.schema).equals(second_batch)
+
+
+def test_points_are_written_as_numpy_writes_floats():
+    from perfkit.datasets.taxi import _as_text
+
+    values = np.round(np.concatenate([[-74.0, 40.0, -73.5], np.random.default_rng(0).normal(-74, 0.04, 100_000)]), 6)
+    assert _as_text(values).to_pylist() == values.astype(str).tolist()  # -74.0 (Arrow alone writes -74)
 
 
 def test_an_integral_float_is_a_row_count():
