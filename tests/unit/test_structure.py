@@ -125,7 +125,7 @@ LAYERS = [
     ["engines", "suites"],  # what runs the queries, and the queries
     ["datasets"],  # data placed on the storages and registered with the engines
     ["tiers"],  # caches in front of a storage, read by the engines
-    ["results", "stats", "drift", "chance", "keep", "compare", "provenance", "report", "emr", "breakeven",
+    ["results", "stats", "drift", "chance", "keep", "compare", "provenance", "report", "emr", "breakeven", "model",
      "calibration", "protocol", "hadoop_cli", "reads", "testdfsio", "transfer"],  # measuring, recording, presenting
     ["experiments", "plots"],
     ["presenting"],  # every report, from a run's records: the experiments import nothing from it
