@@ -44,9 +44,7 @@ from perfkit.errors import PerfkitError
 CONFIDENCE = 0.95
 COLUMNS = ["engine", "query", "storage", "wall_s", "bytes", "requests", "g_s", "w_bytes_s"]
 STORAGE_TERMS = ["u", "rt", "bw"]  # the engine's S3 terms, in the design's order after each query's a and c
-TERM_WORDS = {"u": "S3's cost per request beyond its round trip (s)",
-              "rt": "round trips on the critical path per request",
-              "bw": "bytes on one connection's critical path per byte"}
+SPREAD = 2.0  # the least factor between a variable's smallest and largest value that separates its term
 
 
 class DesignError(PerfkitError):
@@ -149,19 +147,26 @@ def _design_row(queries: list[str], query: str, on_s3: bool, bytes: float, reque
 
 
 def _check_design(engine: str, runs: pd.DataFrame, queries: list[str]) -> None:
-    """Each term needs its own variation in the runs: say which is missing, in the user's words."""
+    """Each term needs its own variation in the runs (a factor of SPREAD or more between the smallest and largest
+    value: two runs of one size differ by a few bytes of headers): say which is missing, in the user's words."""
     s3 = runs[runs["storage"].eq("s3")]
     short = []
     for query in queries:
-        if runs.loc[runs["query"].eq(query), "bytes"].nunique() < 2:
+        if _spread(runs.loc[runs["query"].eq(query), "bytes"]) < SPREAD:
             short.append(f"query {query} at two or more data sizes (its cost per byte apart from its fixed cost)")
     if s3.empty:
         short.append("runs on S3")
     else:
-        if s3["g_s"].nunique() < 2:
+        if _spread(s3["g_s"]) < SPREAD:
             short.append("S3 at two or more round trips (the round trip's share apart from a request's own cost)")
-        if s3["w_bytes_s"].nunique() < 2:
+        if _spread(s3["w_bytes_s"]) < SPREAD:
             short.append("S3 at two or more bandwidths per connection (the bandwidth's share apart from the "
                          "engine's cost per byte)")
     if short:
-        raise DesignError(f"{engine}: the runs cannot separate the model's terms; they need " + "; ".join(short))
+        raise DesignError(f"{engine}: the runs cannot separate the model's terms; they need " + "; ".join(short)
+                          + f" (values a factor of {SPREAD:g} apart or more)")
+
+
+def _spread(values: pd.Series) -> float:
+    values = values.dropna()
+    return float(values.max() / values.min()) if len(values) and values.min() > 0 else 1.0

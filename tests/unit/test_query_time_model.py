@@ -120,3 +120,27 @@ def test_a_prediction_outside_the_fit_is_refused_by_name():
         model.predict("spark", "q1", "s3", bytes=1e6)
     with pytest.raises(Exception, match="query 'q9' was not in trino's fit"):
         model.predict("trino", "q9", "s3", bytes=1e6)
+
+
+def test_observations_are_read_from_the_records_server_counters_and_calibration():
+    from perfkit.model.observations import observations
+    from perfkit.results import Record, records_frame
+
+    network = {"name": "ec2-s3", "small_get_ms": 22.0, "one_connection_mb_s": 85.0}
+    s3_io = {"server": {"s3_get": 32.0, "s3_head": 24.0, "s3_list": 1.0, "s3_bytes_read": 962889.0},
+             "engine": {"s3_get": 30, "s3_head": 24, "s3_list": 1, "s3_bytes_read": 927584}}
+    engine_only = {"server": {}, "engine": {"hdfs_bytes_read": 890788}}
+
+    def record(storage, io, phase="measured", ok=True):
+        return Record("r1", "hdfs_vs_s3_queries", "trino", storage, "q1", phase, 0, "2026-12-07T13:24:33+00:00",
+                      0.5 if ok else None, ok=ok, io=io, config={"network": network})
+
+    rows = [record("s3", s3_io), record("hdfs", engine_only), record("s3", s3_io, phase="warmup"),
+            record("s3", s3_io, ok=False), record("s3", {})]
+    frame, left_out = observations(records_frame([r.__dict__ for r in rows]))
+    assert left_out == 1  # the run with no counters at all
+    assert frame.astype(object).where(frame.notna(), None).to_dict("records") == [
+        {"engine": "trino", "query": "q1", "storage": "s3", "wall_s": 0.5, "bytes": 962889.0, "requests": 57.0,
+         "g_s": 0.022, "w_bytes_s": 85e6},  # the server's counts, not the engine's
+        {"engine": "trino", "query": "q1", "storage": "hdfs", "wall_s": 0.5, "bytes": 890788.0, "requests": None,
+         "g_s": None, "w_bytes_s": None}]  # the engine's bytes where the server counted none
