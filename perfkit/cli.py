@@ -242,21 +242,22 @@ def _profile_kernel(profile) -> tuple[str, dict[str, str]] | None:
 @main.command("compare")
 @click.argument("a")
 @click.argument("b")
-@click.option("--factor", default=1.10, show_default=True, type=float,
+@click.option("--factor", default=1.10, show_default=True, type=float,  # compare.DEFAULT_FACTOR (a test checks)
               help="Noise factor: a change counts only when median B / median A is outside [1/factor, factor].")
-@click.option("--alpha", default=0.05, show_default=True, type=float,
+@click.option("--alpha", default=0.05, show_default=True, type=float,  # compare.DEFAULT_ALPHA
               help="... and the two-sided Mann-Whitney U p-value is below alpha.")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any case is slower beyond noise (for CI).")
 def compare_cmd(a, b, factor, alpha, fail_on_regression):
     """Did B get faster or slower than A? A and B: each a run id, a result file or a folder of runs."""
     from perfkit.compare import SLOWER, compare_runs, render_text
+    from perfkit.findings import plural
 
     table = compare_runs(a, b, factor=factor, alpha=alpha)
     click.echo(render_text(table))
     slower = table[table["verdict"] == SLOWER]
     if fail_on_regression and len(slower):
         cases = ", ".join("/".join(row) for row in slower[["subject", "storage", "case"]].itertuples(index=False))
-        raise PerfkitError(f"{len(slower)} case(s) slower beyond noise in B: {cases}")
+        raise PerfkitError(f"{plural(len(slower), 'case')} slower beyond noise in B: {cases}")
 
 
 @main.command("queries", cls=FieldsCommand, experiment="perfkit.experiments.hdfs_vs_s3_queries:QueryComparison",

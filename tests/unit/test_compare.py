@@ -323,7 +323,7 @@ def test_fail_on_regression_exits_1_only_when_something_is_slower(results, b_tim
     args = ["compare", "20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb", "--fail-on-regression"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == code
-    assert ("perfkit: 1 case(s) slower beyond noise in B: trino/hdfs/q1" in result.output) == (code == 1)
+    assert ("perfkit: 1 case slower beyond noise in B: trino/hdfs/q1" in result.output) == (code == 1)
     plain = CliRunner().invoke(main, args[:-1])
     assert plain.exit_code == 0  # without the flag a slower case is reported, not an error
 
@@ -445,3 +445,11 @@ def test_two_runs_of_the_same_code_read_as_noise(results):
 def test_one_run_so_far_is_the_finding():
     found = compare.nothing_to_compare("1 complete run of hdfs_vs_s3_queries, and comparing needs two")
     assert found.first == "Nothing to compare yet: 1 complete run of hdfs_vs_s3_queries, and comparing needs two"
+
+
+def test_the_cli_defaults_are_compare_s_own():
+    from perfkit.cli import compare_cmd
+    from perfkit.compare import DEFAULT_ALPHA, DEFAULT_FACTOR
+
+    defaults = {option.name: option.default for option in compare_cmd.params}
+    assert (defaults["factor"], defaults["alpha"]) == (DEFAULT_FACTOR, DEFAULT_ALPHA)
