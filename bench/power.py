@@ -1,18 +1,22 @@
 """Power and false alarms of perfkit's verdicts, measured with a planted slowdown whose truth is known (issue 70).
 
     python bench/power.py [--sizes make-report defaults] [--trials 20] [--engine trino] [--network ec2-s3]
-                          [--runs N] [--effect 0.10] [--seed 70] [--quick]
+                          [--runs N] [--effect 0.10] [--seed 70] [--design interleaved|sequential]
+                          [--compare-factors 1.10 1.05] [--quick]
 
 The decision rules under test are perfkit's own, imported, not re-implemented:
 - the report rule: the HDFS vs S3 report's verdict per engine and query (perfkit.stats.compare: a bootstrap 95%
   interval of median(other) / median(baseline) that excludes 1 is "beyond noise"), as the report reads it (each row at
   95%), and with the family correction perfkit.stats offers (compare(..., family_confidence=0.95): Bonferroni, each
   row's interval at 1 - 0.05 / m over the m queries of a trial);
+- a paired rule, perfkit's own too (stats.paired_ratio_ci, as bench/query_overhead.py judges paths timed side by side):
+  the median of the rounds' ratios b / a with its bootstrap interval, at 95% and with the Bonferroni correction;
 - the compare rule: `perfkit compare A B` (perfkit.compare.compare_runs on two result files: "slower" / "faster" only
   when median(B) / median(A) is outside [1/1.10, 1.10] and the Mann-Whitney p < 0.05), per query, uncorrected as
   compare reads it. A change of +10% sits on its noise factor, so by design it calls such a change only when the
   measured ratio lands above 1.10 with every b run beyond every a run (4 against 4: p = 0.029): its power here says
   what `perfkit compare` does with a 10% change, not how well it finds the changes it is meant for (`--effect 0.2`).
+`--compare-factors` judges the same trials by compare's rule at each factor given (its --factor).
 
 The design. S3 is compared with S3 itself, so that the truth is known: two arms, `a` and `b`, read the same S3 files
 through the same engine session, both through the lab's Toxiproxy (S3Network, the lab's own client: its apply() sets
@@ -38,6 +42,10 @@ queries shows its weakest query and each one. False alarm: the share of null tri
 (slower or faster) among the trial's queries (a trial's queries are one family). Each rate with its exact binomial
 (Clopper-Pearson) 95% interval, and the issue's goal: at least 18 of 20 planted trials called, at most 1 of 20 null
 trials with a false alarm, per rule.
+
+`--design sequential` runs a trial's arms one after the other instead (all of one arm's runs, with its warm-up, then
+the other's; which goes first drawn per trial), as `perfkit compare` meets two runs: whatever drifts between two runs
+(the engine warming, the machine's load) is then in the null trials' false alarms, which the interleaved design hides.
 
 Sizes: make-report is the HDFS vs S3 report's run as `make report` sizes it (QueryComparison.REPORT_DEFAULTS and the
 Makefile's REPORT_OVERRIDES: q1 only), defaults is the notebook's parameters cell (the same sizes, every taxi query).
@@ -125,8 +133,11 @@ class TwoArms(QueryComparison):
         self.arms: dict[str, dict[str, NetworkProfile]] = {}  # arm -> query id -> the network of its runs
         self.proxy: S3Network | None = None
         self.trial_seed = 0
+        self.sequential = False  # each arm's runs all together (two runs back to back), the first arm drawn
 
     def steps(self) -> list[ArmStep]:
+        if self.sequential:
+            return self.sequential_steps()
         found = []
         for engine in self.engines:
             for query in self.suite_queries:
@@ -136,6 +147,14 @@ class TwoArms(QueryComparison):
                         random.Random(f"{self.trial_seed}/{engine}/{query.id}/{phase}/{iteration}").shuffle(order)
                         found += [ArmStep(engine, query, Step(phase, iteration, "s3"), arm=arm) for arm in order]
         return found
+
+    def sequential_steps(self) -> list[ArmStep]:
+        """As `perfkit compare` is used: run A, then run B (or B then A, drawn per trial), each with its warm-up."""
+        arms = sorted(self.arms)
+        random.Random(f"{self.trial_seed}/arms").shuffle(arms)
+        return [ArmStep(engine, query, Step(phase, iteration, "s3"), arm=arm)
+                for arm in arms for engine in self.engines for query in self.suite_queries
+                for phase, count in (("warmup", self.warmup), ("measured", self.runs)) for iteration in range(count)]
 
     def label(self, step: ArmStep) -> str:
         return f"{step.engine} {step.query.id} {step.arm}"
@@ -214,15 +233,36 @@ def report_calls(results: ResultSet, family_confidence: float | None) -> dict[st
     return said
 
 
-def compare_calls(results: ResultSet, folder: Path) -> dict[str, str]:
-    """Per query, `perfkit compare A B`'s verdict with arm a's records as run A and arm b's as run B."""
+def paired_calls(results: ResultSet, family_confidence: float | None) -> dict[str, str]:
+    """Per query, a paired rule: the median of the rounds' ratios b / a (both arms of one round side by side) with its
+    bootstrap interval (stats.paired_ratio_ci), at 95% or the family's Bonferroni level: what drifts over a run moves
+    both runs of a round alike and leaves their ratio, so the interval is narrower where the noise is drift."""
+    frame = stats.samples(results.to_frame())
+    frame = frame.assign(arm=frame["params"].map(lambda p: p.get("arm")))
+    queries = sorted(frame["case"].unique())
+    level = stats.family_level(family_confidence, len(queries)) if family_confidence else stats.CONFIDENCE
+    said = {}
+    for query in queries:
+        rounds = frame[frame["case"].eq(query)].pivot_table(index="iteration", columns="arm", values="wall_s").dropna()
+        _, low, high = stats.paired_ratio_ci(rounds["b"], rounds["a"], confidence=level,
+                                             n_resamples=stats.resamples_for(level))
+        said[query] = SLOWER_B if low > 1 else FASTER_B if high < 1 else NONE
+    return said
+
+
+def compare_calls(results: ResultSet, folder: Path, factors: list[float]) -> dict[float, dict[str, str]]:
+    """Per factor and query, `perfkit compare A B --factor F`'s verdict with arm a's records as run A, b's as run B."""
     paths = {}
     for arm in ARMS:
         part = ResultSet(results.experiment, results.config, run_id=f"{results.run_id}-{arm}", folder=folder)
         part.records = [replace(r, run_id=part.run_id) for r in results.records if (r.params or {}).get("arm") == arm]
         paths[arm] = part.save()
-    table = compare_runs(paths["a"], paths["b"])
-    return {row.case: {SLOWER: SLOWER_B, FASTER: FASTER_B}.get(row.verdict, NONE) for row in table.itertuples()}
+    said = {}
+    for factor in factors:
+        table = compare_runs(paths["a"], paths["b"], factor=factor)
+        said[factor] = {row.case: {SLOWER: SLOWER_B, FASTER: FASTER_B}.get(row.verdict, NONE)
+                        for row in table.itertuples()}
+    return said
 
 
 def rate(k: int, n: int) -> str:
@@ -259,6 +299,11 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=None, help="files the rows are split into (default: the size's)")
     parser.add_argument("--calibration-runs", type=int, default=8, help="rounds of the calibration")
     parser.add_argument("--seed", type=int, default=70, help="the trials' order and each trial's round order")
+    parser.add_argument("--design", choices=["interleaved", "sequential"], default="interleaved",
+                        help="a trial's arms: round by round in random order (as a report runs its storages), or "
+                             "one after the other (as `perfkit compare` compares two runs: drift between them shows)")
+    parser.add_argument("--compare-factors", type=float, nargs="+", default=[DEFAULT_FACTOR],
+                        help="the compare rule's noise factors to judge the same trials by (compare's --factor)")
     parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every step: {QUICK}")
     args = parser.parse_args()
     if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
@@ -294,12 +339,15 @@ def main() -> None:
                 calibrated_s = time.perf_counter() - started
                 kinds = [kind for _ in range(args.trials) for kind in ("planted", "null")]
                 random.Random(f"{args.seed}/{size}").shuffle(kinds)
-                calls = {rule: {"planted": [], "null": []} for rule in ("report", "family", "compare")}
+                compare_rules = [f"compare {factor}" for factor in args.compare_factors]
+                calls = {rule: {"planted": [], "null": []}
+                         for rule in ["report", "family", "paired", "paired family", *compare_rules]}
                 failed, trial_s, kept = 0, [], {"planted": [], "null": []}
                 for index, kind in enumerate(kinds):
                     exp.arms = {"a": {q: base for q in queries},
                                 "b": {q: plus_rtt(base, added[q] if kind == "planted" else 0) for q in queries}}
                     exp.trial_seed = args.seed * 10_000 + index
+                    exp.sequential = args.design == "sequential"
                     t0 = time.perf_counter()
                     results = exp.run(progress=False)
                     trial_s.append(time.perf_counter() - t0)
@@ -308,13 +356,19 @@ def main() -> None:
                     version = results.config.get("versions", {}).get(args.engine, version)
                     calls["report"][kind].append(report_calls(results, None))
                     calls["family"][kind].append(report_calls(results, FAMILY_CONFIDENCE))
-                    calls["compare"][kind].append(compare_calls(results, Path(scratch) / "compare"))
+                    calls["paired"][kind].append(paired_calls(results, None))
+                    calls["paired family"][kind].append(paired_calls(results, FAMILY_CONFIDENCE))
+                    by_factor = compare_calls(results, Path(scratch) / "compare", args.compare_factors)
+                    for factor, said in by_factor.items():
+                        calls[f"compare {factor}"][kind].append(said)
                 level = stats.family_level(FAMILY_CONFIDENCE, len(queries))
                 rules = {"report": "report rule (each query's 95% CI of median b / median a excludes 1)",
                          "family": f"report rule, Bonferroni family 95% (each of {len(queries)} "
                                    f"quer{'y' if len(queries) == 1 else 'ies'} at {100 * level:.2f}%)",
-                         "compare": f"compare rule (ratio outside {DEFAULT_FACTOR:.2f}x and Mann-Whitney p < "
-                                    f"{DEFAULT_ALPHA})"}
+                         "paired": "paired rule (each query's 95% CI of the median of the rounds' b / a excludes 1)",
+                         "paired family": f"paired rule, Bonferroni family 95% (each query at {100 * level:.2f}%)",
+                         **{f"compare {factor}": f"compare rule (ratio outside {factor:.2f}x and Mann-Whitney p < "
+                                                 f"{DEFAULT_ALPHA})" for factor in args.compare_factors}}
                 lines.append(f"  {size} ({', '.join(queries)}; {rows:,} rows in {files} files, runs={runs}, "
                              f"warmup={warmup}): calibrated {'; '.join(calibration)}")
                 lines.append(f"  {size}: median b / median a over all runs, planted trials "
@@ -328,8 +382,10 @@ def main() -> None:
             lab.set_network(before)
     print(f"power: a planted slowdown of S3 (+{args.effect:.0%} of each query's time, Toxiproxy latency) against none, "
           f"{args.trials} planted and {args.trials} null trials per size in random order; {version}, S3 behind "
-          f"{base.describe()}; each trial one perfkit run of two arms over the same S3 files, both arms each round "
-          f"in random order (seed {args.seed})")
+          f"{base.describe()}; each trial one perfkit run of two arms over the same S3 files, "
+          + ("both arms each round in random order" if args.design == "interleaved" else
+             "one arm's runs after the other's (as compare's two runs), the first drawn per trial")
+          + f" (seed {args.seed})")
     print("\n".join(lines))
 
 

@@ -2,11 +2,13 @@
 
 What each column is read from (perfkit.model.query_time names them):
   bytes      the storage server's count for the run (io.server: s3_bytes_read from S3's access log and the network
-             emulator, hdfs_bytes_read from the DataNodes), the engine's own (io.engine) where the server's is missing
+             emulator, hdfs_bytes_read from the DataNodes), else the engine's count of that storage's bytes (io.engine),
+             else the engine's physical input bytes (Trino's input_bytes: the lab's S3 with no emulator counts none)
   requests   S3 GETs, HEADs and LISTs from the server (io.server), else the engine's
   g_s        the run's calibration: the median time of a small GET on its S3 path (config.network.small_get_ms)
   w_bytes_s  the run's calibration: one connection's bytes per second (config.network.one_connection_mb_s)
-A run without bytes (no accounting there) is left out and counted, so a fit says how many runs it could not use.
+A run without bytes (no accounting there), or on S3 without its calibration (a record read without its run's config:
+read runs back with ResultSet.load or load_results), is left out and counted, so a fit says how many it could not use.
 """
 from __future__ import annotations
 
@@ -21,11 +23,11 @@ BYTES = {"s3": "s3_bytes_read", "hdfs": "hdfs_bytes_read"}
 
 
 def observations(records: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """(the model's frame, runs left out for want of bytes) from records_frame()'s frame of one or more runs."""
+    """(the model's frame, runs left out for want of bytes or calibration) from the records of one or more runs."""
     measured = records[records["phase"].eq("measured") & records["ok"].astype(bool)
                        & records["storage"].isin(list(BYTES))]
     rows = [_row(record) for record in measured.itertuples(index=False)]
-    kept = [row for row in rows if row["bytes"] is not None]
+    kept = [row for row in rows if row["bytes"] is not None and (row["storage"] != "s3" or row["g_s"] is not None)]
     return pd.DataFrame(kept, columns=COLUMNS), len(rows) - len(kept)
 
 
@@ -35,14 +37,15 @@ def _row(record) -> dict:
     requests = _counted(io, REQUESTS) if on_s3 else None
     small_get_ms, one_connection = network.get("small_get_ms"), network.get("one_connection_mb_s")
     return {"engine": record.subject, "query": record.case, "storage": record.storage, "wall_s": record.wall_s,
-            "bytes": _counted(io, (BYTES[record.storage],)), "requests": requests,
+            "bytes": _counted(io, (BYTES[record.storage],)) or _counted(io, ("input_bytes",), sides=("engine",)),
+            "requests": requests,
             "g_s": small_get_ms / 1000 if on_s3 and small_get_ms else None,
             "w_bytes_s": one_connection * 1e6 if on_s3 and one_connection else None}
 
 
-def _counted(io: dict, counters: tuple[str, ...]) -> float | None:
+def _counted(io: dict, counters: tuple[str, ...], sides: tuple[str, ...] = ("server", "engine")) -> float | None:
     """The sum of counters from the server's side, else the engine's; None where neither counted them all."""
-    for side in ("server", "engine"):
+    for side in sides:
         values = [(io.get(side) or {}).get(name) for name in counters]
         if all(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in values):
             return float(sum(values))

@@ -60,7 +60,7 @@ def pytest_unconfigure(config):
 # notebook's 304 s counted with test_suites_lab, where it went since (it reuses that module's TPC-H data).
 LONGEST_FIRST = {"test_suites_lab.py": 1280, "test_notebook.py": 735, "test_io_accounting_lab.py": 362,
                  "test_alluxio_lab.py": 323, "test_queries.py": 197, "test_cache_tier_lab.py": 140,
-                 "test_bench.py": 145, "test_engine_conformance.py": 83, "test_sigterm_lab.py": 76}
+                 "test_bench.py": 250, "test_engine_conformance.py": 83, "test_sigterm_lab.py": 76}
 # test_zz_lab_down stops its worker's lab, after every other module of that worker; the cluster module's own lab after
 LAST = "test_zz"
 # A worker's lab starts without these services; each starts when the first module that uses it begins (the table

@@ -131,11 +131,12 @@ def test_datagen_quick_places_both_datasets_against_the_plain_generator(profile)
 
 
 def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profile):
-    lines = quick("bench/power.py")
+    # compare's two runs as it meets them (one arm after the other), judged at two noise factors
+    lines = quick("bench/power.py", "--design", "sequential", "--compare-factors", "1.10", "1.05")
     top = header(r"power: a planted slowdown of S3 \(\+10% of each query's time, Toxiproxy latency\) against none, "
                  r"(\d+) planted and (\d+) null trials per size in random order; Trino .+, S3 behind .+; each trial "
-                 r"one perfkit run of two arms over the same S3 files, both arms each round in random order "
-                 r"\(seed \d+\)",
+                 r"one perfkit run of two arms over the same S3 files, one arm's runs after the other's \(as "
+                 r"compare's two runs\), the first drawn per trial \(seed \d+\)",
                  lines)
     planted, null = map(int, top.groups())
     assert planted == null >= 1
@@ -152,7 +153,10 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
     rate = rf"\d+/\d+ \(95% CI {NUM}-{NUM}\)"
     rules = [r"report rule \(each query's 95% CI of median b / median a excludes 1\)",
              rf"report rule, Bonferroni family 95% \(each of \d+ quer(?:y|ies) at {NUM}%\)",
-             rf"compare rule \(ratio outside {NUM}x and Mann-Whitney p < {NUM}\)"]
+             r"paired rule \(each query's 95% CI of the median of the rounds' b / a excludes 1\)",
+             rf"paired rule, Bonferroni family 95% \(each query at {NUM}%\)",
+             r"compare rule \(ratio outside 1.10x and Mann-Whitney p < 0.05\)",
+             r"compare rule \(ratio outside 1.05x and Mann-Whitney p < 0.05\)"]
     assert_shape(lines, [
         top.re.pattern,
         *(pattern for size in ("make-report", "defaults") for pattern in [
@@ -166,4 +170,34 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
             rf"  {size}: data placed in {NUM} s, calibration {NUM} s, {planted + null} trials in {NUM} s \({NUM} s a "
             r"trial\), \d+ failed runs",
         ]),
+    ])
+
+
+def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(profile):
+    lines = quick("bench/scale_model.py")
+    top = header(r"scale model: fitted on ([\d,]+), ([\d,]+) rows behind local, ec2-s3 \((\d+) runs, (\d+) without "
+                 r"counters\); predicted ([\d,]+) rows behind every network and every size behind far; trino; "
+                 r"\d+ files a size; seed 71", lines)
+    small, middle, fitted_runs, without, largest = (int(g.replace(",", "")) for g in top.groups())
+    assert small < middle < largest and fitted_runs > 0 and without == 0  # the lab counts every run's I/O
+    # the predicted cells: the largest size behind all three networks, the two smaller ones behind `far`
+    networks = ["onprem-10gbe", "ec2-s3", "far"]
+    cells = [(largest, "onprem-10gbe"), (largest, "ec2-s3"), (largest, "far"), (small, "far"), (middle, "far")]
+    cells.sort(key=lambda c: (c[0], networks.index(c[1])))
+    regime = r"(?:latency-bound|bandwidth-bound|no S3 network terms)"
+    verdict = r"(?:S3 slower|S3 faster|no different)"
+    per_cell = [
+        pattern for rows, network in cells for query in ("q1", "scan") for pattern in [
+            *(rf"  {rows:,} rows, {network}, trino {query} on {storage}: predicted {NUM} s \(95% PI {NUM}-{NUM}\), "
+              rf"measured {NUM} s \(median of \d+\), error [+-]\d+%, {regime}" for storage in ("hdfs", "s3")),
+            rf"  {rows:,} rows, {network}, trino {query}: verdict predicted {verdict}, measured {verdict}"]]
+    term = rf"{NUM} \(95% CI {NUM}-{NUM}\)"
+    assert_shape(lines, [
+        top.re.pattern,
+        rf"  trino: u {term}, rt {term}, bw {term}; fitted over {middle:,} rows at most",
+        *per_cell,
+        r"  median \|error\| per engine and query: trino q1 \d+%, trino scan \d+% \[goal <= 15%: (?:met|not met)\]",
+        r"  verdicts right: \d+/10 \(\d+%\) \[goal >= 90%: (?:met|not met)\]",
+        rf"  cells: 9 in {NUM} s \({small:,} rows {NUM} s a cell, {middle:,} rows {NUM} s a cell, {largest:,} rows "
+        rf"{NUM} s a cell\)",
     ])

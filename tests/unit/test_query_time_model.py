@@ -137,8 +137,10 @@ def test_observations_are_read_from_the_records_server_counters_and_calibration(
 
     rows = [record("s3", s3_io), record("hdfs", engine_only), record("s3", s3_io, phase="warmup"),
             record("s3", s3_io, ok=False), record("s3", {})]
-    frame, left_out = observations(records_frame([r.__dict__ for r in rows]))
-    assert left_out == 1  # the run with no counters at all
+    unconfigured = Record("r1", "hdfs_vs_s3_queries", "trino", "s3", "q1", "measured", 1, "2026-12-07T13:24:34+00:00",
+                          0.5, io=s3_io)  # a live run's record: its run's config is the ResultSet's, not its own
+    frame, left_out = observations(records_frame([r.__dict__ for r in [*rows, unconfigured]]))
+    assert left_out == 2  # the run with no counters at all, the S3 run with no calibration
     assert frame.astype(object).where(frame.notna(), None).to_dict("records") == [
         {"engine": "trino", "query": "q1", "storage": "s3", "wall_s": 0.5, "bytes": 962889.0, "requests": 57.0,
          "g_s": 0.022, "w_bytes_s": 85e6},  # the server's counts, not the engine's
