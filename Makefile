@@ -31,7 +31,7 @@ overrides = $(REPORT_OVERRIDES_$(basename $(notdir $(1))))
 ## notebook reads only when asked (engines=[spark-thrift]; `perfkit lab up spark-thrift` starts it)
 REPORT_SERVICES := alluxio nfs hiveserver2 trino fuse-hdfs
 
-.PHONY: install lab-tools system-deps test-deps report test test-cluster unit lint lab-up lab-down lab-status bench clean
+.PHONY: install lab-tools system-deps test-deps report test test-cluster unit unit-py39 lint lab-up lab-down lab-status bench clean
 
 ## perfkit's own modules compiled too (seconds the first time, nothing when nothing changed; it is installed editable)
 install: system-deps $(VENV)/.installed
@@ -59,8 +59,10 @@ test-deps:
 ## bytecode as it installs them, as pip does: where PYTHONDONTWRITEBYTECODE is set (as on this machine), Python never
 ## writes what it compiled, and every process (each test worker, kernel, CLI call) compiled pandas, scipy and
 ## matplotlib anew: a report's import cell took 13.7 s, 4.1 s compiled
-UV = $(if $(PIP_FIND_LINKS),UV_FIND_LINKS=$(PIP_FIND_LINKS)) UV_NATIVE_TLS=1 $(BIN)/uv pip install -q --compile-bytecode \
-	--python $(BIN)/python
+## $(call uv_install,PYTHON): uv's install into the venv of PYTHON
+uv_install = $(if $(PIP_FIND_LINKS),UV_FIND_LINKS=$(PIP_FIND_LINKS)) UV_NATIVE_TLS=1 $(BIN)/uv pip install -q \
+	--compile-bytecode --python $(1)
+UV = $(call uv_install,$(BIN)/python)
 
 ## uv has its own target: a venv made before perfkit installed with uv has the stamps below but no uv
 $(BIN)/uv:
@@ -121,13 +123,27 @@ LABS ?= 2
 test: test-deps unit
 	$(BIN)/python -m pytest -n $(LABS) --dist loadfile --no-loadscope-reorder --durations=40 tests/integration --ignore=$(CLUSTER_TESTS)
 
-## the cluster shape's tests, in a lab home and on ports of their own
-test-cluster: install
+## the cluster shape's tests, in a lab home and on ports of their own, after the unit tests on the shape's Python 3.9
+test-cluster: install unit-py39
 	$(BIN)/python -m pytest --durations=30 $(CLUSTER_TESTS)
 
 ## the tests that need no lab (unit, and AWS APIs on moto): about a minute
 unit: install lint
 	$(BIN)/python -m pytest -n $(WORKERS) tests/unit tests/aws
+
+## the same tests on Python 3.9, EMR 7's and the cluster shape's (found as the shape finds it: PERFKIT_CLUSTER_PYTHON,
+## else python3.9 on the PATH or under pyenv), in a venv of their own: perfkit with its extras, the cluster's pyspark
+## (3.5) in place of the lab's (4.x needs a newer Python)
+VENV39 ?= .venv-py39
+$(VENV39)/.installed: pyproject.toml | $(VENV)/.installed
+	base=$$($(BIN)/python -c 'from perfkit.lab.cluster_spark import base_python; print(base_python())') && \
+	  $(BIN)/uv venv -q --allow-existing --python "$$base" $(VENV39)
+	printf '%s\n' $(EXCLUDED) | $(call uv_install,$(VENV39)/bin/python) -e '.[dev,report,tools]' --excludes - \
+	  pyspark==$$($(BIN)/python -c 'from perfkit.lab.versions import CLUSTER_SPARK; print(CLUSTER_SPARK)')
+	touch $@
+unit-py39: $(VENV39)/.installed
+	@$(VENV39)/bin/python -m compileall -q perfkit
+	$(VENV39)/bin/python -m pytest -n $(WORKERS) tests/unit tests/aws
 
 lint: install
 	$(BIN)/ruff check perfkit tests bench
@@ -154,4 +170,4 @@ bench: install
 	$(BIN)/python bench/datagen.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) data/generated
+	rm -rf $(VENV) $(VENV39) data/generated

@@ -102,7 +102,8 @@ def _click_type(check: Check | None, kind: str):
         low = given.get("above", given.get("minimum"))
         return click.FloatRange(min=low, max=given.get("maximum"), min_open="above" in given)
     if func is validate.choice:
-        return click.Choice(list(given["choices"]))
+        # a tuple: click 8.2+ keeps its choices as one whatever it is given, 8.1 (the newest on Python 3.9) as given
+        return click.Choice(tuple(given["choices"]))
     return {"int": int, "float": float}.get(kind)
 
 

@@ -1,5 +1,9 @@
 import json
+import os
+import pkgutil
 import re
+import sys
+import sysconfig
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -27,6 +31,19 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_collection_modifyitems(config, items):
     """Tests marked lab_lifecycle stop the lab: they run after every other test."""
     items.sort(key=lambda item: item.get_closest_marker("lab_lifecycle") is not None)
+
+
+@pytest.fixture(scope="session")
+def stdlib_module_names() -> frozenset:
+    """sys.stdlib_module_names (Python 3.10+); on 3.9, found on disk: the interpreter's built-in modules and the
+    modules and packages in the standard library's folders, lib-dynload's extension modules among them. Found so on
+    3.10, it differs from 3.10's list only by modules not on disk there (other platforms', frozen ones) and CPython's
+    own test modules."""
+    if sys.version_info >= (3, 10):
+        return frozenset(sys.stdlib_module_names)
+    folders = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
+    folders |= {os.path.join(folder, "lib-dynload") for folder in folders}
+    return frozenset(sys.builtin_module_names) | {module.name for module in pkgutil.iter_modules(sorted(folders))}
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 """The observers around one run (perfkit.experiments.attempt): started in order, ended as a stack, let go when the run
 stops otherwise; a refusal keeps the run and the observers after it from starting."""
+from __future__ import annotations
+
 import pytest
 
 from perfkit.experiments.attempt import Observer, Run, Watched

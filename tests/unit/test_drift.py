@@ -1,6 +1,8 @@
 """The drift control's analysis (perfkit.drift, issue 70): a planted move on one storage is called drift, the noise of
 millisecond reads is not; the ratio and its interval are what a hand calculation gives; and every report's Conditions
 carry the control, its Findings the note and the marked verdicts where the control moved."""
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 import pytest

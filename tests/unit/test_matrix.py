@@ -1,5 +1,7 @@
 """The engine x storage matrix: ranking by geometric mean over queries every cell completed, speed-ups against a
 baseline cell, failures per engine, and results that differ between engines are not compared."""
+from __future__ import annotations
+
 import math
 
 import pytest

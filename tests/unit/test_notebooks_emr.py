@@ -16,13 +16,15 @@ import ast
 import json
 import re
 import sys
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-# what the import check asks of Python, sys.stdlib_module_names and metadata.packages_distributions, is 3.10's
-NEEDS_PY310 = pytest.mark.skipif(sys.version_info < (3, 10), reason="the import check needs Python 3.10+")
+if sys.version_info >= (3, 10):
+    from importlib import metadata
+else:  # metadata.packages_distributions is 3.10's: its backport (the dev extra's on 3.9)
+    import importlib_metadata as metadata
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 # notebooks/compare_runs.ipynb belongs to the compare work going on beside this one; it is converted when it lands
 def _load(path):
@@ -96,9 +98,8 @@ def test_no_magic_or_shell_escape(path):
             assert not line.lstrip().startswith(("%", "!")), f"{path.name}: {line!r}"
 
 
-@NEEDS_PY310
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_imports_come_with_perfkit(path, importable_with_perfkit):
+def test_imports_come_with_perfkit(path, importable_with_perfkit, stdlib_module_names):
     for cell in _code_cells(_load(path)):
         for node in ast.walk(ast.parse(_source(cell))):
             if isinstance(node, ast.Import):
@@ -108,7 +109,7 @@ def test_imports_come_with_perfkit(path, importable_with_perfkit):
             else:
                 continue
             for top in tops:
-                assert top in sys.stdlib_module_names or top in importable_with_perfkit, \
+                assert top in stdlib_module_names or top in importable_with_perfkit, \
                     f"{path.name} imports {top}, which `pip install perfkit` does not install"
 
 
@@ -118,7 +119,6 @@ def test_committed_without_outputs(path):
         assert cell["outputs"] == [] and cell["execution_count"] is None, f"{path.name}: {_source(cell)[:60]!r}"
 
 
-@NEEDS_PY310
 def test_the_import_check_knows_what_perfkit_installs(importable_with_perfkit):
     # IPython is perfkit's own requirement (not only ipykernel's), yaml comes with pyyaml; the test tools do not come
     # with perfkit

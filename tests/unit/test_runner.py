@@ -1,5 +1,7 @@
 """The one loop every experiment runs through (perfkit.experiments.runner): steps in their declared order, a save after
 each, the attempt in flight recorded on a stop, the session held around every step and the cleanup last."""
+from __future__ import annotations
+
 import json
 from dataclasses import dataclass
 
