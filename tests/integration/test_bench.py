@@ -175,8 +175,8 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
 
 def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(profile):
     lines = quick("bench/scale_model.py")
-    top = header(r"scale model: fitted on ([\d,]+), ([\d,]+) rows behind local, ec2-s3 \((\d+) runs, (\d+) without "
-                 r"counters\); predicted ([\d,]+) rows behind every network and every size behind far; trino; "
+    top = header(r"scale model: fitted on ([\d,]+), ([\d,]+) rows behind onprem-10gbe, ec2-s3 \((\d+) runs, (\d+) "
+                 r"without counters\); predicted ([\d,]+) rows behind every network and every size behind far; trino; "
                  r"\d+ files a size; seed 71", lines)
     small, middle, fitted_runs, without, largest = (int(g.replace(",", "")) for g in top.groups())
     assert small < middle < largest and fitted_runs > 0 and without == 0  # the lab counts every run's I/O
