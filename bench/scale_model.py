@@ -187,8 +187,11 @@ def main() -> None:
           f"{largest:,} rows behind every network and every size behind {', '.join(args.unseen)}; "
           f"{', '.join(args.engines)}; {files} files a size; seed {args.seed}")
     for engine, fitted in model.engines.items():
-        terms = ", ".join(f"{name} {value:.3g} (95% CI {low:.3g}-{high:.3g})"
-                          for name in ("u", "rt", "bw") for value, low, high in [fitted.term(name)])
+        # u in ms a request; rt and bw are shares: plain decimals, never exponents
+        u, rt, bw = (fitted.term(name) for name in ("u", "rt", "bw"))
+        terms = (f"u {1000 * u[0]:.3f} ms a request (95% CI {1000 * u[1]:.3f}-{1000 * u[2]:.3f}), "
+                 + ", ".join(f"{name} {value:.3f} (95% CI {low:.3f}-{high:.3f})"
+                             for name, (value, low, high) in (("rt", rt), ("bw", bw))))
         lines.insert(0, f"  {engine}: {terms}; fitted over {largest_fitted:,} rows at most")
     print("\n".join(lines))
     worst = {key: statistics.median(values) for key, values in errors.items()}

@@ -194,7 +194,8 @@ def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(
     term = rf"{NUM} \(95% CI {NUM}-{NUM}\)"
     assert_shape(lines, [
         top.re.pattern,
-        rf"  trino: u {term}, rt {term}, bw {term}; fitted over {middle:,} rows at most",
+        rf"  trino: u {NUM} ms a request \(95% CI {NUM}-{NUM}\), rt {term}, bw {term}; fitted over {middle:,} rows "
+        r"at most",
         *per_cell,
         r"  median \|error\| per engine and query: trino q1 \d+%, trino scan \d+% \[goal <= 15%: (?:met|not met)\]",
         r"  verdicts right: \d+/10 \(\d+%\) \[goal >= 90%: (?:met|not met)\]",
