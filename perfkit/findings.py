@@ -138,7 +138,7 @@ def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subjec
     for (subject, storage), rows in comparison.groupby([who, "storage"], sort=False):
         other = storage.upper()
         verdicts = rows["verdict"].astype(str)
-        ratio = rows["speedup_median"].astype(float)
+        ratio = rows["speedup"].astype(float)
         drifted = (np.maximum(ratio, 1 / ratio) <= drift) if drift is not None else pd.Series(False, index=rows.index)
         slower = rows[verdicts.str.startswith(f"{base} ")]
         faster = rows[verdicts.str.startswith(f"{other} ")]
@@ -149,13 +149,13 @@ def storage_verdicts(comparison: pd.DataFrame, baseline: str, who: str = "subjec
                 mine = cases[drifted[cases.index] == marked]
                 if not len(mine):
                     continue
-                spread = _spread(1 / mine["speedup_median"] if invert else mine["speedup_median"])
+                spread = _spread(1 / mine["speedup"] if invert else mine["speedup"])
                 parts.append(f"{other} {word} than {base} on {len(mine)} of {plural(len(rows), what)} beyond noise "
                              f"({spread}{' ' + word if invert else ''}{f'; {WITHIN_DRIFT}' if marked else ''})")
         if len(same):
-            parts.append(f"no difference beyond noise on {len(same)}" if parts else
-                         f"no difference between {other} and {base} beyond noise on {len(same)} of "
-                         f"{plural(len(rows), what)}")
+            parts.append((f"no difference beyond noise on {len(same)}" if parts else
+                          f"no difference between {other} and {base} beyond noise on {len(same)} of "
+                          f"{plural(len(rows), what)}") + _unseen(same))
         if parts:
             sentences.append(f"{subject}: " + "; ".join(parts) + ".")
         for verdict, cases in rows[~rows.index.isin(slower.index.union(faster.index).union(same.index))].groupby(
@@ -185,6 +185,16 @@ def paired_over_cases(ratios, alpha: float = 0.05) -> tuple[str, float]:
         return NO_DIFFERENCE, 1.0
     p = float(wilcoxon(logs).pvalue)
     return ("beyond noise" if p < alpha else "within noise"), p
+
+
+def _unseen(same: pd.DataFrame) -> str:
+    """What a "no difference" cannot rule out: the largest change those cases' rounds would have missed more than 1
+    time in 10 (stats.detectable_change), '' when not measured (unpaired rows)."""
+    found = same["detectable"].astype(float).dropna() if "detectable" in same else pd.Series(dtype=float)
+    if found.empty:
+        return ""
+    return (f" (a change under {100 * (found.max() - 1):.0f}% could hide in this run's noise: its rounds see one that "
+            "size 9 times in 10)")
 
 
 def _spread(ratios: pd.Series) -> str:

@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from perfkit import stats
 from perfkit.storages import colour_of, reads_remote
 
 
@@ -38,21 +39,22 @@ def query_times(frame: pd.DataFrame, storages=("hdfs", "s3")):
 
 
 def speedups(comparison: pd.DataFrame, baseline: str = "hdfs"):
-    """Speed-up (other storage ÷ baseline) by median with its confidence interval; 1 means no difference."""
+    """The ratio each verdict judged (other storage ÷ baseline: the typical round's, or the medians') with its
+    confidence interval; 1 means no difference."""
     c = comparison.reset_index(drop=True)
     several = "storage" in c and c["storage"].nunique() > 1  # more than two storages: say which one each row is
     labels = [f"{s} {q}" + (f" {w}" if several else "") for s, q, w in
               zip(c["subject"], c["case"], c["storage"] if "storage" in c else [""] * len(c))]
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(c) + 1.5))
     y = np.arange(len(c))
-    err = np.array([c["speedup_median"] - c["ci_low"], c["ci_high"] - c["speedup_median"]]).clip(min=0)
-    ax.errorbar(c["speedup_median"], y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
+    err = np.array([c["speedup"] - c["ci_low"], c["ci_high"] - c["speedup"]]).clip(min=0)
+    ax.errorbar(c["speedup"], y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
     ax.axvline(1, color="grey", linestyle="--")
     ax.set_yticks(y, labels)
     others = sorted(set(c["storage"])) if "storage" in c else ["s3"]
     base = baseline.upper()
     other = others[0].upper() if len(others) == 1 else "storage"
-    ax.set_xlabel(f"{other} time ÷ {base} time (median, 95% CI); > 1: {base} faster")
+    ax.set_xlabel(f"{other} time ÷ {base} time ({stats.judged_words(c)}, with its CI); > 1: {base} faster")
     fig.tight_layout()
     return fig
 

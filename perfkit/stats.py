@@ -24,6 +24,8 @@ CONFIDENCE = 0.95  # each row's interval, unless a family's confidence is asked 
 FAMILY_CORRECTION = "Bonferroni"  # how a family's confidence is spread over its rows (family_level)
 TAIL_RESAMPLES = 25  # bootstrap resamples beyond each end of an interval at least: a 99.9% one needs more than 2,000
 NOT_COMPARABLE = "not comparable: results differ"
+DETECTION_POWER = 0.9  # a "detectable" change is one the verdict would call 9 times in 10 (detectable_change)
+ROUNDS, MEDIANS = "rounds", "medians"  # what a compare() row's ratio is of: the typical round's, or the medians'
 # the name of scipy.stats.bootstrap's random generator: rng since scipy 1.15, random_state before (Python 3.9 gets 1.13)
 BOOTSTRAP_RNG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
 
@@ -91,6 +93,57 @@ def paired_ratio_ci(numerators, denominators, confidence: float = 0.95, n_resamp
     return (point, float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
+def signed_rank_depth(pairs: int, confidence: float) -> int:
+    """How deep into the sorted Walsh averages a Wilcoxon signed-rank interval at `confidence` starts: the largest C
+    with P(T+ <= C - 1) <= (1 - confidence) / 2 under the exact null distribution of the signed-rank statistic T+ of
+    `pairs` pairs (0: no interval reaches that confidence with so few pairs). scipy gives the test, not its interval."""
+    n, tail = int(pairs), (1 - confidence) / 2
+    probability = np.zeros(n * (n + 1) // 2 + 1)
+    probability[0] = 1.0
+    for rank in range(1, n + 1):  # each rank's sign is a fair coin: T+ gains `rank` or nothing
+        probability = (probability + np.concatenate([np.zeros(rank), probability[:-rank]])) / 2
+    return int(np.searchsorted(np.cumsum(probability), tail * (1 + 1e-9), side="right"))
+
+
+def round_ratio_ci(numerators, denominators, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """The typical ratio numerators[i] / denominators[i] of rounds timed side by side, and its confidence interval:
+    the Hodges-Lehmann estimate of the log ratios' centre (the median of their pairwise averages), and the Wilcoxon
+    signed-rank interval around it (exact, distribution-free), back as ratios: (ratio, low, high). Pairing removes
+    what moved both sides of a round alike (the machine's drift); the estimate keeps 95% of a mean's efficiency
+    while one slow run moves it little. NaNs when the rounds are too few for an interval at `confidence` (6 at 95%,
+    9 at 99.6%)."""
+    logs = np.log(np.asarray(numerators, float) / np.asarray(denominators, float))
+    logs = logs[np.isfinite(logs)]
+    n = logs.size
+    if n == 0:
+        return (np.nan, np.nan, np.nan)
+    upper = np.triu_indices(n)
+    walsh = np.sort((logs[upper[0]] + logs[upper[1]]) / 2)
+    point = float(np.exp(np.median(walsh)))
+    depth = signed_rank_depth(n, confidence) if n >= MIN_RUNS else 0
+    if depth < 1:
+        return (point, np.nan, np.nan)
+    return (point, float(np.exp(walsh[depth - 1])), float(np.exp(walsh[walsh.size - depth])))
+
+
+def detectable_change(log_ratios, confidence: float = CONFIDENCE, power: float = DETECTION_POWER) -> float:
+    """The smallest change (a factor >= 1) that round_ratio_ci's interval at `confidence` would exclude 1 for `power`
+    of the time at these rounds' spread: the interval's own half-width h (exact, so its steps at few rounds count),
+    plus z(power) standard errors of the estimate, h / z(the interval's tail) each: exp(h (1 + z_power / z_tail)).
+    In simulation (normal rounds, 12 to 30 of them, 95% to 99.6%) a change of that size is called 88-92% of the time;
+    bench/power.py compares it with the power it measures on the lab. NaN when the rounds give no interval."""
+    logs = np.asarray(log_ratios, float)
+    logs = logs[np.isfinite(logs)]
+    depth = signed_rank_depth(logs.size, confidence) if logs.size >= MIN_RUNS else 0
+    if depth < 1:
+        return np.nan
+    upper = np.triu_indices(logs.size)
+    walsh = np.sort((logs[upper[0]] + logs[upper[1]]) / 2)
+    half_width = (walsh[walsh.size - depth] - walsh[depth - 1]) / 2
+    tail = sps.norm.ppf(1 - (1 - confidence) / 2)
+    return float(np.exp(half_width * (1 + sps.norm.ppf(power) / tail)))
+
+
 def against_target(low: float, high: float, target: float) -> str:
     """Whether a ratio with confidence interval (low, high) is within an upper target, in words."""
     if np.isnan(low) or np.isnan(high):
@@ -126,8 +179,17 @@ def throttled_requests(params) -> int:
 
 def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
             by: tuple[str, ...] = ("subject", "case"), include_throttled: bool = False,
-            family_confidence: float | None = None, family_size: int | None = None) -> pd.DataFrame:
-    """One row per (subject, case): both storages' summaries, speed-up other/baseline, CI and verdict.
+            family_confidence: float | None = None, family_size: int | None = None,
+            paired: bool = True) -> pd.DataFrame:
+    """One row per (subject, case): both storages' summaries, the ratio other/baseline judged, its CI and verdict.
+
+    The ratio judged (`speedup`, with `speedup_of` saying which): where the records carry rounds (`iteration`: both
+    storages timed in each round, in a random order) and `paired`, the typical round's ratio with its Wilcoxon
+    signed-rank interval (round_ratio_ci: what drifted over the run moved both sides of a round and leaves their
+    ratio); else, or when the rounds are too few for an interval at the row's confidence, median(other) /
+    median(baseline) with a bootstrap interval (ratio_ci). `speedup_median` and `speedup_min` are the medians' and
+    minimums' ratios either way. `detectable`: when paired, the smallest change the row's verdict would call 9 times
+    in 10 at its rounds' spread (detectable_change), what a "no difference" can rule out; NaN otherwise.
 
     A run the S3 server throttled measured its retries too: it is left out of the summaries and the verdict unless
     include_throttled; throttled_runs / throttled_requests say how many there were either way.
@@ -155,17 +217,26 @@ def compare(frame: pd.DataFrame, baseline: str = "hdfs", other: str = "s3",
         sb, so = summary(base), summary(oth)
         by_median = so["median"] / sb["median"] if sb["n"] and so["n"] else np.nan
         by_min = so["min"] / sb["min"] if sb["n"] and so["n"] else np.nan
-        ci = ratio_ci(oth, base, confidence=confidence, n_resamples=resamples_for(confidence))
+        rounds = _rounds(group, baseline, other, include_throttled) if paired else None
+        if rounds is not None and signed_rank_depth(len(rounds), confidence) >= 1:
+            judged_ratio, *ci = round_ratio_ci(rounds[other], rounds[baseline], confidence)
+            judged_of = ROUNDS
+            detectable = detectable_change(np.log(rounds[other] / rounds[baseline]), confidence)
+        else:
+            judged_ratio, judged_of, detectable = by_median, MEDIANS, np.nan
+            ci = ratio_ci(oth, base, confidence=confidence, n_resamples=resamples_for(confidence))
         if not results_match:  # timing two different answers says nothing about the storages
-            by_median = by_min = np.nan
+            by_median = by_min = judged_ratio = np.nan
             ci = (np.nan, np.nan)
         failed = int((~group["ok"].astype(bool)).sum())
         rows.append({
             **dict(zip(by, key)),
             **{f"{baseline}_{k}": v for k, v in sb.items()},
             **{f"{other}_{k}": v for k, v in so.items()},
-            "speedup_median": by_median, "speedup_min": by_min, "ci_low": ci[0], "ci_high": ci[1],
-            "verdict": verdict(by_median, ci, label(baseline), label(other)) if results_match else NOT_COMPARABLE,
+            "speedup": judged_ratio, "speedup_of": judged_of, "ci_low": ci[0], "ci_high": ci[1],
+            "detectable": detectable if results_match else np.nan,
+            "speedup_median": by_median, "speedup_min": by_min,
+            "verdict": verdict(judged_ratio, ci, label(baseline), label(other)) if results_match else NOT_COMPARABLE,
             "results_match": results_match,
             "noisy": bool((sb["cv"] > NOISY_CV) or (so["cv"] > NOISY_CV)),
             "failed_runs": failed,
@@ -236,3 +307,22 @@ def _sides(group: pd.DataFrame, baseline: str, other: str, include_throttled: bo
     """The baseline's and the other storage's samples (wall seconds) of one row."""
     ok = samples(group, include_throttled)
     return (ok.loc[ok["storage"] == baseline, "wall_s"].to_numpy(), ok.loc[ok["storage"] == other, "wall_s"].to_numpy())
+
+
+def judged_words(comparison: pd.DataFrame) -> str:
+    """What compare()'s ratios are of, for a header: "typical round" (paired), "medians" or, mixed, "as judged"."""
+    kinds = set(comparison["speedup_of"].dropna()) if "speedup_of" in comparison else {MEDIANS}
+    return {frozenset({ROUNDS}): "typical round", frozenset({MEDIANS}): "medians"}.get(frozenset(kinds), "as judged")
+
+
+def _rounds(group: pd.DataFrame, baseline: str, other: str, include_throttled: bool) -> pd.DataFrame | None:
+    """The rounds in which both storages have a sample, one row each, a column per storage (wall seconds); None when
+    the records carry no rounds."""
+    if "iteration" not in group:
+        return None
+    ok = samples(group, include_throttled)
+    ok = ok[ok["storage"].isin([baseline, other])]
+    table = ok.pivot_table(index="iteration", columns="storage", values="wall_s", aggfunc="first")
+    if baseline not in table or other not in table:
+        return None
+    return table[[baseline, other]].dropna()

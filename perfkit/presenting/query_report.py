@@ -87,14 +87,21 @@ class QueryReport(StoredReport):
                                       family_confidence=self.FAMILY_CONFIDENCE)
 
     def family_phrase(self, comparison: pd.DataFrame) -> str:
-        """How the verdicts were corrected for their number, for the Conditions ('' when none was judged)."""
+        """What the verdicts judged and how they were corrected for their number, for the Conditions ('' when
+        nothing was judged)."""
+        judged = stats.judged_words(comparison) if len(comparison) else ""
+        paired = ("verdicts on the typical round's ratio (the storages of a round paired: what drifted moved both; "
+                  "Wilcoxon signed-rank intervals); " if judged == "typical round" else
+                  "verdicts on the typical round's ratio where a query had the rounds for it, else the medians' "
+                  "ratio; " if judged == "as judged" else "")
         family = comparison.attrs.get("family") or {}
         size = family.get("size") or 0
         if size < 2:
-            return ""
-        return (f"verdicts corrected for their number ({family.get('correction', 'Bonferroni')} over {size}: each "
-                f"interval at {ci_level(comparison)}, so a false \"beyond noise\" anywhere in the report has at most a "
-                f"{1 - family['confidence']:.0%} chance); ")
+            return paired
+        correction = family.get("correction", "Bonferroni")
+        return paired + (f"verdicts corrected for their number ({correction} over {size}: each interval at "
+                         f"{ci_level(comparison)}, so a false \"beyond noise\" anywhere in the report has at most a "
+                         f"{1 - family['confidence']:.0%} chance); ")
 
     def recap(self) -> pd.DataFrame:
         """One row per engine and query; each engine labelled with the version that executed it; a verdict beyond
@@ -105,7 +112,7 @@ class QueryReport(StoredReport):
             from perfkit.drift import WITHIN_DRIFT, within
 
             verdicts = comparison["verdict"].astype(str)
-            marked = verdicts.str.endswith(" faster") & comparison["speedup_median"].map(lambda r: within(r, bound))
+            marked = verdicts.str.endswith(" faster") & comparison["speedup"].map(lambda r: within(r, bound))
             comparison = comparison.assign(verdict=verdicts.where(~marked, verdicts + f" ({WITHIN_DRIFT})"))
         if len(self.storages) == 2:
             table = recap_table(comparison, self.titles, self.baseline, self._others()[0])
@@ -264,7 +271,7 @@ class QueryReport(StoredReport):
             return smallest_effect([])
         verdicts = comparison["verdict"].astype(str)
         beyond = verdicts.str.endswith(" faster") & ~verdicts.str.startswith("too few")
-        return smallest_effect(comparison.loc[beyond, "speedup_median"])
+        return smallest_effect(comparison.loc[beyond, "speedup"])
 
     def _break_even_sentence(self) -> str:
         cost = self.copy_cost
@@ -370,10 +377,11 @@ def break_even_shown(table: pd.DataFrame) -> pd.DataFrame:
 
 def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str = "hdfs",
                 other: str = "s3") -> pd.DataFrame:
-    """The published shape: HDFS | S3 | S3 ÷ HDFS time | query, by median and by minimum, in seconds; the ratio's
-    95% CI (of the medians' ratio). A ratio above 1: the other storage slower (named for what it holds, not a
-    "speed-up")."""
+    """The published shape: HDFS | S3 | S3 ÷ HDFS time | query, by median and by minimum, in seconds; the ratio the
+    verdict judged (the typical round's, when paired) with its CI. A ratio above 1: the other storage slower (named
+    for what it holds, not a "speed-up")."""
     c, b, o = comparison, stats.label(baseline), stats.label(other)
+    judged = stats.judged_words(c)
     return pd.DataFrame({
         "engine": c["subject"],
         f"{b} median (s)": c[f"{baseline}_median"].round(3),
@@ -382,7 +390,8 @@ def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str 
         f"{b} min (s)": c[f"{baseline}_min"].round(3),
         f"{o} min (s)": c[f"{other}_min"].round(3),
         f"{o} ÷ {b} time (min)": c["speedup_min"].round(2),
-        f"{ci_level(c)} CI (median ratio)": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        **({f"{o} ÷ {b} time ({judged})": c["speedup"].round(2)} if judged != "medians" else {}),
+        f"{ci_level(c)} CI ({judged})": [_ci(lo, hi) for lo, hi in zip(c["ci_low"], c["ci_high"])],
         "verdict": c["verdict"],
         "query": [f"{case}: {titles.get(case, case)}" for case in c["case"]],
         "check": [_check(row) for row in c.itertuples()],
@@ -391,8 +400,8 @@ def recap_table(comparison: pd.DataFrame, titles: dict[str, str], baseline: str 
 
 def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, others: list[str]) -> pd.DataFrame:
     """More than two storages: the baseline's median, then per other storage its median, its time ÷ the baseline's
-    (the medians' ratio, with its 95% CI) and verdict."""
-    rows = []
+    (the ratio judged: the typical round's when paired, else the medians'; with its CI) and verdict."""
+    rows, judged = [], stats.judged_words(comparison)
     for (subject, case), group in comparison.groupby(["subject", "case"], sort=True):
         first = group.iloc[0]
         row = {"engine": subject, f"{stats.label(baseline)} median (s)": round(first[f"{baseline}_median"], 3)}
@@ -403,7 +412,7 @@ def recap_wide(comparison: pd.DataFrame, titles: dict[str, str], baseline: str, 
             r = mine.iloc[0]
             name = stats.label(other)
             row[f"{name} median (s)"] = round(r[f"{other}_median"], 3)
-            row[f"{name} ÷ {stats.label(baseline)} time"] = round(r["speedup_median"], 2)
+            row[f"{name} ÷ {stats.label(baseline)} time ({judged})"] = round(r["speedup"], 2)
             row[f"{name} {ci_level(comparison)} CI"] = _ci(r["ci_low"], r["ci_high"])
             row[f"{name} verdict"] = r["verdict"]
         row["query"] = f"{case}: {titles.get(case, case)}"

@@ -14,7 +14,7 @@ from perfkit.report.rendering import report_kernel
 
 def rows(subject, storage, cases):
     """stats.compare_storages-shaped rows: (case, speedup, verdict)."""
-    return pd.DataFrame([{"subject": subject, "storage": storage, "case": case, "speedup_median": speedup,
+    return pd.DataFrame([{"subject": subject, "storage": storage, "case": case, "speedup": speedup,
                           "verdict": verdict} for case, speedup, verdict in cases])
 
 
@@ -62,6 +62,16 @@ def test_no_difference_anywhere_is_said_as_such():
     sentences, undecided = storage_verdicts(comparison, "hdfs")
     assert sentences == ["Hive 4.0.1: no difference between S3 and HDFS beyond noise on 2 of 2 queries."]
     assert undecided == []
+
+
+def test_a_no_difference_says_the_largest_change_its_rounds_could_have_missed():
+    comparison = rows("Trino 476", "s3", [("q1", 1.0, "no difference beyond noise"),
+                                          ("q2", 1.01, "no difference beyond noise"), ("q3", 1.5, "HDFS 1.50× faster")])
+    comparison["detectable"] = [1.08, 1.14, 1.2]  # the paired rows' detectable_change; q3 was called
+    sentences, _ = storage_verdicts(comparison, "hdfs")
+    assert sentences == ["Trino 476: S3 slower than HDFS on 1 of 3 queries beyond noise (1.50×); no difference beyond "
+                         "noise on 2 (a change under 14% could hide in this run's noise: its rounds see one that size "
+                         "9 times in 10)."]
 
 
 def test_findings_display_as_a_section_with_conditions_and_as_json_for_the_index():

@@ -182,3 +182,106 @@ def test_compare_storages_takes_every_storage_s_rows_as_one_family():
     assert len(table) == 8 and table.attrs["family"]["size"] == 8
     assert table["ci_confidence"].tolist() == pytest.approx([1 - 0.05 / 8] * 8)
     assert (table["verdict"] == "no difference beyond noise").all()
+
+
+# -- rounds timed side by side (issue 70): the typical round's ratio and its Wilcoxon signed-rank interval ------------
+def test_the_signed_rank_depth_is_the_published_critical_value():
+    # tables of the signed-rank test, two-sided 5%: reject when T <= 13 for 12 pairs, T <= 0 for 6, never for 5
+    assert stats.signed_rank_depth(12, 0.95) == 14
+    assert stats.signed_rank_depth(6, 0.95) == 1 and stats.signed_rank_depth(5, 0.95) == 0
+
+
+@pytest.mark.parametrize("n, confidence", [(12, 0.95), (9, 1 - 0.05 / 12), (30, 0.9875)])
+def test_the_round_ratio_interval_is_where_scipy_s_exact_wilcoxon_test_stops_rejecting(n, confidence):
+    rng = np.random.default_rng(n)
+    base = rng.lognormal(0, 0.3, n)
+    other = base * rng.lognormal(0.1, 0.1, n)
+    ratio, low, high = stats.round_ratio_ci(other, base, confidence)
+    from scipy.stats import wilcoxon
+
+    logs, alpha, eps = np.log(other / base), 1 - confidence, 1e-9
+    exact = dict(method="exact") if n <= 50 else {}
+    for bound in (np.log(low), np.log(high)):  # just outside each end the test rejects, just inside it does not
+        outside = bound - eps if bound == np.log(low) else bound + eps
+        inside = bound + eps if bound == np.log(low) else bound - eps
+        assert wilcoxon(logs - outside, **exact).pvalue <= alpha < wilcoxon(logs - inside, **exact).pvalue
+    walsh = [(a + b) / 2 for i, a in enumerate(logs) for b in logs[i:]]
+    assert ratio == pytest.approx(math.exp(np.median(walsh)))  # Hodges-Lehmann: the median of the pairwise averages
+
+
+def test_too_few_rounds_give_a_ratio_but_no_interval():
+    ratio, low, high = stats.round_ratio_ci([2, 2.2, 1.8, 2.1, 2.0], [1, 1, 1, 1, 1])
+    assert ratio == pytest.approx(2.0) and math.isnan(low) and math.isnan(high)
+
+
+def test_identical_rounds_give_false_alarms_at_most_at_the_stated_rate():
+    # 4,000 null trials of 12 rounds, drift and heavy-tailed noise: the exact interval misses a ratio of 1 at most
+    # 2 x P(T <= 13) = 174 / 4096 = 4.25% of the time (scipy's exact p of T = 13), plus 3 standard errors of 4,000
+    from scipy.stats import wilcoxon
+
+    negative_ranks_sum_to_13 = np.arange(1, 13) * np.where(np.isin(np.arange(1, 13), [1, 12]), -1, 1)
+    level = wilcoxon(negative_ranks_sum_to_13, method="exact").pvalue
+    rng = np.random.default_rng(70)
+    missed = 0
+    for _ in range(4000):
+        base = rng.lognormal(0, 0.5, 12)
+        other = base * np.exp(rng.standard_t(3, 12) * 0.1)
+        _, low, high = stats.round_ratio_ci(other, base)
+        missed += low > 1 or high < 1
+    assert level == pytest.approx(174 / 4096)
+    assert missed / 4000 <= level + 3 * math.sqrt(level * (1 - level) / 4000)
+
+
+def _drifting_rounds(ratio: float, rounds: int = 12, seed: int = 1) -> pd.DataFrame:
+    """Both storages timed each round; the machine's drift (x0.5 to x2 from round to round) moves both alike, the
+    storage b's runs `ratio` times a's and 2% noise of their own."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for iteration in range(rounds):
+        drift = 2 ** rng.uniform(-1, 1)
+        for storage, factor in (("a", 1.0), ("b", ratio)):
+            rows.append({"storage": storage, "case": "q1", "iteration": iteration,
+                         "wall_s": drift * factor * math.exp(rng.normal(0, 0.02))})
+    return _frame(rows)
+
+
+def test_compare_pairs_the_rounds_so_drift_does_not_hide_a_five_percent_change():
+    paired = stats.compare(_drifting_rounds(1.05), "a", "b").iloc[0]
+    unpaired = stats.compare(_drifting_rounds(1.05), "a", "b", paired=False).iloc[0]
+    assert paired["speedup_of"] == stats.ROUNDS and unpaired["speedup_of"] == stats.MEDIANS
+    assert paired["ci_low"] > 1 and paired["verdict"] == f"A {paired['speedup']:.2f}× faster"
+    assert paired["speedup"] == pytest.approx(1.05, abs=0.02)
+    assert unpaired["verdict"] == "no difference beyond noise"  # the drift swamps it between the medians
+
+
+def test_rounds_too_few_for_the_family_s_level_fall_back_to_the_medians():
+    # 6 rounds give an exact 95% interval, none at 98.75%: a family of four falls back to the medians' bootstrap
+    frame = _drifting_rounds(1.5, rounds=6)
+    alone = stats.compare(frame, "a", "b").iloc[0]
+    family = stats.compare(frame, "a", "b", family_confidence=0.95, family_size=4).iloc[0]
+    assert alone["speedup_of"] == stats.ROUNDS and family["speedup_of"] == stats.MEDIANS
+    assert family["speedup"] == family["speedup_median"]
+
+
+def test_a_round_missing_one_storage_is_left_out_of_the_pairs():
+    frame = _drifting_rounds(1.05)
+    frame = frame[~((frame["iteration"] == 3) & (frame["storage"] == "b"))]
+    kept = _drifting_rounds(1.05)
+    kept = kept[kept["iteration"] != 3]
+    assert stats.compare(frame, "a", "b").iloc[0]["speedup"] == stats.compare(kept, "a", "b").iloc[0]["speedup"]
+
+
+@pytest.mark.parametrize("rounds, confidence", [(12, 0.95), (12, 1 - 0.05 / 3), (30, 1 - 0.05 / 12)])
+def test_a_change_of_the_detectable_size_is_called_about_nine_times_in_ten(rounds, confidence):
+    # predicted from null rounds (the median over 200 runs' predictions), then planted in 400 more and judged
+    rng = np.random.default_rng(rounds)
+    sigma = 0.12
+    predicted = np.median([stats.detectable_change(rng.normal(0, sigma, rounds), confidence) for _ in range(200)])
+    shift = math.log(predicted)
+    called = sum(stats.round_ratio_ci(np.exp(rng.normal(shift, sigma, rounds)), np.ones(rounds), confidence)[1] > 1
+                 for _ in range(400))
+    assert 0.84 <= called / 400 <= 0.96  # 0.9, give or take the simulation's 3 standard errors and the test's steps
+
+
+def test_no_detectable_change_without_an_interval():
+    assert math.isnan(stats.detectable_change([0.1, 0.2])) and math.isnan(stats.detectable_change([0.1] * 5))
