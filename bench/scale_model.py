@@ -2,7 +2,7 @@
 
     python bench/scale_model.py [--engines trino] [--rows 1000000 10000000 100000000] [--file-mb 400]
                                 [--fit-networks onprem-10gbe ec2-s3] [--unseen near far] [--runs 3] [--seed 71]
-                                [--quick]
+                                [--keep DIR] [--quick]
 
 The design. The taxi table at each size of --rows (the largest in files of about --file-mb MB, the studies' were
 1.6 GB; smaller sizes in as many files of proportionally fewer rows, so a size differs by its bytes, not its file
@@ -22,8 +22,9 @@ The goals (the issue's): per engine and query, the median |predicted - measured|
 at most 15%; the verdict (S3 slower, faster, or no different from HDFS beyond noise, stats.compare's rule on the
 measured runs; the predicted one from the two predictions' 95% intervals: slower where S3's lies wholly above HDFS's)
 the same on at least 90% of the (cell, engine, query) triples. --quick (tests/integration/test_bench.py) runs every
-step at tiny sizes: its figures say nothing, only that the script still runs. Needs the lab up; it leaves the lab's
-network as it found it.
+step at tiny sizes: its figures say nothing, only that the script still runs. `--keep DIR` keeps every cell's run
+(its records) in DIR, for `perfkit decide DIR ...` to fit on. Needs the lab up; it leaves the lab's network as it
+found it.
 """
 from __future__ import annotations
 
@@ -118,6 +119,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="measured runs per query and storage in a cell")
     parser.add_argument("--queries", nargs="+", default=None, help=f"of the taxi suite and {SCAN_ID} (default: all)")
     parser.add_argument("--seed", type=int, default=71, help="the cells' order and each cell's run order")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="a folder to keep the cells' runs in (perfkit decide fits on them)")
     parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every step: {QUICK}")
     args = parser.parse_args()
     if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
@@ -138,7 +141,8 @@ def main() -> None:
     frames, took = {}, {}
     with tempfile.TemporaryDirectory(prefix="perfkit-bench-scale-") as scratch, \
             contextlib.redirect_stdout(sys.stderr):
-        os.environ["PERFKIT_RESULTS"] = str(Path(scratch) / "results")  # the cells' runs are the bench's
+        # the cells' runs are the bench's, kept where --keep says
+        os.environ["PERFKIT_RESULTS"] = str(args.keep.resolve() if args.keep else Path(scratch) / "results")
         suite = suite_folder(Path(scratch), args.queries)
         try:
             for index, (rows, name) in enumerate(cells):

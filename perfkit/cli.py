@@ -260,6 +260,83 @@ def compare_cmd(a, b, factor, alpha, fail_on_regression):
         raise PerfkitError(f"{plural(len(slower), 'case')} slower beyond noise in B: {cases}")
 
 
+@main.command("calibrate")
+@click.option("--profile", default="lab", show_default=True, help="lab, emr or a YAML profile file.")
+@click.option("--bucket", default="", help="S3 bucket (profile emr).")
+@click.option("--save", "save_to", default=None, type=click.Path(dir_okay=False),
+              help="Write the calibration to this file (JSON), for `perfkit decide --calibration`.")
+def calibrate_cmd(profile, bucket, save_to):
+    """Measure the S3 path from here (a small GET's time, one connection's and several connections' MB/s), as every
+    run's calibration does: run it on a cluster node for `perfkit decide`."""
+    import json
+
+    from perfkit.atomic import write_text
+    from perfkit.calibration import calibrate
+    from perfkit.config import load_profile
+    from perfkit.results import now
+
+    loaded = load_profile(profile, bucket=bucket)
+    found = calibrate(loaded)
+    click.echo(found.headline())
+    if save_to:
+        write_text(save_to, json.dumps({**found.as_dict(), "profile": loaded.name, "measured_at": now()},
+                                       indent=1))
+        click.echo(f"saved: {save_to}")
+
+
+@main.command("decide")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--data-gb", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="One copy of your tables, GB (10^9 bytes).")
+@click.option("--calibration", "calibration_file", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="A file `perfkit calibrate --save` wrote on your cluster: its round trip and bandwidth.")
+@click.option("--rtt-ms", type=click.FloatRange(min=0), default=None,
+              help="A small GET's time from your nodes to S3 (the round trip), ms; instead of --calibration.")
+@click.option("--mb-s", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="One connection's bandwidth from your nodes to S3, MB/s (10^6 bytes); instead of --calibration.")
+@click.option("--runs-per-day", default=24.0, show_default=True, type=click.FloatRange(min=0),
+              help="Runs of each query a day (the month's S3 requests).")
+@click.option("--replication", default=3, show_default=True, type=click.IntRange(min=1), help="HDFS's replicas.")
+@click.option("--volume-type", default="st1", show_default=True, help="The EBS volumes under HDFS (st1, sc1, gp3).")
+@click.option("--copy-mb-s", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Your copy S3 -> HDFS, MB/s: gives the break-even (none without it).")
+@click.option("--prices", "prices_file", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="A YAML file of your own prices (default: the shipped AWS list prices).")
+def decide_cmd(runs, data_gb, calibration_file, rtt_ms, mb_s, runs_per_day, replication, volume_type, copy_mb_s,
+               prices_file):
+    """Each query's time on S3 and on HDFS at your data size and distance, the month's cost, the copy break-even.
+    RUNS: result files, folders of them or run ids, measured at two or more data sizes and S3 distances (bench/
+    scale_model.py --keep makes such a set); the model is fitted on them (perfkit.model.query_time)."""
+    import pandas as pd
+
+    from perfkit.compare import load_side
+    from perfkit.decide import QUERY_RUNS, Target, decide
+    from perfkit.model.observations import observations
+    from perfkit.model.query_time import fit
+    from perfkit.storages.pricing import price_table
+
+    records = pd.concat([load_side(run) for run in runs], ignore_index=True)
+    frame, left_out = observations(records[records["experiment"].eq(QUERY_RUNS)])  # not the copies beside them
+    if frame.empty:
+        raise PerfkitError(f"no run of {', '.join(runs)} can be fitted ({left_out} without bytes counted or a "
+                           "calibration): give runs of hdfs_vs_s3_queries made with accounting on")
+    sources = {}
+    if calibration_file:
+        from perfkit.decide import calibrated_path
+
+        rtt_ms, mb_s, sources = calibrated_path(calibration_file, rtt_ms, mb_s)
+    if rtt_ms is None or mb_s is None:
+        raise PerfkitError("decide needs your path to S3: --calibration FILE (`perfkit calibrate --save FILE` on your "
+                           "cluster), or --rtt-ms and --mb-s")
+    target = Target(data_bytes=data_gb * 1e9, rtt_ms=rtt_ms, mb_s=mb_s, runs_per_day=runs_per_day,
+                    replication=replication, volume_type=volume_type, copy_mb_s=copy_mb_s, sources=sources)
+    decision = decide(fit(frame), frame, target, price_table(prices_file))
+    click.echo("\n".join(decision.sentences()))
+    click.echo("inputs: " + "; ".join(f"{name} {value}" for name, value in decision.inputs.items())
+               + f"; fitted on {len(frame)} runs" + (f" ({left_out} left out: no bytes or calibration)"
+                                                       if left_out else ""))
+
+
 @main.command("queries", cls=FieldsCommand, experiment="perfkit.experiments.hdfs_vs_s3_queries:QueryComparison",
               fields=["engines", "rows", "files", "file_format", "runs", "warmup", "suite", "scale", "queries",
                       "cold_cache", "query_timeout_s", "storages", "baseline", "include_throttled"])

@@ -7,6 +7,7 @@ What each column is read from (perfkit.model.query_time names them):
   requests   S3 GETs, HEADs and LISTs from the server (io.server), else the engine's
   g_s        the run's calibration: the median time of a small GET on its S3 path (config.network.small_get_ms)
   w_bytes_s  the run's calibration: one connection's bytes per second (config.network.one_connection_mb_s)
+  table_bytes  the run's table, one copy (config.dataset.one_copy_bytes): what perfkit.decide scales a query by
 A run without bytes (no accounting there), or on S3 without its calibration (a record read without its run's config:
 read runs back with ResultSet.load or load_results), is left out and counted, so a fit says how many it could not use.
 """
@@ -28,7 +29,7 @@ def observations(records: pd.DataFrame) -> tuple[pd.DataFrame, int]:
                        & records["storage"].isin(list(BYTES))]
     rows = [_row(record) for record in measured.itertuples(index=False)]
     kept = [row for row in rows if row["bytes"] is not None and (row["storage"] != "s3" or row["g_s"] is not None)]
-    return pd.DataFrame(kept, columns=COLUMNS), len(rows) - len(kept)
+    return pd.DataFrame(kept, columns=[*COLUMNS, "table_bytes"]), len(rows) - len(kept)
 
 
 def _row(record) -> dict:
@@ -40,7 +41,8 @@ def _row(record) -> dict:
             "bytes": _counted(io, (BYTES[record.storage],)) or _counted(io, ("input_bytes",), sides=("engine",)),
             "requests": requests,
             "g_s": small_get_ms / 1000 if on_s3 and small_get_ms else None,
-            "w_bytes_s": one_connection * 1e6 if on_s3 and one_connection else None}
+            "w_bytes_s": one_connection * 1e6 if on_s3 and one_connection else None,
+            "table_bytes": ((record.config or {}).get("dataset") or {}).get("one_copy_bytes")}
 
 
 def _counted(io: dict, counters: tuple[str, ...], sides: tuple[str, ...] = ("server", "engine")) -> float | None:

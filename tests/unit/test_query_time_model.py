@@ -133,7 +133,8 @@ def test_observations_are_read_from_the_records_server_counters_and_calibration(
 
     def record(storage, io, phase="measured", ok=True):
         return Record("r1", "hdfs_vs_s3_queries", "trino", storage, "q1", phase, 0, "2026-12-07T13:24:33+00:00",
-                      0.5 if ok else None, ok=ok, io=io, config={"network": network})
+                      0.5 if ok else None, ok=ok, io=io,
+                      config={"network": network, "dataset": {"one_copy_bytes": 87_000_000}})
 
     rows = [record("s3", s3_io), record("hdfs", engine_only), record("s3", s3_io, phase="warmup"),
             record("s3", s3_io, ok=False), record("s3", {})]
@@ -143,6 +144,6 @@ def test_observations_are_read_from_the_records_server_counters_and_calibration(
     assert left_out == 2  # the run with no counters at all, the S3 run with no calibration
     assert frame.astype(object).where(frame.notna(), None).to_dict("records") == [
         {"engine": "trino", "query": "q1", "storage": "s3", "wall_s": 0.5, "bytes": 962889.0, "requests": 57.0,
-         "g_s": 0.022, "w_bytes_s": 85e6},  # the server's counts, not the engine's
+         "g_s": 0.022, "w_bytes_s": 85e6, "table_bytes": 87e6},  # the server's counts, not the engine's
         {"engine": "trino", "query": "q1", "storage": "hdfs", "wall_s": 0.5, "bytes": 890788.0, "requests": None,
-         "g_s": None, "w_bytes_s": None}]  # the engine's bytes where the server counted none
+         "g_s": None, "w_bytes_s": None, "table_bytes": 87e6}]  # the engine's bytes where the server counted none

@@ -125,8 +125,9 @@ LAYERS = [
     ["engines", "suites"],  # what runs the queries, and the queries
     ["datasets"],  # data placed on the storages and registered with the engines
     ["tiers"],  # caches in front of a storage, read by the engines
+    # measuring, recording, presenting
     ["results", "stats", "drift", "chance", "keep", "compare", "provenance", "report", "emr", "breakeven", "model",
-     "calibration", "protocol", "hadoop_cli", "reads", "testdfsio", "transfer"],  # measuring, recording, presenting
+     "decide", "calibration", "protocol", "hadoop_cli", "reads", "testdfsio", "transfer"],
     ["experiments", "plots"],
     ["presenting"],  # every report, from a run's records: the experiments import nothing from it
     ["lab", "cli", "__main__"],  # the embedded lab (a provider of everything below) and the command line
