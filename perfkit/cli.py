@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 import warnings
@@ -351,6 +352,7 @@ def decide_cmd(runs, data_gb, calibration_file, rtt_ms, mb_s, runs_per_day, repl
                    "(NAME for {table:NAME}); repeat per storage and table.")
 def queries_cmd(profile, bucket, network, tables_file, table_pairs, **asked):
     """HDFS vs S3: run a suite's queries (the taxi queries by default) on both storages and print the recap."""
+    _on_the_profile_s_spark(profile)
     from perfkit.config import load_profile
     from perfkit.experiments.hdfs_vs_s3_queries import QueryComparison
     from perfkit.presenting import report_of
@@ -361,6 +363,26 @@ def queries_cmd(profile, bucket, network, tables_file, table_pairs, **asked):
     _echo_recap(comparison, report_of(comparison).recap())
     click.echo(f"results: {results.path}")
     report_of(comparison).raise_for_failures()
+
+
+RUN_AGAIN = "PERFKIT_ON_PROFILE_PYTHON"  # set in a command run again on a profile's Python: never a second time
+
+
+def _on_the_profile_s_spark(profile: str) -> None:
+    """Profile lab-cluster runs EMR 7.13's Spark (3.5.6), whose driver must be that pyspark: from any other Python,
+    the same command is run again on that Spark's Python (the lab keeps it), so that no user retypes it. Where that
+    Python is not there, the profile's own check says what to do."""
+    if profile != "lab-cluster" or os.environ.get(RUN_AGAIN):
+        return
+    from perfkit.engines.spark_install import pyspark_version
+    from perfkit.lab import Lab, cluster_spark, versions
+
+    if pyspark_version() == versions.CLUSTER_SPARK or not Lab().shape.yarn:  # no cluster shape: the check says so
+        return
+    command, environment = cluster_spark.perfkit_command(*sys.argv[1:])
+    click.echo(f"profile lab-cluster: run on Spark {versions.CLUSTER_SPARK}'s Python, {command[0]}", err=True)
+    sys.stdout.flush()
+    os.execve(command[0], command, {**environment, RUN_AGAIN: "1"})
 
 
 def _measure(comparison, recap):
@@ -423,6 +445,7 @@ def _split(text: str) -> list[str]:
                                               "(default: as `perfkit lab network` set it).")
 def transfer_cmd(profile, bucket, network, **asked):
     """S3 -> HDFS: copy one manifest with each method, verified, and print the recap."""
+    _on_the_profile_s_spark(profile)
     from perfkit.config import load_profile
     from perfkit.experiments.s3_to_hdfs_transfer import TransferComparison
     from perfkit.presenting import report_of

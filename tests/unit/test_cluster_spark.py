@@ -126,3 +126,35 @@ def test_lab_cluster_refuses_another_spark_than_emrs_and_says_how_to_run_it(tmp_
                                            r"PYTHONPATH=\S+ /envs/spark-3.5.6/bin/python -m perfkit "):
         get_engine("spark", load_profile("lab-cluster")).check()
     assert versions.CLUSTER_SPARK == "3.5.6"
+
+
+def test_the_cli_runs_a_lab_cluster_command_again_on_spark_356s_python(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from perfkit import cli
+
+    monkeypatch.setenv("PERFKIT_LAB_HOME", str(tmp_path))
+    monkeypatch.delenv(cli.RUN_AGAIN, raising=False)
+    save_shape(shape_named(CLUSTER), tmp_path)
+    monkeypatch.setattr("perfkit.engines.spark_install.pyspark_version", lambda: "4.3.0")
+    monkeypatch.setattr(cluster_spark, "python", lambda: Path("/envs/spark-3.5.6/bin/python"))
+    monkeypatch.setattr(cli.sys, "argv", ["perfkit", "queries", "--profile", "lab-cluster", "--runs", "1"])
+    ran = []
+
+    def execve(path, argv, env):
+        ran.append((path, argv, env))
+        raise SystemExit(0)  # execve does not return: the new process answers
+
+    monkeypatch.setattr(cli.os, "execve", execve)
+    done = CliRunner().invoke(cli.main, ["queries", "--profile", "lab-cluster", "--runs", "1"])
+    assert done.exit_code == 0 and len(ran) == 1, done.output
+    path, argv, env = ran[0]
+    assert path == "/envs/spark-3.5.6/bin/python"
+    assert argv == [path, "-m", "perfkit", "queries", "--profile", "lab-cluster", "--runs", "1"]
+    assert env["PYTHONPATH"] == str(ROOT) and env[cli.RUN_AGAIN] == "1"
+    # run again already, or another profile: never again (the profile's own check speaks)
+    monkeypatch.setenv(cli.RUN_AGAIN, "1")
+    cli._on_the_profile_s_spark("lab-cluster")
+    monkeypatch.delenv(cli.RUN_AGAIN)
+    cli._on_the_profile_s_spark("lab")
+    assert len(ran) == 1
