@@ -88,6 +88,13 @@ class Provider:
         record and report: where a run ran matters as much as what ran."""
         return {}
 
+    def conditions(self, profile) -> dict:
+        """What a run's verdicts depend on that can change under it (perfkit.experiments.conditions), as the cluster's
+        NameNode says it: the DataNodes it hears from (silent for more than STALE_S: not counted) and its
+        under-replicated blocks. YARN's NodeManagers are the lab's to add (a cluster's ResourceManager takes minutes
+        to call one lost). {} when the NameNode cannot be read."""
+        return namenode_conditions(profile.webhdfs_url)
+
     def empty_trino_cache(self) -> str:
         """Empty Trino's file-system cache; what was done, in words."""
         return "Trino's cache not emptied: its folders are on the cluster's workers (empty them there)"
@@ -180,3 +187,28 @@ class Provider:
     def s3_bytes_not_counted(self) -> str:
         """Why the server's count of a run on S3 has no bytes, where s3_wire_bytes() gives nothing."""
         return "not counted: nothing between the engine and S3 counts the bytes S3 sends"
+
+
+STALE_S = 10.0  # a DataNode the NameNode has not heard from for longer (3 heartbeats of 3 s, and more) is not counted
+
+
+def namenode_conditions(namenode_url: str) -> dict:
+    """{"datanodes": the transfer addresses of the DataNodes heard from within STALE_S, "under_replicated_blocks": n}
+    from the NameNode's JMX (NameNodeInfo's LiveNodes, FSNamesystem); {} when it cannot be read."""
+    import json
+
+    import requests
+
+    def bean(name: str) -> dict:
+        response = requests.get(f"{namenode_url.rstrip('/')}/jmx", params={"qry": name}, timeout=5)
+        response.raise_for_status()
+        return (response.json().get("beans") or [{}])[0]
+
+    try:
+        live = json.loads(bean("Hadoop:service=NameNode,name=NameNodeInfo").get("LiveNodes") or "{}")
+        blocks = bean("Hadoop:service=NameNode,name=FSNamesystem").get("UnderReplicatedBlocks")
+    except (OSError, ValueError, requests.RequestException):
+        return {}
+    heard = sorted(node.get("xferaddr", name) for name, node in live.items()
+                   if float(node.get("lastContact", 0)) <= STALE_S)
+    return {"datanodes": heard, **({"under_replicated_blocks": int(blocks)} if blocks is not None else {})}

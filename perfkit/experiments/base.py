@@ -141,6 +141,14 @@ class Experiment(RunRecords, ABC):
         between its steps on a long run; None: the run touches no storage it can read a file of."""
         return None
 
+    def conditions_watch(self):
+        """The cluster's conditions watched between this run's steps (perfkit.experiments.conditions), as its
+        profile's provider reads them; None: no profile to ask."""
+        from perfkit.experiments.conditions import ConditionsWatch
+
+        profile = getattr(self, "profile", None)
+        return ConditionsWatch(lambda: profile.provider.conditions(profile)) if profile is not None else None
+
     def in_run_order(self, items, round_: int, key: str = "") -> list:
         """`items` in this run's order for one round of `key` (perfkit.protocol.run_order, the run's seed)."""
         return run_order(items, round_, key, self.order_seed or 0)

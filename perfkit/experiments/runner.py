@@ -72,7 +72,10 @@ def run(experiment, progress: bool = True) -> ResultSet:
                 with experiment.session(results):
                     control = experiment.control()
                     _control(control, "start", results)
-                    loop(experiment, progress, results, control)
+                    watch = experiment.conditions_watch()
+                    if watch is not None:
+                        watch.start()
+                    loop(experiment, progress, results, control, watch)
                     _control(control, "end", results)
         finally:
             experiment.order_seed = given  # the next run() draws its own
@@ -99,16 +102,22 @@ def _control(control, at: str, results: ResultSet) -> None:
         results.save()
 
 
-def loop(experiment, progress: bool, results: ResultSet | None, control=None) -> None:
-    """Every step in order, with a progress bar; after each, the records saved (and, on a long run, the drift control
-    timed when a round is due)."""
+def loop(experiment, progress: bool, results: ResultSet | None, control=None, watch=None) -> None:
+    """Every step in order, with a progress bar; after each, the cluster's conditions checked (`watch`: a change is on
+    the step's records and in the config), the records saved and, on a long run, the drift control timed when a
+    round is due."""
     steps = list(experiment.steps())
     with progress_bar(total=len(steps), desc=experiment.progress_label(), unit=experiment.step_unit,
                       disable=not progress or not steps) as bar:
         for step in steps:
             bar.set_postfix_str(experiment.label(step))
+            first_new = len(results.records) if results is not None else 0
             with _in_flight(experiment, step, results):
                 experiment.attempt(step)
+            if watch is not None:
+                watch.check(results, first_new)
+                if results is not None:
+                    results.config["conditions"] = watch.record()
             if results is not None:
                 results.save()
             if control is not None and control.due() and step is not steps[-1]:

@@ -280,6 +280,19 @@ class LabClusterProvider(LabProvider):
     def versions(self) -> dict[str, str]:
         return {**super().versions(), "yarn (lab)": versions.HADOOP}
 
+    def conditions(self, profile) -> dict:
+        """The NameNode's view with the lab's own: a DataNode or NodeManager whose process is gone is lost at once
+        (the NameNode would wait STALE_S, the ResourceManager ten minutes)."""
+        from perfkit.lab import Lab
+
+        found = super().conditions(profile)
+        lab = Lab()
+        hdfs, yarn = lab.service("hdfs"), lab.service("yarn")
+        addresses = hdfs.addresses()
+        found["datanodes"] = sorted(addresses[d.name] for d in hdfs.datanodes if d.pid())
+        found["nodemanagers"] = sorted(yarn.node_id(i) for i, d in enumerate(yarn.nodemanagers) if d.pid())
+        return found
+
     def task_logs(self) -> str:
         return f"{lab_home() / 'yarn'}/nm*/logs (the YARN containers' logs)"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from perfkit import drift
 from perfkit.errors import PerfkitError
+from perfkit.experiments import conditions
 from perfkit.experiments.base import RunRecords
 from perfkit.results import ResultSet
 
@@ -31,13 +32,18 @@ class StoredReport(RunRecords):
 
     # ---- the drift control (perfkit.drift): the same words in every report's Findings ----------------------------
     def control_phrase(self) -> str:
-        """The run's drift control, for the Conditions (or that none was recorded)."""
-        return drift.conditions_phrase(self.results.config)
+        """The run's drift control, for the Conditions (or that none was recorded), and the cluster's conditions
+        watched between its runs (perfkit.experiments.conditions) where they were."""
+        watched = conditions.watched_phrase(self.results.config)
+        return drift.conditions_phrase(self.results.config) + (f"; {watched}" if watched else "")
 
     def drift_note(self, smallest_effect: float = drift.NOISE_FACTOR) -> str | None:
         """For "Not decided by this run": the control moved more than `smallest_effect` (the smallest ratio the report
-        calls beyond noise); None when it held."""
-        return drift.drift_note(self.results.config, smallest_effect)
+        calls beyond noise), or the cluster changed under the run (its verdicts pool runs from before and after);
+        None when both held."""
+        notes = [drift.drift_note(self.results.config, smallest_effect),
+                 conditions.changed_sentence(self.results.config)]
+        return " ".join(n for n in notes if n) or None
 
     def drift_bound(self, smallest_effect: float = drift.NOISE_FACTOR) -> float | None:
         """The control's move where it moved more than `smallest_effect`: verdicts no larger are marked."""

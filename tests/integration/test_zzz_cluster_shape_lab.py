@@ -529,8 +529,54 @@ def test_the_bootstrap_script_installs_perfkit_where_livy_sessions_and_executors
     assert found.stdout.strip() == "[]" and not (python.parent / "aws").exists()
 
 
+class LosingNodes(QueryComparison):
+    """The taxi q1 on Trino over both storages; after its 2nd step a DataNode is stopped (SIGTERM, replication 2: HDFS
+    still serves every block), after its 4th a NodeManager killed (SIGKILL): nodes lost in the middle of a run."""
+
+    def attempt(self, step) -> None:
+        super().attempt(step)
+        self.steps_done = getattr(self, "steps_done", 0) + 1
+        lab = Lab()
+        if self.steps_done == 2:
+            assert lab.service("hdfs").datanodes[1].stop()
+        if self.steps_done == 4:
+            os.kill(lab.service("yarn").nodemanagers[1].pid(), signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def lost_nodes(cluster):
+    """The run that lost a DataNode and a NodeManager, and the two lost; the lab healed after (lab up)."""
+    hdfs, yarn = cluster.service("hdfs"), cluster.service("yarn")
+    datanode, nodemanager = hdfs.addresses()[hdfs.datanodes[1].name], yarn.node_id(1)
+    run = LosingNodes(load_profile("lab-cluster"), engines=["trino"], rows=20_000, files=2, runs=3, warmup=1,
+                      queries=["q1"], copy_methods=[])
+    try:
+        results = run.run(progress=False)
+    finally:
+        healed = cluster.up(["hdfs", "yarn"])
+    assert all(r.healthy for r in healed), [(r.service, r.detail) for r in healed]
+    return run, results, datanode, nodemanager
+
+
+def test_a_datanode_and_a_nodemanager_lost_mid_run_are_on_the_runs_they_touched(lost_nodes):
+    from perfkit.presenting import report_of
+
+    run, results, datanode, nodemanager = lost_nodes
+    assert all(r.ok for r in results.records)  # two replicas: HDFS served every block from the other one
+    watched = results.config["conditions"]
+    assert len(watched["start"]["datanodes"]) == 3 and len(watched["start"]["nodemanagers"]) == 2
+    assert [(c["after_step"], c["what"]) for c in watched["changes"]] == [
+        (2, [f"DataNode {datanode} lost (2 of 3 left)"]), (4, [f"NodeManager {nodemanager} lost (1 of 2 left)"])]
+    marks = [(r.params.get("conditions_changed"), r.params.get("after_changes")) for r in results.records]
+    assert marks == [(None, None), (f"DataNode {datanode} lost (2 of 3 left)", None), (None, 1),
+                     (f"NodeManager {nodemanager} lost (1 of 2 left)", 1), (None, 2), (None, 2), (None, 2), (None, 2)]
+    undecided = report_of(run).findings().undecided
+    assert any(line.startswith(f"The cluster changed during the run: DataNode {datanode} lost (2 of 3 left) (seen "
+                               f"after step 2); NodeManager {nodemanager} lost") for line in undecided), undecided
+
+
 def test_lab_down_leaves_no_process_of_the_shape(cluster, runs, full_scan, emr_kernel, emr_runs,
-                                                  reports_both_ways, interrupted, bootstrapped):
+                                                  reports_both_ways, interrupted, bootstrapped, lost_nodes):
     home = str(cluster.home)
     stopped = cluster.down()
     assert {"resourcemanager", "nodemanager0", "nodemanager1", "datanode", "datanode1", "datanode2", "livy",

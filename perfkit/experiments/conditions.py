@@ -1,0 +1,105 @@
+"""The cluster's conditions, watched between a run's steps (issue 73): the DataNodes HDFS serves from, its
+under-replicated blocks, the NodeManagers YARN runs containers on. A change (a DataNode lost, a NodeManager back) is
+recorded in the run's config with the step it was seen after; the records of that step carry it
+(params["conditions_changed"]) and every later record counts the changes before it (params["after_changes"]), so that
+a verdict never pools runs from before and after a change without saying so (Findings: changed_sentence).
+
+    watch = ConditionsWatch(lambda: provider.conditions(profile))
+    watch.start()                             # before the first step: what the run starts with
+    watch.check(results, first_new_record)    # after each step
+    config["conditions"] = watch.record()
+
+What a provider can read: perfkit.providers.Provider.conditions (the NameNode's view, any cluster) and the lab's own
+(its daemons' processes: the lab knows a DataNode is gone before the NameNode does).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from perfkit.results import ResultSet, now
+
+NODE_SETS = {"datanodes": "DataNode", "nodemanagers": "NodeManager"}  # snapshot key -> what one member is called
+
+
+def changes(before: dict, after: dict) -> list[str]:
+    """What differs between two snapshots, in words: members of each node set lost or back, and under-replicated
+    blocks appearing or cleared (a count that only moves is not a change: re-replication at work)."""
+    said = []
+    for key, noun in NODE_SETS.items():
+        if key not in before or key not in after:
+            continue
+        was, now_ = set(before[key]), set(after[key])
+        said += [f"{noun} {name} lost ({len(now_)} of {len(was)} left)" for name in sorted(was - now_)]
+        said += [f"{noun} {name} back ({len(now_)} now)" for name in sorted(now_ - was)]
+    blocks_before, blocks_after = before.get("under_replicated_blocks"), after.get("under_replicated_blocks")
+    if blocks_before is not None and blocks_after is not None and bool(blocks_before) != bool(blocks_after):
+        said.append(f"HDFS under-replicated blocks {blocks_before} -> {blocks_after}")
+    return said
+
+
+class ConditionsWatch:
+    """Snapshots of `probe()` (a dict: node sets as lists, under_replicated_blocks as a count; {} where nothing can
+    be read) at the start and after each step, the changes between consecutive ones recorded."""
+
+    def __init__(self, probe: Callable[[], dict]):
+        self.probe = probe
+        self.started: dict = {}
+        self.last: dict = {}
+        self.found: list[dict] = []  # {"after_step", "at", "what": [...], "snapshot"}
+        self.steps = 0
+        self.blind = False
+
+    def start(self) -> None:
+        self.started = self.last = self._read()
+        self.blind = not self.started  # nothing to read at the start (no NameNode here): not asked again each step
+
+    def check(self, results: ResultSet | None, first_new: int) -> list[str]:
+        """After a step whose records start at `first_new` in results.records: a new snapshot; on a change, the step's
+        records marked with it. Every record of the step carries the changes seen before it. Returns the change."""
+        self.steps += 1
+        before = len(self.found)
+        snapshot = {} if self.blind else self._read()
+        said = changes(self.last, snapshot) if self.last and snapshot else []
+        if said:
+            self.found.append({"after_step": self.steps, "at": now(), "what": said, "snapshot": snapshot})
+        if snapshot:
+            self.last = snapshot
+        for record in (results.records[first_new:] if results is not None else []):
+            if before:
+                record.params["after_changes"] = before
+            if said:
+                record.params["conditions_changed"] = "; ".join(said)
+        return said
+
+    def record(self) -> dict:
+        """For the run's config: what it started with, each change, and how many steps were watched."""
+        return {"start": self.started, "changes": self.found, "steps_watched": self.steps}
+
+    def _read(self) -> dict:
+        try:
+            return self.probe() or {}
+        except Exception:  # noqa: BLE001 - a probe that fails watches nothing this time; the run goes on
+            return {}
+
+
+def changed_sentence(config: dict | None) -> str | None:
+    """For a report's "Not decided by this run": the changes the run saw, and that its verdicts pool runs from before
+    and after them; None when nothing changed (or nothing was watched)."""
+    found = ((config or {}).get("conditions") or {}).get("changes") or []
+    if not found:
+        return None
+    each = "; ".join(f"{', '.join(c['what'])} (seen after step {c['after_step']})" for c in found)
+    return (f"The cluster changed during the run: {each}. Its verdicts pool runs from before and after "
+            f"{'that change' if len(found) == 1 else 'those changes'}: run it again on a steady cluster, or read the "
+            "runs apart (each record's after_changes).")
+
+
+def watched_phrase(config: dict | None) -> str:
+    """For a report's Conditions: what was watched between runs, and whether it held ('' when nothing was)."""
+    watched = (config or {}).get("conditions") or {}
+    start = watched.get("start") or {}
+    parts = [f"{len(start[key])} {noun}s" for key, noun in NODE_SETS.items() if key in start]
+    if not parts:
+        return ""
+    held = "changed (see above)" if watched.get("changes") else "no change"
+    return f"the cluster watched between runs ({', '.join(parts)}): {held}"

@@ -1,0 +1,93 @@
+"""The cluster's conditions watched between a run's steps (issue 73): a change is named, recorded in the run's config
+with the step it was seen after, on that step's records, and counted on every later one; reports say so."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit.experiments.conditions import ConditionsWatch, changed_sentence, changes, watched_phrase
+from tests.unit.test_runner import Toy
+
+THREE = {"datanodes": ["127.0.0.2:9866", "127.0.0.3:9866", "127.0.0.4:9866"],
+         "nodemanagers": ["127.0.0.3:8041", "127.0.0.4:8041"], "under_replicated_blocks": 0}
+
+
+def without(snapshot: dict, key: str, member: str, **more) -> dict:
+    return {**snapshot, key: [m for m in snapshot[key] if m != member], **more}
+
+
+def test_a_lost_datanode_a_nodemanager_back_and_blocks_left_under_replicated_are_changes():
+    lost = without(THREE, "datanodes", "127.0.0.3:9866", under_replicated_blocks=12)
+    assert changes(THREE, lost) == ["DataNode 127.0.0.3:9866 lost (2 of 3 left)",
+                                    "HDFS under-replicated blocks 0 -> 12"]
+    back = changes(without(THREE, "nodemanagers", "127.0.0.4:8041"), THREE)
+    assert back == ["NodeManager 127.0.0.4:8041 back (2 now)"]
+    # re-replication at work moves the count, not a change; a set the probe does not read is not compared
+    assert changes({**lost, "under_replicated_blocks": 12}, {**lost, "under_replicated_blocks": 5}) == []
+    assert changes({"datanodes": ["a"]}, {"nodemanagers": []}) == []
+
+
+class Watched(Toy):
+    """Toy's three steps, its cluster read from a script of snapshots (one per read: the start, then each step)."""
+
+    def __init__(self, snapshots):
+        super().__init__()
+        self.snapshots = list(snapshots)
+
+    def conditions_watch(self):
+        return ConditionsWatch(lambda: self.snapshots.pop(0))
+
+
+@pytest.fixture(autouse=True)
+def results_here(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFKIT_RESULTS", str(tmp_path))
+
+
+def test_a_change_is_on_the_step_it_was_seen_after_and_every_later_record_counts_it():
+    lost = without(THREE, "datanodes", "127.0.0.3:9866")
+    results = Watched([THREE, THREE, lost, lost]).run(progress=False)
+    rows = [json.loads(line) for line in results.path.read_text().splitlines()]
+    assert [r["params"].get("conditions_changed") for r in rows] == [
+        None, "DataNode 127.0.0.3:9866 lost (2 of 3 left)", None]
+    assert [r["params"].get("after_changes") for r in rows] == [None, None, 1]
+    watched = rows[-1]["config"]["conditions"]
+    assert watched["start"] == THREE and watched["steps_watched"] == 3
+    assert [(c["after_step"], c["what"]) for c in watched["changes"]] == [
+        (2, ["DataNode 127.0.0.3:9866 lost (2 of 3 left)"])]
+    assert changed_sentence(rows[-1]["config"]) == (
+        "The cluster changed during the run: DataNode 127.0.0.3:9866 lost (2 of 3 left) (seen after step 2). Its "
+        "verdicts pool runs from before and after that change: run it again on a steady cluster, or read the runs "
+        "apart (each record's after_changes).")
+    assert watched_phrase(rows[-1]["config"]) == ("the cluster watched between runs (3 DataNodes, 2 NodeManagers): "
+                                                  "changed (see above)")
+
+
+def test_a_steady_cluster_says_so_and_marks_nothing():
+    results = Watched([THREE] * 4).run(progress=False)
+    assert all("conditions_changed" not in r.params and "after_changes" not in r.params for r in results.records)
+    assert changed_sentence(results.config) is None
+    assert watched_phrase(results.config) == "the cluster watched between runs (3 DataNodes, 2 NodeManagers): no change"
+
+
+def test_nothing_to_read_at_the_start_is_not_asked_again_and_a_failing_read_is_skipped():
+    asked = []
+
+    def nothing():
+        asked.append(1)
+        return {}
+
+    watch = ConditionsWatch(nothing)
+    watch.start()
+    assert watch.check(None, 0) == [] and len(asked) == 1 and watched_phrase({"conditions": watch.record()}) == ""
+    reads = iter([THREE, RuntimeError("NameNode gone"), THREE])
+
+    def flaky():
+        found = next(reads)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    watch = ConditionsWatch(flaky)
+    watch.start()
+    assert watch.check(None, 0) == [] and watch.check(None, 0) == []  # the failed read compared with nothing
