@@ -142,9 +142,9 @@ def decide(model: QueryTimeModel, observations: pd.DataFrame, target: Target, pr
                                requests=requests, g_s=target.g_s, w_bytes_s=target.w_bytes_s)
             hdfs = model.predict(engine, query, "hdfs", bytes=grown.bytes_read("hdfs", target.data_bytes))
             turns_at = turning_point(model, engine, grown, target)
-            rows.append({"engine": engine, "query": query,
-                         "s3_s": s3.seconds, "s3_low": s3.low, "s3_high": s3.high,
-                         "hdfs_s": hdfs.seconds, "hdfs_low": hdfs.low, "hdfs_high": hdfs.high,
+            rows.append({"engine": engine, "query": query,  # a time's interval stops at 0 (the fit is linear)
+                         "s3_s": s3.seconds, "s3_low": max(s3.low, 0.0), "s3_high": s3.high,
+                         "hdfs_s": hdfs.seconds, "hdfs_low": max(hdfs.low, 0.0), "hdfs_high": hdfs.high,
                          "s3_requests": requests, "s3_bytes": grown.bytes_read("s3", target.data_bytes),
                          "regime": s3.regime, "turns_at_bytes": turns_at,
                          "verdict": verdict(s3, hdfs), "break_even": break_even(target, s3, hdfs),
@@ -220,8 +220,8 @@ def calibrated_path(path, rtt_ms: float | None = None, mb_s: float | None = None
 
 
 def inputs(target: Target) -> dict:
-    said = {"data": f"{_bytes(target.data_bytes)} one copy", "round trip": f"{target.rtt_ms:g} ms",
-            "one connection": f"{target.mb_s:g} MB/s", "runs a day": f"{target.runs_per_day:g} per query",
+    said = {"data": f"{_bytes(target.data_bytes)} one copy", "round trip": f"{target.rtt_ms:.3g} ms",
+            "one connection": f"{target.mb_s:.3g} MB/s", "runs a day": f"{target.runs_per_day:g} per query",
             "HDFS": f"{target.replication} replicas on EBS {target.volume_type}",
             "copy S3 -> HDFS": f"{target.copy_mb_s:g} MB/s" if target.copy_mb_s else "not given"}
     found = {name: f"{value} ({target.sources.get(name, 'given')})" for name, value in said.items()}
