@@ -1,47 +1,51 @@
 """Power and false alarms of perfkit's verdicts, measured with a planted slowdown whose truth is known (issue 70).
 
-    python bench/power.py [--sizes make-report defaults] [--trials 20] [--engine trino] [--network ec2-s3]
+    python bench/power.py [--sizes defaults make-report] [--trials 20] [--engine trino] [--network ec2-s3]
                           [--runs N] [--effect 0.10] [--seed 70] [--design interleaved|sequential]
-                          [--compare-factors 1.10 1.05] [--quick]
+                          [--compare-factors 1.10 1.05] [--keep DIR] [--judge-rounds 12 24] [--quick]
+    python bench/power.py --judge DIR [--judge-rounds 12 24] [--compare-factors ...]
 
 The decision rules under test are perfkit's own, imported, not re-implemented:
-- the report rule: the HDFS vs S3 report's verdict per engine and query (perfkit.stats.compare: a bootstrap 95%
-  interval of median(other) / median(baseline) that excludes 1 is "beyond noise"), as the report reads it (each row at
-  95%), and with the family correction perfkit.stats offers (compare(..., family_confidence=0.95): Bonferroni, each
-  row's interval at 1 - 0.05 / m over the m queries of a trial);
-- a paired rule, perfkit's own too (stats.paired_ratio_ci, as bench/query_overhead.py judges paths timed side by side):
-  the median of the rounds' ratios b / a with its bootstrap interval, at 95% and with the Bonferroni correction;
+- the report rule: the HDFS vs S3 report's verdict per engine and query (perfkit.stats.compare), as the report reads
+  it: paired by round (both storages are timed in every round, in a random order: the typical round's ratio b / a
+  with its exact Wilcoxon signed-rank interval, stats.round_ratio_ci) and corrected as one family over the report's
+  verdicts at that size (Bonferroni over every engine's queries: 3 engines x the queries, though the bench runs one
+  engine); beside it the same rule with each query at 95%, and the unpaired rule it replaced (median b / median a,
+  bootstrap), to show what pairing buys;
 - the compare rule: `perfkit compare A B` (perfkit.compare.compare_runs on two result files: "slower" / "faster" only
-  when median(B) / median(A) is outside [1/1.10, 1.10] and the Mann-Whitney p < 0.05), per query, uncorrected as
-  compare reads it. A change of +10% sits on its noise factor, so by design it calls such a change only when the
-  measured ratio lands above 1.10 with every b run beyond every a run (4 against 4: p = 0.029): its power here says
-  what `perfkit compare` does with a 10% change, not how well it finds the changes it is meant for (`--effect 0.2`).
-`--compare-factors` judges the same trials by compare's rule at each factor given (its --factor).
+  when median(B) / median(A) is outside [1/F, F] and the Mann-Whitney p < 0.05), per query, uncorrected as compare
+  reads it, at each factor F of `--compare-factors` (compare's --factor; its default 1.10 sits on a 10% change).
 
 The design. S3 is compared with S3 itself, so that the truth is known: two arms, `a` and `b`, read the same S3 files
 through the same engine session, both through the lab's Toxiproxy (S3Network, the lab's own client: its apply() sets
 a network profile's toxics) at the base network (`--network`, default ec2-s3: the network `make report` puts the lab
 behind). In a planted trial, arm b's runs have a latency toxic on top: the round trip of the base network plus X ms,
-X calibrated per size and query so that b's query time is +10% of a's (`--effect`): after a settling pass at the
-base (the engine's JIT), each query is timed at the base and at +10 and +40 ms in interleaved rounds, and the slope of
-a straight line through its three medians gives X = 10% of its time at the base / slope, in whole milliseconds
-(Toxiproxy's resolution). The calibration is printed, and so is the effect as it was: median b / median a over all the
-planted trials' runs pooled (and over the null trials', which should be 1). In a null trial both arms
-run at the base network, identical. Arm b's toxic is set just before each of its runs and the base put back just
-after, so nothing else (the engine's warm-up, the drift control, arm a) ever runs behind it.
+X such that b's query time is +10% of a's (`--effect`). The calibration (after a settling pass at the base, each query
+timed at the base and at +10 and +40 ms in interleaved rounds) gives each query's seconds per added millisecond (a
+straight line through its three medians); X = 10% of the query's time at the base now / that slope, in whole
+milliseconds (Toxiproxy's resolution), the time at the base following the engine's drift: the median of arm a's runs
+over the last EFFECT_HOLD_TRIALS trials. Both are printed, and so is the effect as it was: median b / median a over
+all the planted trials' runs pooled (and over the null trials', which should be 1). In a null trial both arms run at
+the base network, identical. Arm b's toxic is set just before each of its runs and the base put back just after, so
+nothing else (the engine's warm-up, the drift control, arm a) ever runs behind it.
 
 A trial is one perfkit run (QueryComparison's runner: the data placed once and verified, the engine opened with its
 tables registered, warm-up runs, accounting and health probes around each run, the records saved) whose steps are,
 per query, `warmup` then `runs` rounds, each round both arms in a random order (seeded per trial, query and round);
-each record carries its arm. The samples are the records perfkit's runner writes. The report rule reads the trial's
-records with the arm as the storage (baseline a); the compare rule gets them as two result files, one per arm, as two
-runs. Planted and null trials alternate in a random order, so a drift of the machine hits both kinds alike.
+each record carries its arm. The report rules read the trial's records with the arm as the storage (baseline a); the
+compare rule gets them as two result files, one per arm, as two runs. Planted and null trials alternate in a random
+order, so a drift of the machine hits both kinds alike.
 
 Power: the share of planted trials whose verdict says b slower (the right direction), per query; a size with several
 queries shows its weakest query and each one. False alarm: the share of null trials with any "beyond noise" verdict
 (slower or faster) among the trial's queries (a trial's queries are one family). Each rate with its exact binomial
 (Clopper-Pearson) 95% interval, and the issue's goal: at least 18 of 20 planted trials called, at most 1 of 20 null
 trials with a false alarm, per rule.
+
+Judging is apart from running: `--keep DIR` keeps every trial's records with a manifest (power-trials.json), and
+`--judge DIR` judges them again, running nothing. `--judge-rounds N ...` judges each trial on its first N measured
+rounds too: smaller designs on the same runs (the power curve by rounds). When only the defaults' trials were run,
+make-report's design is judged on them as well (the same rows, files and warm-up: its queries, its first rounds).
 
 `--design sequential` runs a trial's arms one after the other instead (all of one arm's runs, with its warm-up, then
 the other's; which goes first drawn per trial), as `perfkit compare` meets two runs: whatever drifts between two runs
@@ -72,6 +76,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binomtest
 
 from perfkit import stats
@@ -92,6 +97,8 @@ GOAL_POWER, GOAL_FALSE = 18 / 20, 1 / 20  # the issue's goals, as shares of the 
 FAMILY_CONFIDENCE = 0.95
 # --quick: every step once at a tiny size (4 rounds: the fewest with which compare can call a change at all)
 QUICK = {"trials": 2, "rows": 10_000, "files": 2, "runs": 4, "calibration_runs": 3}
+EFFECT_HOLD_TRIALS = 3  # the planted delay follows the median of arm a's runs over this many last trials
+MANIFEST = "power-trials.json"  # what --keep writes beside the trials' records: the run, each trial's kind and file
 SLOWER_B, FASTER_B, NONE = "b slower", "b faster", "none"
 
 
@@ -105,10 +112,14 @@ def report_sizes() -> dict[str, dict]:
     defaults = {name: values[name] for name in ("rows", "files", "runs", "warmup", "queries")}
     overrides = re.search(r"^REPORT_OVERRIDES_hdfs_vs_s3_queries\s*:=\s*(.*)$", (ROOT / "Makefile").read_text(), re.M)
     queries = re.search(r"queries=\[([^\]]*)\]", overrides.group(1)) if overrides else None
+    runs = re.search(r"runs=(\d+)", overrides.group(1)) if overrides else None
     report = {**{name: QueryComparison.REPORT_DEFAULTS.get(name, default_of(QueryComparison, name))
                  for name in ("rows", "files", "runs", "warmup")},
-              "queries": [q.strip() for q in queries.group(1).split(",")] if queries else ["q1"]}
-    return {"make-report": report, "defaults": defaults}
+              "queries": [q.strip() for q in queries.group(1).split(",")] if queries else ["q1"],
+              **({"runs": int(runs.group(1))} if runs else {})}
+    # the report judges every engine's queries as one family: its correction counts them all, though the bench runs one
+    engines = len(values["engines"])
+    return {"make-report": {**report, "engines": engines}, "defaults": {**defaults, "engines": engines}}
 
 
 @dataclass(frozen=True)
@@ -177,17 +188,19 @@ def plus_rtt(base: NetworkProfile, added_ms: int) -> NetworkProfile:
     return base if not added_ms else replace(base, name=f"{base.name} +{added_ms} ms", rtt_ms=base.rtt_ms + added_ms)
 
 
-def medians(results: ResultSet) -> dict[tuple[str, str], float]:
-    """(query, arm) -> the median of its measured, successful runs."""
+def medians(results: ResultSet, rounds: int | None = None) -> dict[tuple[str, str], float]:
+    """(query, arm) -> the median of its measured, successful runs (the first `rounds` rounds only, when given)."""
     frame = stats.samples(results.to_frame())
+    if rounds is not None:
+        frame = frame[frame["iteration"] < rounds]
     arms = frame["params"].map(lambda p: p.get("arm"))
     return {(case, arm): float(group.median()) for (case, arm), group in frame.groupby([frame["case"], arms])["wall_s"]}
 
 
-def calibrate_effect(exp: TwoArms, effect: float, runs: int) -> tuple[dict[str, int], list[str]]:
-    """X per query: the added round trip (ms) that makes its runs `effect` slower, from a straight line through its
-    median times at the base and at CALIBRATION_RTT_MS more (the engine's JIT settled first by a pass at the base).
-    Returns X per query and the fit, in words."""
+def calibrate_effect(exp: TwoArms, runs: int) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """Per query, its median time at the base and the seconds one added millisecond of round trip adds to it (the
+    slope of a straight line through its medians at the base and at CALIBRATION_RTT_MS more; the engine's JIT settled
+    first by a pass at the base). Returns (base seconds, slope, the fit in words)."""
     queries = [q.id for q in exp.suite_queries]
     saved = exp.runs
     exp.runs = runs
@@ -200,54 +213,77 @@ def calibrate_effect(exp: TwoArms, effect: float, runs: int) -> tuple[dict[str, 
         timed = medians(exp.run(progress=False))
     finally:
         exp.runs = saved
-    added, words = {}, []
+    base_s, slope, words = {}, {}, []
     for q in queries:
         xs = np.array([0, *CALIBRATION_RTT_MS], float)
         ys = np.array([timed[(q, "a")], *(timed[(q, f"b{ms}")] for ms in CALIBRATION_RTT_MS)])
-        slope = float(np.polyfit(xs, ys, 1)[0])  # seconds per added millisecond of round trip
-        # whole milliseconds, at least 1, at most twice the fit's widest point (a flat fit: no latency-bound query)
-        added[q] = min(2 * max(CALIBRATION_RTT_MS), max(1, round(effect * ys[0] / slope))) if slope > 0 else \
-            2 * max(CALIBRATION_RTT_MS)
-        words.append(f"{q} {ys[0]:.3f} s at the base, {1000 * slope:.1f} ms per added ms -> +{added[q]} ms")
-    return added, words
+        base_s[q], slope[q] = float(ys[0]), float(np.polyfit(xs, ys, 1)[0])  # seconds per added ms of round trip
+        words.append(f"{q} {ys[0]:.3f} s at the base, {1000 * slope[q]:.1f} ms per added ms")
+    return base_s, slope, words
 
 
-def realised(results: list[ResultSet], queries: list[str]) -> str:
+def added_ms(effect: float, base_s: float, slope: float) -> int:
+    """The added round trip (whole ms, Toxiproxy's resolution) that makes a query of `base_s` seconds `effect`
+    slower: at least 1, at most twice the calibration's widest point (a flat fit: a query not bound by latency)."""
+    ceiling = 2 * max(CALIBRATION_RTT_MS)
+    return min(ceiling, max(1, round(effect * base_s / slope))) if slope > 0 else ceiling
+
+
+def recent_base(kept: list[ResultSet], query: str, fallback: float) -> float:
+    """A query's time at the base now: the median of arm a's runs (always at the base) over the last
+    EFFECT_HOLD_TRIALS trials of either kind, so that the planted delay follows the engine's drift."""
+    times = [r.wall_s for results in kept[-EFFECT_HOLD_TRIALS:] for r in results.records
+             if r.case == query and r.phase == "measured" and r.ok and (r.params or {}).get("arm") == "a"]
+    return statistics.median(times) if times else fallback
+
+
+def realised(results: list[ResultSet], queries: list[str], rounds: int | None = None) -> str:
     """Per query, median b / median a over all the trials' runs pooled: the effect as it was."""
     pooled = ResultSet("pooled")
     pooled.records = [r for each in results for r in each.records]
-    timed = medians(pooled)
-    return ", ".join(f"{q} {timed[(q, 'b')] / timed[(q, 'a')]:.3f}" for q in queries)
+    timed = medians(pooled, rounds)
+    return ", ".join(f"{q} {timed[(q, 'b')] / timed[(q, 'a')]:.3f}" if (q, "b") in timed else f"{q} -" for q in queries)
 
 
-def report_calls(results: ResultSet, family_confidence: float | None) -> dict[str, str]:
-    """Per query, the HDFS vs S3 report's verdict on the trial, the arms as its storages (baseline a), in one word."""
+def first_rounds(results: ResultSet, queries: list[str], rounds: int) -> ResultSet:
+    """The trial as if it had run `rounds` measured rounds of `queries` only (warm-ups kept): a smaller design judged
+    on the same runs."""
+    part = ResultSet(results.experiment, results.config, run_id=results.run_id, folder=results.folder)
+    part.records = [r for r in results.records
+                    if r.case in queries and (r.phase != "measured" or r.iteration < rounds)]
+    return part
+
+
+def arms_frame(results: ResultSet) -> pd.DataFrame:
     frame = results.to_frame()
-    frame["storage"] = frame["params"].map(lambda p: p.get("arm"))
-    table = stats.compare(frame, baseline="a", other="b", family_confidence=family_confidence)
+    return frame.assign(storage=frame["params"].map(lambda p: p.get("arm")))
+
+
+def report_table(results: ResultSet, family_size: int | None, paired: bool = True) -> pd.DataFrame:
+    """The HDFS vs S3 report's comparison of the trial, the arms as its storages (baseline a): each query at 95% when
+    `family_size` is None, else corrected as the report does over a family of that many rows."""
+    return stats.compare(arms_frame(results), baseline="a", other="b", paired=paired,
+                         family_confidence=FAMILY_CONFIDENCE if family_size else None, family_size=family_size)
+
+
+def report_calls(results: ResultSet, family_size: int | None, paired: bool = True) -> dict[str, str]:
+    """Per query, the report's verdict on the trial (report_table), in one word."""
     said = {}
-    for row in table.itertuples():
+    for row in report_table(results, family_size, paired).itertuples():
         words = row.verdict
         said[row.case] = (SLOWER_B if words.startswith(f"{stats.label('a')} ") else
                           FASTER_B if words.startswith(f"{stats.label('b')} ") else NONE)
     return said
 
 
-def paired_calls(results: ResultSet, family_confidence: float | None) -> dict[str, str]:
-    """Per query, a paired rule: the median of the rounds' ratios b / a (both arms of one round side by side) with its
-    bootstrap interval (stats.paired_ratio_ci), at 95% or the family's Bonferroni level: what drifts over a run moves
-    both runs of a round alike and leaves their ratio, so the interval is narrower where the noise is drift."""
-    frame = stats.samples(results.to_frame())
-    frame = frame.assign(arm=frame["params"].map(lambda p: p.get("arm")))
-    queries = sorted(frame["case"].unique())
-    level = stats.family_level(family_confidence, len(queries)) if family_confidence else stats.CONFIDENCE
-    said = {}
-    for query in queries:
-        rounds = frame[frame["case"].eq(query)].pivot_table(index="iteration", columns="arm", values="wall_s").dropna()
-        _, low, high = stats.paired_ratio_ci(rounds["b"], rounds["a"], confidence=level,
-                                             n_resamples=stats.resamples_for(level))
-        said[query] = SLOWER_B if low > 1 else FASTER_B if high < 1 else NONE
-    return said
+def detectable(trials: list[ResultSet], family_size: int) -> str:
+    """What the report's Findings would say its run could miss (stats.detectable_change at the report's level): the
+    median over the trials and queries, and its range, as a change in percent."""
+    found = pd.concat([report_table(r, family_size)["detectable"] for r in trials]).dropna() if trials else []
+    if not len(found):
+        return "not measured (too few rounds to pair)"
+    return (f"median {100 * (found.median() - 1):.1f}% (range {100 * (found.min() - 1):.1f}-"
+            f"{100 * (found.max() - 1):.1f}%)")
 
 
 def compare_calls(results: ResultSet, folder: Path, factors: list[float]) -> dict[float, dict[str, str]]:
@@ -286,11 +322,123 @@ def rule_line(size: str, rule: str, planted: list[dict[str, str]], null: list[di
             f"{'met' if not missed else 'not met: ' + ', '.join(missed)}]")
 
 
+def collect(args, size: str, given: dict, base: NetworkProfile, proxy: S3Network, trials_dir: Path,
+            on_trial=None) -> dict:
+    """Place the data, calibrate, run the size's planted and null trials in random order; each trial's records saved
+    under `trials_dir` and listed, with how the run went, in the returned manifest entry (given to `on_trial` after
+    each trial too, so that a run stopped early can still be judged)."""
+    rows, files = args.rows or given["rows"], args.files or given["files"]
+    runs, warmup = args.runs or given["runs"], given["warmup"]
+    exp = TwoArms(load_profile(args.profile), engines=[args.engine], rows=rows, files=files, runs=runs,
+                  warmup=warmup, queries=given["queries"], storages=["hdfs", "s3"], baseline="hdfs")
+    exp.base, exp.proxy, exp.sequential = base, proxy, args.design == "sequential"
+    queries = [q.id for q in exp.suite_queries]
+    started = time.perf_counter()
+    exp.prepare(progress=False)
+    placed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    base_s, slope, calibration = calibrate_effect(exp, args.calibration_runs)
+    calibrated_s = time.perf_counter() - started
+    kinds = [kind for _ in range(args.trials) for kind in ("planted", "null")]
+    random.Random(f"{args.seed}/{size}").shuffle(kinds)
+    kept, trials, trial_s = [], [], []
+
+    def entry(trials: list[dict], trial_s: list[float], kept: list[ResultSet]) -> dict:
+        return {"rows": rows, "files": files, "runs": runs, "warmup": warmup, "queries": queries,
+                "calibration": calibration, "placed_s": placed_s, "calibrated_s": calibrated_s, "trial_s": trial_s,
+                "trials": trials, "version": kept[-1].config.get("versions", {}).get(args.engine, "?")}
+
+    for index, kind in enumerate(kinds):
+        planted = {q: added_ms(args.effect, recent_base(kept, q, base_s[q]), slope[q]) for q in queries}
+        exp.arms = {"a": {q: base for q in queries},
+                    "b": {q: plus_rtt(base, planted[q] if kind == "planted" else 0) for q in queries}}
+        exp.trial_seed = args.seed * 10_000 + index
+        t0 = time.perf_counter()
+        results = exp.run(progress=False)
+        trial_s.append(time.perf_counter() - t0)
+        kept.append(results)
+        trials.append({"kind": kind, "path": str(results.path.relative_to(trials_dir)),
+                       "added_ms": {q: planted[q] if kind == "planted" else 0 for q in queries},
+                       "failed": len(results.failures)})
+        if on_trial:
+            on_trial(entry(trials, trial_s, kept))
+        print(f"power: {size} trial {index + 1}/{len(kinds)} ({kind}) in {trial_s[-1]:.0f} s; "
+              f"planted delay now {', '.join(f'{q} +{ms} ms' for q, ms in planted.items())}", file=sys.stderr)
+    return entry(trials, trial_s, kept)
+
+
+def judged_designs(manifest: dict, sizes: dict[str, dict], rounds: list[int] | None) -> list[tuple]:
+    """(label, collected size, queries, rounds, the report's family size) for each design to judge: every collected
+    size at its own rounds (or each of `rounds`), and make-report's design judged on the defaults' trials when only
+    those were collected (the same rows, files and warm-up: its queries and first rounds of them)."""
+    designs = []
+    for size, entry in manifest["sizes"].items():
+        for n in rounds or [entry["runs"]]:
+            if n <= entry["runs"]:
+                designs.append((f"{size}, {n} rounds", size, entry["queries"], n,
+                                sizes[size]["engines"] * len(entry["queries"])))
+    report, entry = sizes["make-report"], manifest["sizes"].get("defaults")
+    if "make-report" not in manifest["sizes"] and entry and set(report["queries"]) <= set(entry["queries"]) and all(
+            report[k] == entry[k] for k in ("rows", "files", "warmup")) and report["runs"] <= entry["runs"]:
+        designs.append((f"make-report ({', '.join(report['queries'])}, first {report['runs']} rounds of the defaults' "
+                        "trials)", "defaults", report["queries"], report["runs"],
+                        report["engines"] * len(report["queries"])))
+    return designs
+
+
+def judge(manifest: dict, trials_dir: Path, sizes: dict[str, dict], rounds: list[int] | None,
+          factors: list[float]) -> list[str]:
+    """Every design's rules over the saved trials: the lines the bench prints."""
+    lines = []
+    loaded = {size: [(t["kind"], ResultSet.load(trials_dir / t["path"])) for t in entry["trials"]]
+              for size, entry in manifest["sizes"].items()}
+    for size, entry in manifest["sizes"].items():
+        lines.append(f"  {size} ({', '.join(entry['queries'])}; {entry['rows']:,} rows in {entry['files']} files, "
+                     f"runs={entry['runs']}, warmup={entry['warmup']}): calibrated {'; '.join(entry['calibration'])}; "
+                     f"planted delay per trial (following the base time) "
+                     + ", ".join(f"{q} {min(d)}-{max(d)} ms" for q in entry["queries"]
+                                 for d in [[t['added_ms'][q] for t in entry['trials'] if t['kind'] == 'planted']]))
+        lines.append(f"  {size}: data placed in {entry['placed_s']:.0f} s, calibration {entry['calibrated_s']:.0f} s, "
+                     f"{len(entry['trials'])} trials in {sum(entry['trial_s']):.0f} s "
+                     f"({statistics.median(entry['trial_s']):.1f} s a trial), "
+                     f"{sum(t['failed'] for t in entry['trials'])} failed runs")
+    with tempfile.TemporaryDirectory(prefix="perfkit-bench-power-judge-") as scratch:
+        for label, size, queries, n, family_size in judged_designs(manifest, sizes, rounds):
+            trials = [(kind, first_rounds(results, queries, n)) for kind, results in loaded[size]]
+            planted = [results for kind, results in trials if kind == "planted"]
+            null = [results for kind, results in trials if kind == "null"]
+            lines.append(f"  {label}: median b / median a over all runs, planted trials {realised(planted, queries)}; "
+                         f"null trials {realised(null, queries)}; the smallest change the report rule sees 9 times in "
+                         f"10, predicted from each null trial's rounds: {detectable(null, family_size)}")
+            level = stats.family_level(FAMILY_CONFIDENCE, family_size)
+            rules = {
+                "report": (f"report rule as the report reads it (paired by round; Bonferroni family 95% over the "
+                           f"report's {family_size} verdicts at this size, each at {100 * level:.2f}%)",
+                           family_size, True),
+                "each": ("report rule, each query at 95% (no family correction)", None, True),
+                "unpaired": (f"unpaired rule (median b / median a, bootstrap; Bonferroni over {family_size})",
+                             family_size, False),
+            }
+            calls = {rule: {kind: [report_calls(r, family, paired) for r in group]
+                            for kind, group in (("planted", planted), ("null", null))}
+                     for rule, (_, family, paired) in rules.items()}
+            for kind, group in (("planted", planted), ("null", null)):
+                for results in group:
+                    for factor, said in compare_calls(results, Path(scratch), factors).items():
+                        calls.setdefault(f"compare {factor}", {"planted": [], "null": []})[kind].append(said)
+            words = {rule: text for rule, (text, _, _) in rules.items()}
+            words.update({f"compare {f}": f"compare rule (ratio outside {f:.2f}x and Mann-Whitney p < {DEFAULT_ALPHA})"
+                          for f in factors})
+            lines += [rule_line(label, words[rule], calls[rule]["planted"], calls[rule]["null"], queries)
+                      for rule in words]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="lab")
     parser.add_argument("--engine", default="trino", help="one engine is enough (trino: the fastest here)")
-    parser.add_argument("--sizes", nargs="+", choices=["make-report", "defaults"], default=["make-report", "defaults"])
+    parser.add_argument("--sizes", nargs="+", choices=["make-report", "defaults"], default=["defaults"])
     parser.add_argument("--trials", type=int, default=20, help="planted trials, and as many null trials, per size")
     parser.add_argument("--network", default="ec2-s3", help="the base network both arms go through (a lab profile)")
     parser.add_argument("--effect", type=float, default=0.10, help="the planted slowdown, a share of a query's time")
@@ -304,11 +452,25 @@ def main() -> None:
                              "one after the other (as `perfkit compare` compares two runs: drift between them shows)")
     parser.add_argument("--compare-factors", type=float, nargs="+", default=[DEFAULT_FACTOR],
                         help="the compare rule's noise factors to judge the same trials by (compare's --factor)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="a folder to keep the trials' records in (with power-trials.json), to judge them again")
+    parser.add_argument("--judge", type=Path, default=None,
+                        help="judge the trials kept in this folder by --keep again, running nothing")
+    parser.add_argument("--judge-rounds", type=int, nargs="+", default=None,
+                        help="judge each trial on its first N measured rounds too (a smaller design, same runs)")
     parser.add_argument("--quick", action="store_true", help=f"the smallest sizes that run every step: {QUICK}")
     args = parser.parse_args()
     if args.quick:  # the quick sizes as defaults: a size given on the command line still wins
         parser.set_defaults(**QUICK)
         args = parser.parse_args()
+    sizes = report_sizes()
+    if args.judge:
+        manifest_path = args.judge / MANIFEST
+        if not manifest_path.is_file():
+            sys.exit(f"bench/power.py: {manifest_path} not found: give --judge the folder a run with --keep wrote")
+        manifest = json.loads(manifest_path.read_text())
+        print_figures(manifest, judge(manifest, args.judge, sizes, args.judge_rounds, args.compare_factors))
+        return
 
     lab = Lab()
     proxy = lab.service(S3Network.name)
@@ -316,76 +478,37 @@ def main() -> None:
     base = network_profile(args.network)
     if not base.emulated:  # both arms must go through the proxy: the base is the proxy with nothing added
         base = network_profile({"rtt_ms": 0})
-    sizes = report_sizes()
-    lines, version = [], "?"
-    # the lab's own messages (a service moved for the network) to stderr: stdout holds the figures alone
-    with tempfile.TemporaryDirectory(prefix="perfkit-bench-power-") as scratch, contextlib.redirect_stdout(sys.stderr):
-        os.environ["PERFKIT_RESULTS"] = scratch  # the trials' runs are the bench's, not data/results'
+    with contextlib.ExitStack() as stack:
+        trials_dir = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="perfkit-bench-power-")))
+        trials_dir.mkdir(parents=True, exist_ok=True)
+        # the lab's own messages (a service moved for the network) to stderr: stdout holds the figures alone
+        stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+        os.environ["PERFKIT_RESULTS"] = str(trials_dir)  # the trials' runs are the bench's, not data/results'
+        manifest = {"network": base.describe(), "design": args.design, "seed": args.seed, "effect": args.effect,
+                    "engine": args.engine, "sizes": {}}
         lab.set_network(base)
         try:
             for size in args.sizes:
-                given = sizes[size]
-                rows, files = args.rows or given["rows"], args.files or given["files"]
-                runs, warmup = args.runs or given["runs"], given["warmup"]
-                exp = TwoArms(load_profile(args.profile), engines=[args.engine], rows=rows, files=files, runs=runs,
-                              warmup=warmup, queries=given["queries"], storages=["hdfs", "s3"], baseline="hdfs")
-                exp.base, exp.proxy = base, proxy
-                queries = [q.id for q in exp.suite_queries]
-                started = time.perf_counter()
-                exp.prepare(progress=False)
-                placed_s = time.perf_counter() - started
-                started = time.perf_counter()
-                added, calibration = calibrate_effect(exp, args.effect, args.calibration_runs)
-                calibrated_s = time.perf_counter() - started
-                kinds = [kind for _ in range(args.trials) for kind in ("planted", "null")]
-                random.Random(f"{args.seed}/{size}").shuffle(kinds)
-                compare_rules = [f"compare {factor}" for factor in args.compare_factors]
-                calls = {rule: {"planted": [], "null": []}
-                         for rule in ["report", "family", "paired", "paired family", *compare_rules]}
-                failed, trial_s, kept = 0, [], {"planted": [], "null": []}
-                for index, kind in enumerate(kinds):
-                    exp.arms = {"a": {q: base for q in queries},
-                                "b": {q: plus_rtt(base, added[q] if kind == "planted" else 0) for q in queries}}
-                    exp.trial_seed = args.seed * 10_000 + index
-                    exp.sequential = args.design == "sequential"
-                    t0 = time.perf_counter()
-                    results = exp.run(progress=False)
-                    trial_s.append(time.perf_counter() - t0)
-                    failed += len(results.failures)
-                    kept[kind].append(results)
-                    version = results.config.get("versions", {}).get(args.engine, version)
-                    calls["report"][kind].append(report_calls(results, None))
-                    calls["family"][kind].append(report_calls(results, FAMILY_CONFIDENCE))
-                    calls["paired"][kind].append(paired_calls(results, None))
-                    calls["paired family"][kind].append(paired_calls(results, FAMILY_CONFIDENCE))
-                    by_factor = compare_calls(results, Path(scratch) / "compare", args.compare_factors)
-                    for factor, said in by_factor.items():
-                        calls[f"compare {factor}"][kind].append(said)
-                level = stats.family_level(FAMILY_CONFIDENCE, len(queries))
-                rules = {"report": "report rule (each query's 95% CI of median b / median a excludes 1)",
-                         "family": f"report rule, Bonferroni family 95% (each of {len(queries)} "
-                                   f"quer{'y' if len(queries) == 1 else 'ies'} at {100 * level:.2f}%)",
-                         "paired": "paired rule (each query's 95% CI of the median of the rounds' b / a excludes 1)",
-                         "paired family": f"paired rule, Bonferroni family 95% (each query at {100 * level:.2f}%)",
-                         **{f"compare {factor}": f"compare rule (ratio outside {factor:.2f}x and Mann-Whitney p < "
-                                                 f"{DEFAULT_ALPHA})" for factor in args.compare_factors}}
-                lines.append(f"  {size} ({', '.join(queries)}; {rows:,} rows in {files} files, runs={runs}, "
-                             f"warmup={warmup}): calibrated {'; '.join(calibration)}")
-                lines.append(f"  {size}: median b / median a over all runs, planted trials "
-                             f"{realised(kept['planted'], queries)}; null trials {realised(kept['null'], queries)}")
-                lines += [rule_line(size, words, calls[rule]["planted"], calls[rule]["null"], queries)
-                          for rule, words in rules.items()]
-                lines.append(f"  {size}: data placed in {placed_s:.0f} s, calibration {calibrated_s:.0f} s, "
-                             f"{len(kinds)} trials in {sum(trial_s):.0f} s ({statistics.median(trial_s):.1f} s a "
-                             f"trial), {failed} failed runs")
+                def save(entry: dict, size: str = size) -> None:
+                    manifest["sizes"][size] = entry
+                    (trials_dir / MANIFEST).write_text(json.dumps(manifest, indent=1))
+                save(collect(args, size, sizes[size], base, proxy, trials_dir, on_trial=save))
         finally:
             lab.set_network(before)
-    print(f"power: a planted slowdown of S3 (+{args.effect:.0%} of each query's time, Toxiproxy latency) against none, "
-          f"{args.trials} planted and {args.trials} null trials per size in random order; {version}, S3 behind "
-          f"{base.describe()}; each trial one perfkit run of two arms over the same S3 files, "
-          + ("both arms each round in random order" if args.design == "interleaved" else
+        lines = judge(manifest, trials_dir, sizes, args.judge_rounds, args.compare_factors)
+    print_figures(manifest, lines)
+
+
+def print_figures(manifest: dict, lines: list[str]) -> None:
+    versions = sorted({entry["version"] for entry in manifest["sizes"].values()})
+    trials = max((len(e["trials"]) // 2 for e in manifest["sizes"].values()), default=0)
+    print(f"power: a planted slowdown of S3 (+{manifest['effect']:.0%} of each query's time, Toxiproxy latency) "
+          f"against none, {trials} planted and {trials} null trials per size in random order; "
+          f"{', '.join(versions)}, S3 behind {manifest['network']}; "
+          "each trial one perfkit run of two arms over the same S3 files, "
+          + ("both arms each round in random order" if manifest["design"] == "interleaved" else
              "one arm's runs after the other's (as compare's two runs), the first drawn per trial")
-          + f" (seed {args.seed})")
+          + f" (seed {manifest['seed']})")
     print("\n".join(lines))
 
 

@@ -47,10 +47,10 @@ class QueryComparison(QueryParameters, Experiment):
     unit = "query runs"
     BREAK_EVEN = True  # measure_for_report() measures the break-even's copy too, where HDFS and S3 are both compared
     # what the report asks for where it differs from the fields' defaults (perfkit.parameters), and why: a shared
-    # report is read for its verdicts, so it measures more than a quick `perfkit queries`: 12 rounds, the fewest with
-    # which its verdicts caught a planted +10% in 18 of 20 trials with at most 1 false alarm in 20 (bench/power.py,
-    # Trino: 4 rounds caught 3 to 6 of 20), on 1 M rows in 8 ORC files (87 MB)
-    REPORT_DEFAULTS = {"rows": 1_000_000, "files": 8, "runs": 12}
+    # report is read for its verdicts, so it measures more than a quick `perfkit queries`: 30 rounds, with which its
+    # paired, family-corrected verdicts caught a planted +10% in 15 to 20 of 20 trials per taxi query and raised no
+    # false alarm in 20 (bench/power.py, Trino; 12 rounds caught 4 to 12 of 20), on 1 M rows in 8 ORC files (87 MB)
+    REPORT_DEFAULTS = {"rows": 1_000_000, "files": 8, "runs": 30}
 
     def __post_init__(self):
         super().__post_init__()  # the parameters checked (QueryParameters)

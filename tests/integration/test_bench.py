@@ -130,9 +130,11 @@ def test_datagen_quick_places_both_datasets_against_the_plain_generator(profile)
     ])
 
 
-def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profile):
-    # compare's two runs as it meets them (one arm after the other), judged at two noise factors
-    lines = quick("bench/power.py", "--design", "sequential", "--compare-factors", "1.10", "1.05")
+def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profile, tmp_path):
+    # compare's two runs as it meets them (one arm after the other), judged at two noise factors; the trials kept
+    kept = tmp_path / "trials"
+    lines = quick("bench/power.py", "--sizes", "make-report", "defaults", "--design", "sequential",
+                  "--compare-factors", "1.10", "1.05", "--keep", str(kept))
     top = header(r"power: a planted slowdown of S3 \(\+10% of each query's time, Toxiproxy latency\) against none, "
                  r"(\d+) planted and (\d+) null trials per size in random order; Trino .+, S3 behind .+; each trial "
                  r"one perfkit run of two arms over the same S3 files, one arm's runs after the other's \(as "
@@ -148,33 +150,43 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
         queries[size] = found[1].split(", ")
     assert queries["make-report"] == ["q1"] and len(queries["defaults"]) > 1  # the report's q1; the notebook's all
     query = r"q\d+"
-    fit = rf"{query} {NUM} s at the base, {NUM} ms per added ms -> \+\d+ ms"
+    fit = rf"{query} {NUM} s at the base, {NUM} ms per added ms"
+    delay = rf"{query} \d+-\d+ ms"
     each = rf"{query} {NUM}"
     rate = rf"\d+/\d+ \(95% CI {NUM}-{NUM}\)"
-    rules = [r"report rule \(each query's 95% CI of median b / median a excludes 1\)",
-             rf"report rule, Bonferroni family 95% \(each of \d+ quer(?:y|ies) at {NUM}%\)",
-             r"paired rule \(each query's 95% CI of the median of the rounds' b / a excludes 1\)",
-             rf"paired rule, Bonferroni family 95% \(each query at {NUM}%\)",
+    rules = [r"report rule as the report reads it \(paired by round; Bonferroni family 95% over the report's \d+ "
+             rf"verdicts at this size, each at {NUM}%\)",
+             r"report rule, each query at 95% \(no family correction\)",
+             r"unpaired rule \(median b / median a, bootstrap; Bonferroni over \d+\)",
              r"compare rule \(ratio outside 1.10x and Mann-Whitney p < 0.05\)",
              r"compare rule \(ratio outside 1.05x and Mann-Whitney p < 0.05\)"]
+    sizes = ("make-report", "defaults")
     assert_shape(lines, [
         top.re.pattern,
-        *(pattern for size in ("make-report", "defaults") for pattern in [
+        *(pattern for size in sizes for pattern in [
             rf"  {size} \({', '.join(queries[size])}; {NUM} rows in \d+ files, runs=\d+, warmup=\d+\): calibrated "
-            rf"{fit}(?:; {fit}){{{len(queries[size]) - 1}}}",
-            rf"  {size}: median b / median a over all runs, planted trials {each}(?:, {each})*; null trials "
-            rf"{each}(?:, {each})*",
-            *(rf"  {size}, {rule}: power {rate} at its weakest query {query} \({query} \d+(?:, {query} \d+)* of "
-              rf"{planted}\), false alarms {rate} \[goal >= 18/20, <= 1/20: (?:met|not met: (?:power|false alarms|"
-              r"power, false alarms))\]" for rule in rules),
+            rf"{fit}(?:; {fit}){{{len(queries[size]) - 1}}}; planted delay per trial \(following the base time\) "
+            rf"{delay}(?:, {delay}){{{len(queries[size]) - 1}}}",
             rf"  {size}: data placed in {NUM} s, calibration {NUM} s, {planted + null} trials in {NUM} s \({NUM} s a "
-            r"trial\), \d+ failed runs",
-        ]),
+            r"trial\), \d+ failed runs"]),
+        *(pattern for size in sizes for pattern in [
+            rf"  {size}, \d+ rounds: median b / median a over all runs, planted trials {each}(?:, {each})*; null "
+            rf"trials {each}(?:, {each})*; the smallest change the report rule sees 9 times in 10, predicted from "
+            rf"each null trial's rounds: (?:median {NUM}% \(range {NUM}-{NUM}%\)|not measured \(too few rounds to "
+            r"pair\))",
+            *(rf"  {size}, \d+ rounds, {rule}: power {rate} at its weakest query {query} \({query} \d+(?:, {query} "
+              rf"\d+)* of {planted}\), false alarms {rate} \[goal >= 18/20, <= 1/20: (?:met|not met: (?:power|"
+              r"false alarms|power, false alarms))\]" for rule in rules)]),
     ])
+    # the kept trials judged again, running nothing: the same figures
+    again = subprocess.run([sys.executable, str(ROOT / "bench/power.py"), "--judge", str(kept), "--compare-factors",
+                            "1.10", "1.05"], cwd=ROOT, capture_output=True, text=True, timeout=HUNG_S)
+    assert again.returncode == 0 and again.stdout.splitlines() == lines, again.stderr[-3000:]
 
 
-def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(profile):
-    lines = quick("bench/scale_model.py")
+def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(profile, tmp_path):
+    kept = tmp_path / "runs"
+    lines = quick("bench/scale_model.py", "--keep", str(kept))
     top = header(r"scale model: fitted on ([\d,]+), ([\d,]+) rows behind onprem-10gbe, ec2-s3 \((\d+) runs, (\d+) "
                  r"without counters\); predicted ([\d,]+) rows behind every network and every size behind far; trino; "
                  r"\d+ files a size; seed 71", lines)
@@ -202,3 +214,19 @@ def test_scale_model_quick_fits_small_sizes_and_predicts_the_cells_it_never_saw(
         rf"  cells: 9 in {NUM} s \({small:,} rows {NUM} s a cell, {middle:,} rows {NUM} s a cell, {largest:,} rows "
         rf"{NUM} s a cell\)",
     ])
+    # the path to S3 calibrated from here, as on a cluster's node; perfkit decide fits on the kept runs and answers for
+    # a cluster of 1 TB on that path
+    calibration = tmp_path / "calibration.json"
+    calibrated = subprocess.run([sys.executable, "-m", "perfkit", "calibrate", "--save", str(calibration)], cwd=ROOT,
+                                capture_output=True, text=True, timeout=HUNG_S)
+    assert calibrated.returncode == 0 and f"saved: {calibration}" in calibrated.stdout, calibrated.stderr[-3000:]
+    decided = subprocess.run([sys.executable, "-m", "perfkit", "decide", str(kept), "--data-gb", "1000",
+                              "--calibration", str(calibration), "--copy-mb-s", "300"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=HUNG_S)
+    assert decided.returncode == 0, decided.stderr[-3000:]
+    said = decided.stdout.splitlines()
+    assert [line.split(":")[0] for line in said[:2]] == ["trino q1", "trino scan"], decided.stdout
+    assert all(re.search(r"S3 .* \(95% PI .*\), HDFS .*; S3 (?:latency|bandwidth)-bound", line) for line in said[:2])
+    assert said[2].startswith("A month on S3 Standard: $") and said[3].startswith("A month on HDFS on EBS st1")
+    assert re.match(r"inputs: data 1 TB one copy \(given\); round trip [\d.]+ ms \(calibrated on profile lab at ",
+                    said[4]), said[4]
