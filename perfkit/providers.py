@@ -189,7 +189,7 @@ class Provider:
         return "not counted: nothing between the engine and S3 counts the bytes S3 sends"
 
 
-STALE_S = 10.0  # a DataNode the NameNode has not heard from for longer (3 heartbeats of 3 s, and more) is not counted
+STALE_S = 30.0  # a DataNode the NameNode has not heard from for longer is not counted: HDFS's own stale interval
 
 
 def namenode_conditions(namenode_url: str) -> dict:

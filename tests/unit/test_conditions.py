@@ -91,3 +91,41 @@ def test_nothing_to_read_at_the_start_is_not_asked_again_and_a_failing_read_is_s
     watch = ConditionsWatch(flaky)
     watch.start()
     assert watch.check(None, 0) == [] and watch.check(None, 0) == []  # the failed read compared with nothing
+
+
+def test_the_namenode_s_view_counts_the_datanodes_it_heard_from_lately(monkeypatch):
+    import requests
+
+    from perfkit import providers
+
+    live = {"node2:9866": {"xferaddr": "127.0.0.2:9866", "lastContact": 1},
+            "node3:9866": {"xferaddr": "127.0.0.3:9866", "lastContact": 31},  # silent past HDFS's stale interval
+            "node4:9866": {"xferaddr": "127.0.0.4:9866", "lastContact": 30}}
+    beans = {"Hadoop:service=NameNode,name=NameNodeInfo": {"LiveNodes": json.dumps(live)},
+             "Hadoop:service=NameNode,name=FSNamesystem": {"UnderReplicatedBlocks": 7}}
+    asked = []
+
+    class Answer:
+        def __init__(self, bean):
+            self.bean = bean
+
+        def raise_for_status(self):
+            pass
+
+        def json(self):
+            return {"beans": [self.bean]}
+
+    def get(url, params, timeout):
+        asked.append(url)
+        return Answer(beans[params["qry"]])
+
+    monkeypatch.setattr(requests, "get", get)
+    assert providers.namenode_conditions("http://127.0.0.1:9870/") == {
+        "datanodes": ["127.0.0.2:9866", "127.0.0.4:9866"], "under_replicated_blocks": 7}
+    assert asked == ["http://127.0.0.1:9870/jmx"] * 2
+
+    def refused(url, params, timeout):
+        raise requests.ConnectionError("refused")
+
+    monkeypatch.setattr(requests, "get", refused)
+    assert providers.namenode_conditions("http://127.0.0.1:9870") == {}
