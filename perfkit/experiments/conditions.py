@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from perfkit.findings import plural
 from perfkit.results import ResultSet, now
 
 NODE_SETS = {"datanodes": "DataNode", "nodemanagers": "NodeManager"}  # snapshot key -> what one member is called
@@ -98,7 +99,7 @@ def watched_phrase(config: dict | None) -> str:
     """For a report's Conditions: what was watched between runs, and whether it held ('' when nothing was)."""
     watched = (config or {}).get("conditions") or {}
     start = watched.get("start") or {}
-    parts = [f"{len(start[key])} {noun}s" for key, noun in NODE_SETS.items() if key in start]
+    parts = [plural(len(start[key]), noun) for key, noun in NODE_SETS.items() if key in start]
     if not parts:
         return ""
     held = "changed (see above)" if watched.get("changes") else "no change"
