@@ -1,8 +1,9 @@
-"""The cluster's conditions, watched between a run's steps (issue 73): the DataNodes HDFS serves from, its
-under-replicated blocks, the NodeManagers YARN runs containers on. A change (a DataNode lost, a NodeManager back) is
-recorded in the run's config with the step it was seen after; the records of that step carry it
-(params["conditions_changed"]) and every later record counts the changes before it (params["after_changes"]), so that
-a verdict never pools runs from before and after a change without saying so (Findings: changed_sentence).
+"""The cluster's conditions, watched between a run's steps (issue 73): the DataNodes HDFS serves from and the
+NodeManagers YARN runs containers on (HDFS's under-replicated blocks are kept beside them, read, not judged). A change
+(a DataNode lost, a NodeManager back) is recorded in the run's config with the step it was seen after; the records of
+that step carry it (params["conditions_changed"]) and every later record counts the changes before it
+(params["after_changes"]), so that a verdict never pools runs from before and after a change without saying so
+(Findings: changed_sentence).
 
     watch = ConditionsWatch(lambda: provider.conditions(profile))
     watch.start()                             # before the first step: what the run starts with
@@ -23,8 +24,9 @@ NODE_SETS = {"datanodes": "DataNode", "nodemanagers": "NodeManager"}  # snapshot
 
 
 def changes(before: dict, after: dict) -> list[str]:
-    """What differs between two snapshots, in words: members of each node set lost or back, and under-replicated
-    blocks appearing or cleared (a count that only moves is not a change: re-replication at work)."""
+    """What differs between two snapshots, in words: members of each node set lost or back. Under-replicated blocks
+    are kept in each snapshot but are no change: a run's own writes make them (a file written with more replicas than
+    the lab's DataNodes, a block still being written)."""
     said = []
     for key, noun in NODE_SETS.items():
         if key not in before or key not in after:
@@ -32,9 +34,6 @@ def changes(before: dict, after: dict) -> list[str]:
         was, now_ = set(before[key]), set(after[key])
         said += [f"{noun} {name} lost ({len(now_)} of {len(was)} left)" for name in sorted(was - now_)]
         said += [f"{noun} {name} back ({len(now_)} now)" for name in sorted(now_ - was)]
-    blocks_before, blocks_after = before.get("under_replicated_blocks"), after.get("under_replicated_blocks")
-    if blocks_before is not None and blocks_after is not None and bool(blocks_before) != bool(blocks_after):
-        said.append(f"HDFS under-replicated blocks {blocks_before} -> {blocks_after}")
     return said
 
 

@@ -17,15 +17,14 @@ def without(snapshot: dict, key: str, member: str, **more) -> dict:
     return {**snapshot, key: [m for m in snapshot[key] if m != member], **more}
 
 
-def test_a_lost_datanode_a_nodemanager_back_and_blocks_left_under_replicated_are_changes():
+def test_a_lost_datanode_and_a_nodemanager_back_are_changes_and_under_replicated_blocks_are_not():
     lost = without(THREE, "datanodes", "127.0.0.3:9866", under_replicated_blocks=12)
-    assert changes(THREE, lost) == ["DataNode 127.0.0.3:9866 lost (2 of 3 left)",
-                                    "HDFS under-replicated blocks 0 -> 12"]
+    assert changes(THREE, lost) == ["DataNode 127.0.0.3:9866 lost (2 of 3 left)"]
+    # a run's own writes leave blocks under-replicated (HiBench's on a one-DataNode lab): read, never a change
+    assert changes(THREE, {**THREE, "under_replicated_blocks": 1}) == []
     back = changes(without(THREE, "nodemanagers", "127.0.0.4:8041"), THREE)
     assert back == ["NodeManager 127.0.0.4:8041 back (2 now)"]
-    # re-replication at work moves the count, not a change; a set the probe does not read is not compared
-    assert changes({**lost, "under_replicated_blocks": 12}, {**lost, "under_replicated_blocks": 5}) == []
-    assert changes({"datanodes": ["a"]}, {"nodemanagers": []}) == []
+    assert changes({"datanodes": ["a"]}, {"nodemanagers": []}) == []  # a set the probe does not read: not compared
 
 
 class Watched(Toy):
