@@ -122,12 +122,14 @@ class Session:
                     return
                 statement = self.queue.pop(0)
                 statement.state, statement.started, self.state = "running", _now_ms(), "busy"
-            self.process.stdin.write(json.dumps({"code": statement.code}) + "\n")
-            self.process.stdin.flush()
+                # handed over under the lock: stop() closes the REPL's stdin only after this line is in it
+                self.process.stdin.write(json.dumps({"code": statement.code}) + "\n")
+                self.process.stdin.flush()
             started = self.process.stdout.readline()  # the REPL took it: a SIGINT now cancels this statement
             with self.lock:
                 self.executing = bool(started)
-                if started and statement.state == "cancelling":  # cancelled before the REPL took it
+                # cancelled, or the session stopped, before the REPL took it: stop() could not interrupt it then
+                if started and (statement.state == "cancelling" or self.state == "shutting_down"):
                     self.process.send_signal(signal.SIGINT)
             reply = self.process.stdout.readline() if started else ""
             with self.lock:

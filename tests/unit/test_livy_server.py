@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -208,3 +209,26 @@ def test_a_session_deleted_mid_statement_stops_at_once_and_is_listed_until_its_a
     assert deleted == [(200, {"msg": "deleted"})] and call(f"{livy}/sessions")[1]["total"] == 0
     assert FakeResourceManager.kills == [("application_4", {"state": "KILLED"})]
     assert stand_in.log[-1] == "application application_4: killed through the ResourceManager: KILLED"
+
+
+def test_a_session_deleted_as_its_statement_is_handed_over_still_stops_by_itself(livy):
+    """A DELETE that lands after the server handed a statement over but before the REPL said it took it: the stop
+    cannot interrupt it yet, so the hand-over does, once the REPL has it (no wait for the stop's 60 s, no kill).
+    The REPL is paused (SIGSTOP) across that moment, which is otherwise a few microseconds wide."""
+    _, session = call(f"{livy}/sessions", "POST", {"kind": "pyspark"})
+    url = f"{livy}/sessions/{session['id']}"
+    until(url, "state", {"idle"})
+    stand_in = LivyApi.sessions[session["id"]]
+    stand_in.process.send_signal(signal.SIGSTOP)
+    try:
+        _, slow = call(f"{url}/statements", "POST", {"code": "import time\ntime.sleep(600)"})
+        until(f"{url}/statements/{slow['id']}", "state", {"running"})  # handed over; the REPL has not read it
+        deleted = []
+        deleting = threading.Thread(target=lambda: deleted.append(call(url, "DELETE")))
+        deleting.start()
+        until(url, "state", {"shutting_down"})
+    finally:
+        stand_in.process.send_signal(signal.SIGCONT)
+    deleting.join(30)
+    assert deleted == [(200, {"msg": "deleted"})]
+    assert stand_in.process.poll() == 0  # it ended by itself, the statement interrupted as it started: not killed
