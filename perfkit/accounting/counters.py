@@ -12,7 +12,8 @@ LABELS = {"s3_get": "GET", "s3_head": "HEAD", "s3_list": "LIST", "s3_put": "PUT"
           "s3_throttled": "throttled", "s3_retried": "retried", "s3_errors": "errors",
           "hdfs_bytes_read": "HDFS MB read", "hdfs_read_ops": "block reads", "hdfs_bytes_written": "HDFS MB written",
           "hdfs_remote_bytes_read": "HDFS MB to remote readers",
-          "hdfs_block_locations": "getBlockLocations", "hdfs_listings": "listings"}
+          "hdfs_block_locations": "getBlockLocations", "hdfs_listings": "listings",
+          "tier_bytes_read": "MB read through the tier"}
 
 
 def difference(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:

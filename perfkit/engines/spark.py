@@ -10,7 +10,7 @@ from perfkit.engines import DATABASE, OWNER_PROPERTY, SETTLE_S, Engine, run_with
 from perfkit import interrupts
 from perfkit.accounting import counters, s3a_statistics
 from perfkit.errors import PerfkitError, ServiceError, root_cause
-from perfkit.storages import client_of
+from perfkit.storages import client_of, hadoop_scheme_of
 from perfkit.storages.base import HDFS_CLIENT
 from perfkit.waiting import WaitTimeout, poll_until
 
@@ -224,7 +224,15 @@ class SparkEngine(Engine):
             return self.plugin_problem
         if storage is None or client == HDFS_CLIENT:
             found.update(self._hdfs_counters())
+        if (scheme := hadoop_scheme_of(storage)) and self._driver_runs_the_tasks():  # executors' own: not read
+            found["tier_bytes_read"] = self._file_system_bytes_read(scheme)
         return found
+
+    def _file_system_bytes_read(self, scheme: str) -> int:
+        """The bytes this JVM's Hadoop file systems of `scheme` read so far (0 before the first is made)."""
+        statistics = self.spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics()
+        found = statistics.get(scheme)
+        return 0 if found is None else int(found.getLong("bytesRead") or 0)
 
     def _driver_runs_the_tasks(self) -> bool:
         """A session in local mode: its tasks' storage clients are the driver's, whose counters perfkit reads

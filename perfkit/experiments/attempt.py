@@ -175,25 +175,32 @@ class S3Faults(Observer):
 
 class TierCounters(Observer):
     """A cache tier's own counters around one read through it: the bytes it served from the cache and fetched from S3
-    (so a "hot" read that missed shows), in the run's params. `settle`: the fill the read started is waited for first
-    (it belongs to this read, and must not run into the next); `details`: also the tier's activity, what it holds
-    after, and how long its fill went on past the query. First in the observers' list: it ends last, after the
-    run's own I/O was counted."""
+    (so a "hot" read that missed shows), in the run's params. `settle`: the fill the read started is waited for as
+    soon as the timed interval is over (it belongs to this read, and must not run into the next); first in the
+    observers' list, it stops first, so the run's I/O (RunIo) is read after the fill too: the S3 server's count and
+    the tier's then cover the same reads. `details`: also the tier's activity, what it holds after, and how long its
+    fill went on past the query."""
 
     def __init__(self, cache, engine, settle: bool = True, details: bool = True):
         self.cache, self.engine, self.settle, self.details = cache, engine, settle, details
         self.before = None
         self.worked_before: dict = {}
+        self.settled: str | None = None
+        self.waited_s = 0.0
 
     def start(self) -> None:
         self.before = self.cache.counters(self.engine)
         if self.details:
             self.worked_before = self.cache.activity()
 
+    def stop(self) -> None:
+        if self.settle:
+            waited = time.monotonic()
+            self.settled = self.cache.settle()
+            self.waited_s = time.monotonic() - waited
+
     def end(self, run: Run) -> None:
-        waited = time.monotonic()
-        settled = self.cache.settle() if self.settle else None
-        waited = time.monotonic() - waited
+        settled, waited = self.settled, self.waited_s
         after = self.cache.counters(self.engine)
         params = run.record["params"]
         if after and self.before:

@@ -153,8 +153,9 @@ def payoff_table(samples: pd.DataFrame) -> pd.DataFrame:
         through_tier = group["storage"].map(is_tier)
         s3 = group[~through_tier]  # read directly: the tiers' backing storage
         for where, cached in group[through_tier].groupby("storage", sort=True):
+            read = pd.concat([s3, cached])["mb_read"].dropna()  # Trino's query stats; none from Spark's or Hive's
             row = {"engine": engine, "query": query, "tier": where,
-                   "MB read": round(float(pd.concat([s3, cached])["mb_read"].median()), 2)}
+                   "MB read": round(float(read.median()), 2) if len(read) else math.nan}
             cells = {}
             for rtt, at in s3.groupby("rtt_ms"):
                 direct, through = at["wall_s"], cached.loc[cached["rtt_ms"] == rtt, "wall_s"]

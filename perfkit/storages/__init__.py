@@ -6,8 +6,10 @@ from another package), and the conformance checks (perfkit.storages.conformance)
 from __future__ import annotations
 
 from perfkit.storages.base import Location, Storage
-from perfkit.storages.registry import (REGISTRY, backing_of, break_even_pair, client_of, colour_of, get_storage, placed,
-                                      reads_remote, register, storage_class, storage_of_url, storage_probes, tiers)
+from perfkit.storages.registry import (REGISTRY, backing_of, break_even_pair, client_of, colour_of, get_storage,
+                                      hadoop_scheme_of, placed, reads_remote, register, storage_class, storage_of_url,
+                                      storage_probes, tiers)
 
 __all__ = ["REGISTRY", "Location", "Storage", "backing_of", "break_even_pair", "client_of", "colour_of", "get_storage",
-           "placed", "reads_remote", "register", "storage_class", "storage_of_url", "storage_probes", "tiers"]
+           "hadoop_scheme_of", "placed", "reads_remote", "register", "storage_class", "storage_of_url",
+           "storage_probes", "tiers"]

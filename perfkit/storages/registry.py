@@ -48,6 +48,12 @@ def client_of(name: str | None) -> str | None:
     return storage_class(name).engine_client if name in REGISTRY else None
 
 
+def hadoop_scheme_of(name: str | None) -> str | None:
+    """The Hadoop file system's scheme Spark and Hive read the storage of this name through where it is a client of
+    its own (alluxio), whose statistics count the bytes they read; None for the rest."""
+    return getattr(storage_class(name), "hadoop_scheme", None) if name in REGISTRY else None
+
+
 def break_even_pair(names) -> tuple[str, str] | None:
     """(the storage read remotely, the one its data can be copied into) among `names`, by their capabilities (the
     first of each, in the order given): what a break-even compares; None when `names` lack either."""

@@ -14,6 +14,7 @@ class Alluxio(Tier):
 
     name = "alluxio"
     service = "alluxio"
+    hadoop_scheme = "alluxio"  # its client's statistics count what Spark's tasks read through it
 
     def unavailable(self) -> str | None:
         if not (self.profile.alluxio_master and self.profile.alluxio_s3_mount):

@@ -32,6 +32,7 @@ class Tier(WritesRefused, Storage):
     backing = "s3"  # the storage whose copy it caches: S3 for every tier here
     engines: tuple[str, ...] | None = None  # the engines that can read through it; None: every engine
     service = "?"  # what serves it (the lab service of that name)
+    hadoop_scheme: str | None = None  # the Hadoop file system Spark and Hive read it through, where it has its own
     # True: engines read the backing storage's own table through a catalog of the tier's (table()), registering
     # none of the tier's own; False: a table of its own is registered at location()
     reads_backing_table = False

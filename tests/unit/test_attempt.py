@@ -55,3 +55,38 @@ def test_an_interrupted_run_lets_go_of_every_started_observer_in_reverse_and_kee
         with Watched([Logged("health", log), Logged("faults", log), Logged("io", log)]):
             raise KeyboardInterrupt
     assert log == ["start health", "start faults", "start io", "abandon io", "abandon faults", "abandon health"]
+
+
+def test_a_tier_fill_is_waited_for_before_the_run_s_io_is_read_after_it():
+    """The fill a cold read started belongs to that read: the tier settles as soon as the timed interval ends, before
+    the run's own I/O (read at stop) closes its window, so the S3 server counts the fill with the read, as the tier's
+    counters do."""
+    from perfkit.experiments.attempt import TierCounters
+    from perfkit.tiers import Counters
+
+    log: list[str] = []
+
+    class Tier:
+        fetched = 0
+
+        def counters(self, engine=None):
+            return Counters(cache_bytes=0, s3_bytes=self.fetched)
+
+        def activity(self):
+            return {}
+
+        def cached_bytes(self):
+            return self.fetched
+
+        def settle(self):
+            log.append("settle")
+            self.fetched += 8_000_000  # the whole block, fetched in the background
+            return "Alluxio's background caching done after 0.5 s"
+
+    with Watched([TierCounters(Tier(), engine=None), Logged("io", log)]) as watched:
+        watched.stop()
+        run = watched.end(Run({"params": {}}))
+    assert log[:3] == ["start io", "settle", "stop io"]  # the fill is inside the I/O's window
+    params = run.record["params"]
+    assert params["s3_bytes"] == 8_000_000 and params["tier_holds_bytes"] == 8_000_000
+    assert params["settled"].startswith("Alluxio's background caching done") and params["fill_wait_s"] >= 0

@@ -304,6 +304,21 @@ def test_spark_reads_only_the_counters_of_the_storage_a_run_reads():
     assert both == {**on_s3, **on_hdfs} and jvm.asked == ["s3a", "bytesRead", "bytesWritten"]
 
 
+def test_spark_through_alluxio_counts_what_its_hadoop_client_read_in_this_jvm():
+    from types import SimpleNamespace
+
+    engine, jvm = _spark_counting()
+    statistics = {"alluxio": jvm}  # Hadoop's global storage statistics, by scheme: alluxio's once a read made one
+    file_system = SimpleNamespace(getGlobalStorageStatistics=lambda: SimpleNamespace(get=statistics.get))
+    engine.spark = SimpleNamespace(sparkContext=SimpleNamespace(_jvm=SimpleNamespace(org=SimpleNamespace(
+        apache=SimpleNamespace(hadoop=SimpleNamespace(fs=SimpleNamespace(FileSystem=file_system)))))))
+    through = engine.io_counters("alluxio")
+    assert through["tier_bytes_read"] == 1000 and "hdfs_bytes_read" not in through
+    assert all("tier_bytes_read" not in engine.io_counters(where) for where in ("trino-cache", "s3"))
+    statistics.clear()  # no alluxio:// file system made yet in this JVM
+    assert engine.io_counters("alluxio")["tier_bytes_read"] == 0
+
+
 def test_spark_with_executors_elsewhere_counts_nothing_on_either_storage():
     engine, jvm = _spark_counting("yarn")
     assert engine.io_counters("hdfs") is None and engine.io_counters("s3") is None and jvm.asked == []
