@@ -27,9 +27,11 @@ EXPERIMENT = "cache_tier"
 @dataclass
 class CacheTierComparison(QueryComparison):
     experiment = EXPERIMENT
-    # the report's: both tiers; the queries report's taxi files (placed once for both); the narrowest query and a
-    # wider one, one round of three tries each (the pay-off adds hot rounds); and a time limit, so a batch run ends
-    REPORT_DEFAULTS = {"storages": ["s3", "alluxio", "trino-cache"], "rows": 1_000_000, "files": 8,
+    # the report's: the study's engines (Spark and Hive through Alluxio) beside Trino and both tiers; the queries
+    # report's taxi files (placed once for both); the narrowest query and a wider one, one round of three tries each
+    # (the pay-off adds hot rounds); and a time limit, so a batch run ends
+    REPORT_DEFAULTS = {"engines": ["trino", "spark", "hive"], "storages": ["s3", "alluxio", "trino-cache"],
+                       "rows": 1_000_000, "files": 8,
                        "queries": ["q1", "q3"], "runs": 1, "query_timeout_s": 600}
 
     engines: list[str] = field(default_factory=lambda: ["trino"])
