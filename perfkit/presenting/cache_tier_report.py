@@ -7,7 +7,7 @@ import pandas as pd
 
 from perfkit.findings import Findings, plural
 from perfkit.protocol import TRIES
-from perfkit.presenting import cache_tier_bytes
+from perfkit.presenting import cache_tier_bytes, cache_tier_faults
 from perfkit.presenting.cache_tier_why import why_sentences, why_table
 from perfkit.presenting.query_report import QueryReport, _range
 from perfkit.tiers import is_tier
@@ -98,7 +98,7 @@ class CacheTierReport(QueryReport):
                              "against the S3 server's, or cache + S3 against the bytes read): listed under 'Where "
                              "each read came from'")
         sentences += why_sentences(self.why_table())
-        undecided += self._not_emptied_notes()
+        undecided += self._not_emptied_notes() + cache_tier_faults.fault_notes(self.tries_frame())
         if self.runs < 3:
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")

@@ -87,6 +87,7 @@ class Alluxio(Tier):
         metrics = client.worker_metrics()
         return {**{f"master {rpc}": n for rpc, n in client.master_rpcs().items()},
                 "worker blocks read": int(metrics.get("Worker.BlocksAccessed", 0)),
+                "worker cache failed blocks": int(metrics.get("Worker.CacheFailedBlocks", 0)),
                 "worker bytes sent": int(metrics.get("Worker.BytesReadRemote", 0)
                                          + metrics.get("Worker.BytesReadDomain", 0))}
 
