@@ -46,6 +46,8 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
     assert report_of(c).notes().empty  # 1 GB of store holds the taxi data
     named = [u for u in report_of(c).findings().undecided if u.startswith("emptying alluxio left")]
     assert len(named) == bool(not_freed), (named, not_freed)
+    faults = [u for u in report_of(c).findings().undecided if "asked S3 for metadata" in u or "did not keep" in u]
+    assert faults == []  # a healthy tier: the planted faults' notes (the last test) are not said of it
     stored = CacheTierReport.load(c.results.path)  # the run's file alone says what the live run's report says
     live_found, stored_found = report_of(c).findings(), stored.findings()
     assert (stored_found.sentences, stored_found.conditions) == (live_found.sentences, live_found.conditions)
@@ -130,3 +132,20 @@ def test_the_hot_tier_against_s3_at_two_round_trips_on_a_narrow_query_and_a_scan
     assert said.startswith("Where alluxio pays off (trino, hot, against S3 read directly at round trips of 0 and "
                            "100 ms): q1 (") and f"; {SCAN} (" in said, said
     assert report.conditions().startswith("the pay-off: hot reads of q1, scan at round trips of 0, 100 ms")
+
+
+def test_a_tier_that_syncs_metadata_on_every_read_is_named_with_the_fix(profile):
+    """Planted: Spark's Alluxio client told to sync each file's metadata with S3 on every read (a client setting a
+    cluster can carry by mistake). Its hot reads then make the S3 server answer HEADs and LISTs, and the Findings
+    name it with the fix; the same run without it names nothing (the first test)."""
+    import dataclasses
+
+    sync_on_read = {"spark.hadoop.alluxio.user.file.metadata.sync.interval": "0"}
+    c = CacheTierComparison(dataclasses.replace(profile, spark_conf={**profile.spark_conf, **sync_on_read}),
+                            engines=["spark"], storages=["s3", "alluxio"], runs=1, queries=["q1"], query_timeout_s=300)
+    c.run(progress=False)
+    assert c.results.to_frame()["ok"].all()
+    named = [u for u in report_of(c).findings().undecided if "asked S3 for metadata" in u]
+    assert len(named) == 1 and named[0].startswith("spark through alluxio asked S3 for metadata on 1 of its 1 hot "
+                                                   "try"), named
+    assert "alluxio.user.file.metadata.sync.interval=0" in named[0]
