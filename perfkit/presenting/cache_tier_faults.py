@@ -7,26 +7,47 @@ must know before believing the tier is no faster.
 - **Metadata synced on every read**: a hot try through the tier made the S3 server answer HEADs or LISTs, where a tier
   that holds the data and its metadata asks S3 nothing (Alluxio's `alluxio.user.file.metadata.sync.interval=0`; 0
   HEADs and LISTs on every hot try of Trino, Spark and Hive here, the sync left at its default).
-- A store smaller than the data and a free that left blocks held are said where they are measured
-  (Tier.size_note, the cold try's "emptied before")."""
+- **A free that left blocks held**: the cold try's "emptied before" says how much the workers still held (a reader
+  may still lock them), so that cold try could read part of its bytes from the cache.
+- A store smaller than the data is said before the run (Tier.size_note)."""
 from __future__ import annotations
 
 import pandas as pd
 
 from perfkit.accounting.recorded_io import RunIO
 from perfkit.findings import plural
+from perfkit.presenting.query_report import _range
 from perfkit.storages import storage_class
 from perfkit.tiers import is_tier
 
 FAILED = "worker cache failed blocks"  # Alluxio's Worker.CacheFailedBlocks, in a run's tier activity
+NOT_EMPTIED = r"yet its workers still hold ([\d.]+) MB"  # perfkit.tiers.alluxio.Alluxio.empty's words
 
 
 def fault_notes(frame: pd.DataFrame) -> list[str]:
     """One note per engine and tier with a fault (tries_frame's rows: try, s3_bytes, io, tier_activity)."""
     tiers = frame[frame["storage"].map(is_tier)] if len(frame) else frame
-    notes = []
+    notes = _not_emptied(tiers)
     for (engine, where), runs in tiers.groupby(["subject", "storage"], sort=False) if len(tiers) else ():
         notes += _not_kept(engine, where, runs) + _metadata_synced(engine, where, runs)
+    return notes
+
+
+def _not_emptied(tiers: pd.DataFrame) -> list[str]:
+    """Per tier whose emptying left data held before a cold try (a free its workers did not carry out): how much,
+    what that does to the cold tries, and the fix."""
+    cold = tiers[tiers["try"] == "cold"] if len(tiers) and "emptied" in tiers else tiers.iloc[0:0]
+    notes = []
+    for where, tries in cold.groupby("storage", sort=False) if len(cold) else ():
+        held = tries["emptied"].astype(str).str.extract(NOT_EMPTIED, expand=False).dropna().astype(float)
+        if not len(held):
+            continue
+        notes.append(f"emptying {where} left {_range(held, '{:.1f}')} MB held before {len(held)} of its "
+                     f"{len(tries)} cold tries: its workers did not free those blocks (a reader may still hold "
+                     "them; Alluxio's worker logs 'Failed to free'), so those tries could read part of their bytes "
+                     "from the cache ('MB from cache' of the cold rows says how much). Fix: free the mount again "
+                     "once nothing reads it, or restart the workers (the lab: `perfkit lab down`, then `perfkit "
+                     "lab up`)")
     return notes
 
 

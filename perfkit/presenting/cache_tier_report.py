@@ -14,7 +14,6 @@ from perfkit.tiers import is_tier
 from perfkit.tiers.base import SETTLE_POLL_S
 
 SAME = 1.10  # a ratio within 10% either way is "about the same"
-NOT_EMPTIED = r"yet its workers still hold ([\d.]+) MB"  # perfkit.tiers.alluxio.Alluxio.empty's words
 PHASES = ("cold: the first read after the tier was emptied and the page cache dropped, S3 read directly after the "
           "same drop; warm: the second read, nothing emptied; hot: the third; each engine had read every table once "
           "on S3 before its first timed run, so no try pays the engine's own cold start")
@@ -98,7 +97,7 @@ class CacheTierReport(QueryReport):
                              "against the S3 server's, or cache + S3 against the bytes read): listed under 'Where "
                              "each read came from'")
         sentences += why_sentences(self.why_table())
-        undecided += self._not_emptied_notes() + cache_tier_faults.fault_notes(self.tries_frame())
+        undecided += cache_tier_faults.fault_notes(self.tries_frame())
         if self.runs < 3:
             undecided.append(f"{plural(self.runs, 'round')} per query and tier: medians without a spread, so no "
                              "verdict beyond noise (more rounds: runs=5)")
@@ -153,24 +152,6 @@ class CacheTierReport(QueryReport):
     def warmup_table(self) -> pd.DataFrame:
         """The reads each tier needed before it served a query's bytes (cache_tier_bytes.warmup_table)."""
         return cache_tier_bytes.warmup_table(self.bytes_table())
-
-    def _not_emptied_notes(self) -> list[str]:
-        """Per tier whose emptying left data held before a cold try (a free its workers did not carry out): how much,
-        what that does to the cold tries, and the fix."""
-        frame = self.tries_frame()
-        cold = frame[(frame["try"] == "cold") & frame["storage"].map(is_tier)]
-        notes = []
-        for where, tries in cold.groupby("storage", sort=False):
-            held = tries["emptied"].astype(str).str.extract(NOT_EMPTIED, expand=False).dropna().astype(float)
-            if not len(held):
-                continue
-            notes.append(f"emptying {where} left {_range(held, '{:.1f}')} MB held before {len(held)} of its "
-                         f"{len(tries)} cold tries: its workers did not free those blocks (a reader may still hold "
-                         "them; Alluxio's worker logs 'Failed to free'), so those tries could read part of their bytes "
-                         "from the cache ('MB from cache' of the cold rows says how much). Fix: free the mount again "
-                         "once nothing reads it, or restart the workers (the lab: `perfkit lab down`, then `perfkit "
-                         "lab up`)")
-        return notes
 
     def why_table(self) -> pd.DataFrame:
         """What one hot query asked of S3 read directly and of each tier (perfkit.presenting.cache_tier_why)."""
