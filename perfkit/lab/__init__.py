@@ -31,8 +31,8 @@ from perfkit.lab.shape import LabShape, current_shape, save_shape
 from perfkit.lab.spark_thrift import SparkThriftServer
 from perfkit.lab.trino import TrinoServer
 from perfkit.lab.yarn import Yarn
-from perfkit.lab.settings import (HOST, JAVA_OPTIONS_FILE, LabPorts, checked_home, default_s3_endpoint, lab_credentials,
-                                  lab_s3_endpoint, note_java_options, set_lab_s3_endpoint)
+from perfkit.lab.settings import (HOST, JAVA_OPTIONS_FILE, LabPorts, check_room, checked_home, default_s3_endpoint,
+                                  lab_credentials, lab_s3_endpoint, note_java_options, set_lab_s3_endpoint)
 from perfkit.locks import network_change
 from perfkit.network import PROFILES, NetworkProfile
 
@@ -123,6 +123,7 @@ class Lab:
         if shape is not None:
             self.set_shape(shape)
         services = self.select(names)
+        check_room(self.home)  # before the tools are fetched: they need room too
         tools.java_home()
         if len(services) > 1 or len(services) == len(self.shaped(self.services)):
             # every download before the first start: a slow fetch never leaves half a lab, and the starts, which

@@ -5,6 +5,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -46,6 +47,31 @@ def checked_home(home: Path | None = None) -> Path:
         raise PerfkitError(f"PERFKIT_LAB_HOME {home} is not a folder{what}: the lab keeps its data, logs and pid "
                            "files there. Fix: set PERFKIT_LAB_HOME to a folder path (or unset it)")
     return home
+
+
+# The lab's daemons stop writing on a nearly full disk: YARN's NodeManagers mark a local folder bad above
+# yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage (99 here, perfkit.lab.yarn), and then
+# no container starts; HDFS refuses new blocks with too little room. Refused at `lab up` before either happens.
+MIN_FREE_BYTES = 2 * 1024**3
+MAX_USED_SHARE = 0.97
+
+
+def check_room(home: Path) -> None:
+    """Refuse to start the lab on a disk too full for its daemons, in one line with the fix."""
+    home = Path(home).absolute()
+    existing = next(p for p in (home, *home.parents) if p.exists())
+    usage = shutil.disk_usage(existing)
+    used = 1 - usage.free / usage.total if usage.total else 1.0
+    if usage.free >= MIN_FREE_BYTES and used <= MAX_USED_SHARE:
+        return
+    from perfkit.keep import mount_point
+
+    raise PerfkitError(
+        f"the lab home {home} is on a disk with {usage.free / 1024**3:.1f} GiB free ({100 * used:.1f}% used): YARN's "
+        f"NodeManagers stop starting containers above 99% and HDFS refuses blocks without room, so the lab needs "
+        f"{MIN_FREE_BYTES / 1024**3:.0f} GiB free and at most {100 * MAX_USED_SHARE:.0f}% used. Fix: free space on "
+        f"{mount_point(existing)} (uv's cache of old builds: `.venv/bin/uv cache prune`) or set PERFKIT_LAB_HOME to "
+        "a folder on a roomier disk")
 
 
 @dataclass(frozen=True)

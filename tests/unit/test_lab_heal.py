@@ -3,13 +3,15 @@ import json
 import os
 import socket
 import subprocess
+import shutil
 import sys
 
 import pytest
 
 from perfkit.cli import _print_status
 from perfkit.errors import PerfkitError
-from perfkit.lab import Lab, process, tools
+from perfkit.keep import mount_point
+from perfkit.lab import Lab, process, settings, tools
 from perfkit.lab.process import Daemon, port_owner
 from perfkit.lab.service import Service
 from perfkit.lab.settings import JAVA_OPTIONS_ENV, JAVA_OPTIONS_FILE, LabPorts
@@ -265,3 +267,30 @@ def test_the_java_options_are_noted_by_the_start_that_uses_them_not_by_an_up_tha
     assert (lab.home / JAVA_OPTIONS_FILE).read_text().split() == ["-XX:TieredStopAtLevel=1"]
     lab.down()
     assert not (lab.home / JAVA_OPTIONS_FILE).exists()
+
+
+def test_a_disk_too_full_for_the_daemons_is_refused_before_anything_starts(toy, monkeypatch):
+    lab, service = toy
+    total = 100 * 1024**3
+    full = shutil._ntuple_diskusage(total, total - 1024**3, 1024**3)  # 1 GiB free, 99% used
+    monkeypatch.setattr(settings.shutil, "disk_usage", lambda path: full)
+    with pytest.raises(PerfkitError) as err:
+        lab.up()
+    text = str(err.value)
+    assert f"the lab home {lab.home.absolute()} is on a disk with 1.0 GiB free (99.0% used)" in text
+    assert "needs 2 GiB free and at most 97% used" in text
+    assert f"Fix: free space on {mount_point(lab.home)} " in text
+    assert "uv cache prune" in text and "PERFKIT_LAB_HOME" in text
+    assert service.started == []
+
+
+@pytest.mark.parametrize("free_gib, needed", [(4, False), (2.5, True)])
+def test_room_is_refused_by_share_used_as_well_as_by_bytes_free(tmp_path, monkeypatch, free_gib, needed):
+    total = (100 if not needed else 1000) * 1024**3  # 2.5 GiB of 1000 is 99.75% used: refused
+    free = int(free_gib * 1024**3)
+    monkeypatch.setattr(settings.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(total, total - free, free))
+    if needed:
+        with pytest.raises(PerfkitError, match="2.5 GiB free \\(99.8% used\\)"):
+            settings.check_room(tmp_path)
+    else:
+        settings.check_room(tmp_path)  # 4 GiB free of 100: 96% used
