@@ -30,8 +30,8 @@ class SparkEngine(Engine):
         self.hadoop_secrets: dict[str, str] = {}
         # the JVM objects whose counters a run's snapshots read, found once per session: each py4j call is a round
         # trip, and a run pays two snapshots
-        self._s3a_fs = self._tree_map = None
-        self._hdfs_statistics = self._tracker = None
+        self._s3a_fs = self._tree_map = self._tracker = None
+        self._statistics: dict = {}  # Hadoop's storage statistics by file system scheme (storage_statistics)
         self._plugin = None  # the plugin's class in the driver's JVM, once the session runs with it
         self._with_plugin = False  # whether the session was configured with it (conf())
         self.plugin_problem: str | None = None  # why the executors' I/O is not counted, where they run apart
@@ -230,9 +230,19 @@ class SparkEngine(Engine):
 
     def _file_system_bytes_read(self, scheme: str) -> int:
         """The bytes this JVM's Hadoop file systems of `scheme` read so far (0 before the first is made)."""
-        statistics = self.spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics()
-        found = statistics.get(scheme)
+        found = self._storage_statistics(scheme)
         return 0 if found is None else int(found.getLong("bytesRead") or 0)
+
+    def _storage_statistics(self, scheme: str):
+        """Hadoop's global storage statistics of the file systems of `scheme` in the driver's JVM, or None before the
+        first is made; kept once found (each look is a py4j round trip, and a run pays two snapshots)."""
+        found = self._statistics.get(scheme)
+        if found is None:
+            jvm = self.spark.sparkContext._jvm
+            found = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get(scheme)
+            if found is not None:
+                self._statistics[scheme] = found
+        return found
 
     def _driver_runs_the_tasks(self) -> bool:
         """A session in local mode: its tasks' storage clients are the driver's, whose counters perfkit reads
@@ -260,11 +270,9 @@ class SparkEngine(Engine):
                 if name.startswith(prefix)}
 
     def _hdfs_counters(self) -> dict[str, int]:
-        if self._hdfs_statistics is None:  # there once the session has used HDFS
-            jvm = self.spark.sparkContext._jvm
-            self._hdfs_statistics = jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get("hdfs")
-        found = {} if self._hdfs_statistics is None else {
-            name: int(self._hdfs_statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
+        statistics = self._storage_statistics("hdfs")  # there once the session has used HDFS
+        found = {} if statistics is None else {
+            name: int(statistics.getLong(key) or 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
         executors = self._executor_counters("hdfs.")
         return counters.total(found, {name: executors.get(key, 0) for name, key in HDFS_CLIENT_COUNTERS.items()}
                               if executors else {})
@@ -316,7 +324,8 @@ class SparkEngine(Engine):
     def close(self) -> None:
         spark, self.spark = self.spark, None
         # gone with the session and its file systems
-        self._s3a_fs = self._tree_map = self._hdfs_statistics = self._tracker = self._plugin = None
+        self._s3a_fs = self._tree_map = self._tracker = self._plugin = None
+        self._statistics = {}
         if spark is not None:
             # after an interrupted call the gateway may be gone: a failed stop must not replace why the run ended
             with contextlib.suppress(Exception):
