@@ -28,12 +28,14 @@ from scipy.stats import mannwhitneyu
 
 from perfkit.accounting.counters import S3_REQUESTS
 from perfkit.chance import at_least, flag_rate
+from perfkit.drift import RunsMove, between_runs
 from perfkit.errors import PerfkitError
 from perfkit.findings import Findings, plural
 from perfkit.paths import results_dir
 from perfkit.results import UNAVAILABLE, read_result_file, records_frame
+from perfkit.stats import NOISE_FACTOR
 
-DEFAULT_FACTOR = 1.10
+DEFAULT_FACTOR = NOISE_FACTOR
 DEFAULT_ALPHA = 0.05
 KEY = ["experiment", "subject", "storage", "case"]
 SETTING_PARAMS = {"concurrency": "c"}  # record params that make another measurement, not another sample
@@ -79,8 +81,18 @@ def compare_runs(a, b, factor: float = DEFAULT_FACTOR, alpha: float = DEFAULT_AL
                             .drop_duplicates("run_id")["config"]}),
         "only_in_a": [_only(key, cases_a[key]) for key in sorted(set(cases_a) - set(cases_b))],
         "only_in_b": [_only(key, cases_b[key]) for key in sorted(set(cases_b) - set(cases_a))],
+        "control": _control_between(side_a, side_b),
     })
     return table
+
+
+def _control_between(side_a: pd.DataFrame, side_b: pd.DataFrame) -> list[dict]:
+    """The drift control's reads of B's runs against A's, per storage both timed (perfkit.drift.between_runs), as
+    plain dicts: storage, ratio, low, high."""
+    def configs(side: pd.DataFrame) -> list:
+        return list(side[["run_id", "config"]].drop_duplicates("run_id")["config"]) if "config" in side else []
+
+    return [vars(move) for move in between_runs(configs(side_a), configs(side_b))]
 
 
 # -- the two sides -------------------------------------------------------------------------------------------
@@ -328,7 +340,26 @@ def findings(table: pd.DataFrame) -> Findings:
                      + (f": {', '.join(d['setting'] for d in differences[:5])}"
                         + (f" and {len(differences) - 5} more" if len(differences) > 5 else "") + "."
                         if differences else "."))
-    return Findings(sentences, _conditions(table), _undecided(table, alpha))
+    return Findings(sentences, _conditions(table), _undecided(table, alpha) + _control_moved(table, factor))
+
+
+def _control_moves(table: pd.DataFrame) -> list[RunsMove]:
+    return [RunsMove(**found) for found in table.attrs.get("control") or []]
+
+
+def _control_moved(table: pd.DataFrame, factor: float) -> list[str]:
+    """A storage whose own control read moved between A and B by more than the factor, beyond noise: a change of a
+    case on it no larger than that move may be the storage's path, not what was changed between the runs."""
+    moved = [m for m in _control_moves(table) if m.beyond(factor)]
+    if not moved:
+        return []
+    cases = table[table["storage"].isin({m.storage for m in moved}) & table["verdict"].isin([SLOWER, FASTER])]
+    said = ", ".join(m.phrase() for m in moved)
+    where = "that storage" if len(moved) == 1 else "those storages"
+    return [f"conditions differed between A and B: the drift control's read took {said} in B against A, so a "
+            f"change on {where} no larger than "
+            f"that is no verdict on what you changed ({plural(len(cases), 'slower or faster case')} there). Measure "
+            "A and B again side by side, or in one run with both settings"]
 
 
 def _noise_sentence(table: pd.DataFrame, flagged: int, alpha: float) -> str:
@@ -384,7 +415,14 @@ def _conditions(table: pd.DataFrame) -> str:
     return (f"A: {_runs(attrs.get('a', []))}; B: {_runs(attrs.get('b', []))}; "
             f"{', '.join(sorted(table['experiment'].unique()))}; {table['n_a'].min()}–{table['n_a'].max()} measured "
             f"runs a case in A, {table['n_b'].min()}–{table['n_b'].max()} in B, warm-up never compared; "
-            f"profile {', '.join(attrs.get('profiles', ['?']))}")
+            f"profile {', '.join(attrs.get('profiles', ['?']))}; " + _control_phrase(table))
+
+
+def _control_phrase(table: pd.DataFrame) -> str:
+    moves = _control_moves(table)
+    if not moves:
+        return "no drift control in both A and B (runs made before perfkit timed one): conditions between them unknown"
+    return "drift control, B ÷ A: " + ", ".join(m.phrase() for m in moves)
 
 # -- the terminal --------------------------------------------------------------------------------------------
 def render_text(table: pd.DataFrame, width: int = 60) -> str:
@@ -412,7 +450,8 @@ def render_text(table: pd.DataFrame, width: int = 60) -> str:
               *(["requests, mb: median S3 requests and MB read from the storage per run, A and B (the server's "
                  "count, else the engine's);"] if has_io else []),
               f"'too few runs to tell': those run counts cannot reach p < {alpha} at all "
-              f"(needs {runs_needed(alpha)} runs a side)."]
+              f"(needs {runs_needed(alpha)} runs a side).", "", f"Conditions: {_control_phrase(table)}."]
+    lines += [f"Not decided: {note}." for note in _control_moved(table, factor)]
     for side in ("a", "b"):
         only = only_in(table, side)
         if len(only):

@@ -30,11 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfkit.compare import DEFAULT_FACTOR
 from perfkit.findings import WITHIN_DRIFT, plural
-from perfkit.stats import MIN_RUNS, ratio_ci
+from perfkit.stats import MIN_RUNS, NOISE_FACTOR, ratio_ci
 
-NOISE_FACTOR = DEFAULT_FACTOR  # perfkit compare's noise factor (1.10): the smallest effect where a report calls none
 NOT_RECORDED = "no drift control recorded (a run made before perfkit timed one)"
 CONFIDENCE = 0.95
 
@@ -58,6 +56,23 @@ class Move:
         if not all(math.isfinite(v) for v in (self.ratio, self.low, self.high)):
             return False
         return (self.low > 1 or self.high < 1) and not (1 / threshold <= self.ratio <= threshold)
+
+
+@dataclass(frozen=True)
+class RunsMove:
+    """A storage's control in one set of runs against another's (between_runs): median(B) ÷ median(A), its 95% CI."""
+    storage: str
+    ratio: float
+    low: float
+    high: float
+
+    def beyond(self, threshold: float) -> bool:
+        """Called a move by Move's rule: beyond noise and outside [1/threshold, threshold]."""
+        return Move("B ÷ A", "", self.ratio, self.low, self.high).beyond(threshold)
+
+    def phrase(self) -> str:
+        """'S3 1.03× (95% CI 0.97–1.10×)'."""
+        return f"{self.storage.upper()} {times(self.ratio)} (95% CI {times(self.low, self.high)})"
 
 
 @dataclass(frozen=True)
@@ -134,6 +149,27 @@ def drift(config: Mapping | None) -> list[Drift]:
                            float(np.median(first)), float(np.median(mine[-1][2])), min(len(s) for *_, s in mine),
                            mine[-1][0], tuple(moves)))
     return found
+
+
+def between_runs(configs_a: Iterable[Mapping | None], configs_b: Iterable[Mapping | None]) -> list[RunsMove]:
+    """Per storage both sides timed the control on, B against A (perfkit compare's two sides, each one or more runs):
+    the median of every read of B's runs ÷ the median of A's, with its bootstrap 95% interval.
+    Two runs made apart meet whatever moved between them; this says whether the storages' own paths did."""
+    def pooled(configs) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for config in configs:
+            for round_ in ((config or {}).get("control") or {}).get("rounds") or []:
+                for where, seconds in ((round_ or {}).get("seconds") or {}).items():
+                    found.setdefault(where, []).extend(float(x) for x in seconds or [])
+        return found
+
+    a, b = pooled(configs_a), pooled(configs_b)
+    moves = []
+    for seed, where in enumerate(w for w in a if b.get(w) and a[w]):
+        ratio = float(np.median(b[where]) / np.median(a[where]))
+        low, high = ratio_ci(np.asarray(b[where]), np.asarray(a[where]), confidence=CONFIDENCE, seed=seed)
+        moves.append(RunsMove(where, ratio, float(low), float(high)))
+    return moves
 
 
 def recorded(config: Mapping | None) -> bool:

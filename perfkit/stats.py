@@ -19,6 +19,8 @@ import pandas as pd
 from scipy import stats as sps
 
 NOISY_CV = 0.10  # a storage whose repeats vary more than this is flagged as noisy
+NOISE_FACTOR = 1.10  # perfkit compare's default factor (a change must exceed it) and the drift control's: a
+# report calls no effect smaller than this, so a control that moved less is no concern (perfkit.drift)
 MIN_RUNS = 3  # fewer measured runs per storage give no meaningful confidence interval
 CONFIDENCE = 0.95  # each row's interval, unless a family's confidence is asked (family_level)
 FAMILY_CORRECTION = "Bonferroni"  # how a family's confidence is spread over its rows (family_level)

@@ -418,7 +418,42 @@ def test_findings_count_the_verdicts_name_the_largest_change_and_what_could_not_
     ]
     assert found.conditions == ("A: 1 run (20260101T000000Z-aaaaaa); B: 1 run (20260102T000000Z-bbbbbb); "
                                 "hdfs_vs_s3_queries; 2–5 measured runs a case in A, 2–5 in B, warm-up never compared; "
-                                "profile lab")
+                                "profile lab; no drift control in both A and B (runs made before perfkit timed "
+                                "one): conditions between them unknown")
+
+
+def _with_control(s3_reads: list[float], hdfs_reads: list[float]) -> dict:
+    """CONFIG with a drift control as a run records it: two rounds of 5 reads per storage."""
+    half = len(s3_reads) // 2
+    rounds = [{"at": at, "time": "", "seconds": {"s3": s3_reads[i * half:(i + 1) * half],
+                                                 "hdfs": hdfs_reads[i * half:(i + 1) * half]}}
+              for i, at in enumerate(("start", "end"))]
+    return {**CONFIG, "control": {"what": "a 64 KiB read", "rounds": rounds}}
+
+
+def test_a_storage_whose_control_moved_between_the_runs_is_said_and_its_verdicts_are_not_taken_as_yours(results):
+    steady = [0.010, 0.011, 0.009, 0.010, 0.010, 0.011, 0.010, 0.009, 0.010, 0.011]  # median 0.010
+    slower = [x * 1.3 for x in steady]
+    times = {("trino", "s3", "q1"): A_TIMES}
+    _run(results, "20260101T000000Z-aaaaaa", times, config=_with_control(steady, steady))
+    _run(results, "20260102T000000Z-bbbbbb", {("trino", "s3", "q1"): B_TIMES}, config=_with_control(slower, steady))
+    table = compare_runs("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb")
+    moves = {m["storage"]: m for m in table.attrs["control"]}
+    assert moves["s3"]["ratio"] == pytest.approx(0.013 / 0.010) and moves["s3"]["low"] > 1  # every read 1.3× slower
+    assert moves["hdfs"]["ratio"] == pytest.approx(1.0)
+    found = compare.findings(table)
+    [said] = [u for u in found.undecided if u.startswith("conditions differed")]
+    assert said.startswith("conditions differed between A and B: the drift control's read took S3 1.30× (95% CI ")
+    assert "so a change on that storage no larger than that is no verdict on what you changed (1 slower or faster " \
+           "case there)" in said  # q1 on S3: 1.2 s -> 1.6 s, called slower
+    assert re.search(r"; drift control, B ÷ A: S3 1\.30× \(95% CI [\d.]+–[\d.]+×\), HDFS 1\.00× \(95% CI ",
+                     found.conditions), found.conditions
+    text = compare.render_text(table)
+    assert "\nConditions: drift control, B ÷ A: S3 1.30× (95% CI " in text
+    assert "\nNot decided: conditions differed between A and B: " in text
+    _run(results, "20260103T000000Z-cccccc", {("trino", "s3", "q1"): B_TIMES}, config=_with_control(steady, steady))
+    steady_b = compare.findings(compare_runs("20260101T000000Z-aaaaaa", "20260103T000000Z-cccccc"))
+    assert not [u for u in steady_b.undecided if u.startswith("conditions differed")]
 
 
 def test_two_runs_of_the_same_code_read_as_noise(results):
