@@ -25,9 +25,11 @@ timed at the base and at +10 and +40 ms in interleaved rounds) gives each query'
 straight line through its three medians); X = 10% of the query's time at the base now / that slope, in whole
 milliseconds (Toxiproxy's resolution), the time at the base following the engine's drift: the median of arm a's runs
 over the last EFFECT_HOLD_TRIALS trials. Both are printed, and so is the effect as it was: median b / median a over
-all the planted trials' runs pooled (and over the null trials', which should be 1). In a null trial both arms run at
-the base network, identical. Arm b's toxic is set just before each of its runs and the base put back just after, so
-nothing else (the engine's warm-up, the drift control, arm a) ever runs behind it.
+all the planted trials' runs pooled (and over the null trials', which should be 1), and the null trials' ratios one
+by one (their range, the SD of their log: what moves between two sets of identical runs, the band compare's factor
+must clear). In a null trial both arms run at the base network, identical. Arm b's toxic is set just before each of
+its runs and the base put back just after, so nothing else (the engine's warm-up, the drift control, arm a) ever
+runs behind it.
 
 A trial is one perfkit run (QueryComparison's runner: the data placed once and verified, the engine opened with its
 tables registered, warm-up runs, accounting and health probes around each run, the records saved) whose steps are,
@@ -245,6 +247,23 @@ def realised(results: list[ResultSet], queries: list[str], rounds: int | None = 
     return ", ".join(f"{q} {timed[(q, 'b')] / timed[(q, 'a')]:.3f}" if (q, "b") in timed else f"{q} -" for q in queries)
 
 
+def trial_drift(results: list[ResultSet], queries: list[str]) -> str:
+    """Per query, the null trials' own median b / median a, trial by trial: its range and the standard deviation of
+    its log. Both arms are identical, so this is what moves between two sets of runs by chance (and, with
+    --design sequential, by drift between them): the band a factor rule such as compare's must clear."""
+    parts = []
+    for q in queries:
+        ratios = []
+        for each in results:
+            timed = medians(each)
+            if (q, "a") in timed and (q, "b") in timed:
+                ratios.append(timed[(q, "b")] / timed[(q, "a")])
+        if len(ratios) >= 2:
+            spread = statistics.stdev(math.log(r) for r in ratios)
+            parts.append(f"{q} {min(ratios):.3f}-{max(ratios):.3f} (SD of log {spread:.3f})")
+    return ", ".join(parts) or "-"
+
+
 def first_rounds(results: ResultSet, queries: list[str], rounds: int) -> ResultSet:
     """The trial as if it had run `rounds` measured rounds of `queries` only (warm-ups kept): a smaller design judged
     on the same runs."""
@@ -408,7 +427,8 @@ def judge(manifest: dict, trials_dir: Path, sizes: dict[str, dict], rounds: list
             planted = [results for kind, results in trials if kind == "planted"]
             null = [results for kind, results in trials if kind == "null"]
             lines.append(f"  {label}: median b / median a over all runs, planted trials {realised(planted, queries)}; "
-                         f"null trials {realised(null, queries)}; the smallest change the report rule sees 9 times in "
+                         f"null trials {realised(null, queries)}; null trials one by one "
+                         f"{trial_drift(null, queries)}; the smallest change the report rule sees 9 times in "
                          f"10, predicted from each null trial's rounds: {detectable(null, family_size)}")
             level = stats.family_level(FAMILY_CONFIDENCE, family_size)
             rules = {

@@ -153,6 +153,7 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
     fit = rf"{query} {NUM} s at the base, {NUM} ms per added ms"
     delay = rf"{query} \d+-\d+ ms"
     each = rf"{query} {NUM}"
+    drift = rf"{query} {NUM}-{NUM} \(SD of log {NUM}\)"
     rate = rf"\d+/\d+ \(95% CI {NUM}-{NUM}\)"
     rules = [r"report rule as the report reads it \(paired by round; Bonferroni family 95% over the report's \d+ "
              rf"verdicts at this size, each at {NUM}%\)",
@@ -171,7 +172,8 @@ def test_power_quick_plants_a_slowdown_and_judges_it_with_perfkit_s_rules(profil
             r"trial\), \d+ failed runs"]),
         *(pattern for size in sizes for pattern in [
             rf"  {size}, \d+ rounds: median b / median a over all runs, planted trials {each}(?:, {each})*; null "
-            rf"trials {each}(?:, {each})*; the smallest change the report rule sees 9 times in 10, predicted from "
+            rf"trials {each}(?:, {each})*; null trials one by one (?:{drift}(?:, {drift})*|-); the smallest change the "
+            r"report rule sees 9 times in 10, predicted from "
             rf"each null trial's rounds: (?:median {NUM}% \(range {NUM}-{NUM}%\)|not measured \(too few rounds to "
             r"pair\))",
             *(rf"  {size}, \d+ rounds, {rule}: power {rate} at its weakest query {query} \({query} \d+(?:, {query} "
