@@ -158,6 +158,19 @@ class SparkEngine(Engine):
                                    f"{conf.get('spark.executor.memory', '1g')} each"})
         return found
 
+    def conditions(self) -> dict:
+        """Its executors as Spark's scheduler knows them now (host:port; the driver apart), on a cluster manager: one
+        that died with its node, or was removed, is gone from the list (perfkit.experiments.conditions). {} in local
+        mode (the driver runs the tasks) or before the session opened."""
+        if self.spark is None or self.spark.sparkContext.master.startswith("local"):
+            return {}
+        sc = self.spark.sparkContext
+        if self._tracker is None:  # kept: each py4j call is a round trip
+            self._tracker = sc._jsc.sc().statusTracker()
+        driver = sc.getConf().get("spark.driver.host", "")
+        return {"spark_executors": sorted(f"{e.host()}:{e.port()}" for e in self._tracker.getExecutorInfos()
+                                          if e.host() != driver)}
+
     def _registered_executors(self, conf) -> list[str]:
         """The executors' host:port as they registered. Asked right after the session opens, YARN may not have
         started them yet: with a fixed number of executors this waits, as Spark's scheduler does before its first

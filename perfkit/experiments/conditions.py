@@ -20,29 +20,34 @@ from collections.abc import Callable
 from perfkit.findings import plural
 from perfkit.results import ResultSet, now
 
-NODE_SETS = {"datanodes": "DataNode", "nodemanagers": "NodeManager"}  # snapshot key -> what one member is called
+# snapshot key -> what one member is called, and the words for one gone and one come
+NODE_SETS = {"datanodes": ("DataNode", "lost", "back"), "nodemanagers": ("NodeManager", "lost", "back"),
+             "spark_executors": ("Spark executor", "removed", "added")}
 
 
 def changes(before: dict, after: dict) -> list[str]:
-    """What differs between two snapshots, in words: members of each node set lost or back. Under-replicated blocks
-    are kept in each snapshot but are no change: a run's own writes make them (a file written with more replicas than
-    the lab's DataNodes, a block still being written)."""
+    """What differs between two snapshots, in words: members of each node set gone or come. A set only one snapshot
+    has is no change (an engine opened or closed between them). Under-replicated blocks are kept in each snapshot but
+    are no change: a run's own writes make them (a file written with more replicas than the lab's DataNodes, a block
+    still being written)."""
     said = []
-    for key, noun in NODE_SETS.items():
+    for key, (noun, gone, come) in NODE_SETS.items():
         if key not in before or key not in after:
             continue
         was, now_ = set(before[key]), set(after[key])
-        said += [f"{noun} {name} lost ({len(now_)} of {len(was)} left)" for name in sorted(was - now_)]
-        said += [f"{noun} {name} back ({len(now_)} now)" for name in sorted(now_ - was)]
+        said += [f"{noun} {name} {gone} ({len(now_)} of {len(was)} left)" for name in sorted(was - now_)]
+        said += [f"{noun} {name} {come} ({len(now_)} now)" for name in sorted(now_ - was)]
     return said
 
 
 class ConditionsWatch:
     """Snapshots of `probe()` (a dict: node sets as lists, under_replicated_blocks as a count; {} where nothing can
-    be read) at the start and after each step, the changes between consecutive ones recorded."""
+    be read) at the start and after each step, the changes between consecutive ones recorded. `engines()` adds what
+    the run's open engines see of their own (Spark's executors on a cluster manager): read at every snapshot, since an
+    engine opens at its first step, after the start."""
 
-    def __init__(self, probe: Callable[[], dict]):
-        self.probe = probe
+    def __init__(self, probe: Callable[[], dict], engines: Callable[[], dict] | None = None):
+        self.probe, self.engines = probe, engines
         self.started: dict = {}
         self.last: dict = {}
         self.found: list[dict] = []  # {"after_step", "at", "what": [...], "snapshot"}
@@ -50,15 +55,16 @@ class ConditionsWatch:
         self.blind = False
 
     def start(self) -> None:
-        self.started = self.last = self._read()
-        self.blind = not self.started  # nothing to read at the start (no NameNode here): not asked again each step
+        cluster = self._read()
+        self.started = self.last = {**cluster, **self._read_engines()}
+        self.blind = not cluster  # nothing to read at the start (no NameNode here): not asked again each step
 
     def check(self, results: ResultSet | None, first_new: int) -> list[str]:
         """After a step whose records start at `first_new` in results.records: a new snapshot; on a change, the step's
         records marked with it. Every record of the step carries the changes seen before it. Returns the change."""
         self.steps += 1
         before = len(self.found)
-        snapshot = {} if self.blind else self._read()
+        snapshot = {**({} if self.blind else self._read()), **self._read_engines()}
         said = changes(self.last, snapshot) if self.last and snapshot else []
         if said:
             self.found.append({"after_step": self.steps, "at": now(), "what": said, "snapshot": snapshot})
@@ -76,10 +82,17 @@ class ConditionsWatch:
         return {"start": self.started, "changes": self.found, "steps_watched": self.steps}
 
     def _read(self) -> dict:
-        try:
-            return self.probe() or {}
-        except Exception:  # noqa: BLE001 - a probe that fails watches nothing this time; the run goes on
-            return {}
+        return _asked(self.probe)
+
+    def _read_engines(self) -> dict:
+        return _asked(self.engines) if self.engines is not None else {}
+
+
+def _asked(probe: Callable[[], dict]) -> dict:
+    try:
+        return probe() or {}
+    except Exception:  # noqa: BLE001 - a probe that fails watches nothing this time; the run goes on
+        return {}
 
 
 def changed_sentence(config: dict | None) -> str | None:
@@ -98,7 +111,7 @@ def watched_phrase(config: dict | None) -> str:
     """For a report's Conditions: what was watched between runs, and whether it held ('' when nothing was)."""
     watched = (config or {}).get("conditions") or {}
     start = watched.get("start") or {}
-    parts = [plural(len(start[key]), noun) for key, noun in NODE_SETS.items() if key in start]
+    parts = [plural(len(start[key]), noun) for key, (noun, *_) in NODE_SETS.items() if key in start]
     if not parts:
         return ""
     held = "changed (see above)" if watched.get("changes") else "no change"

@@ -148,6 +148,13 @@ class QueryComparison(QueryParameters, Experiment):
             self.open_engines = engines
             yield
 
+    def conditions_watch(self):
+        """The provider's view of the cluster, and the open engines' own (Spark's executors on a cluster manager)."""
+        from perfkit.experiments.conditions import ConditionsWatch
+
+        return ConditionsWatch(lambda: self.profile.provider.conditions(self.profile),
+                               engines=lambda: self.open_engines.conditions())
+
     def attempt(self, step: QueryStep) -> None:
         engine, tables = self.open_engines.get(step.engine)
         if engine is not None:  # else the engine cannot run this suite: recorded once, when it was opened
@@ -325,6 +332,14 @@ class OpenEngines:
             self.held[name] = (stack, engine, tables)
         _, engine, tables = self.held[name]
         return engine, tables
+
+    def conditions(self) -> dict:
+        """What the open engines see of their own cluster (an engine's conditions(), where it has one)."""
+        found: dict = {}
+        for _, engine, _ in self.held.values():
+            if (read := getattr(engine, "conditions", None)) is not None:
+                found.update(read())
+        return found
 
     def close(self, *exc) -> None:
         while self.held:

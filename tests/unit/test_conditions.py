@@ -128,3 +128,46 @@ def test_the_namenode_s_view_counts_the_datanodes_it_heard_from_lately(monkeypat
 
     monkeypatch.setattr(requests, "get", refused)
     assert providers.namenode_conditions("http://127.0.0.1:9870") == {}
+
+
+def test_spark_executors_removed_and_added_are_changes_and_an_engine_opened_later_is_not():
+    two = {"spark_executors": ["127.0.0.3:40001", "127.0.0.4:40002"]}
+    one = {"spark_executors": ["127.0.0.4:40002"]}
+    assert changes(two, one) == ["Spark executor 127.0.0.3:40001 removed (1 of 2 left)"]
+    assert changes(one, {"spark_executors": ["127.0.0.4:40002", "127.0.0.3:40007"]}) == [
+        "Spark executor 127.0.0.3:40007 added (2 now)"]  # YARN's replacement, on a port of its own
+    assert changes(THREE, {**THREE, **two}) == []  # Spark opened between the snapshots: its executors are no change
+
+
+def test_the_open_engines_are_watched_after_each_step_even_where_the_cluster_cannot_be_read():
+    engines = [{}, {"spark_executors": ["e1", "e2"]}, {"spark_executors": ["e2"]}]  # Spark opens at step 1
+    watch = ConditionsWatch(lambda: {}, engines=lambda: engines.pop(0))  # no NameNode to read here
+    watch.start()
+    assert watch.blind  # the cluster's probe is not asked again
+    assert watch.check(None, 0) == []  # the executors' first sight: what the engine started with
+    assert watch.check(None, 0) == ["Spark executor e1 removed (1 of 2 left)"]
+    assert [c["after_step"] for c in watch.record()["changes"]] == [2]
+
+
+def test_spark_on_a_cluster_manager_lists_its_executors_without_the_driver_and_local_mode_none():
+    from types import SimpleNamespace
+
+    from perfkit.config import load_profile
+    from perfkit.engines.spark import SparkEngine
+    from perfkit.experiments.hdfs_vs_s3_queries import OpenEngines
+
+    def executor(host, port):
+        return SimpleNamespace(host=lambda: host, port=lambda: port)
+
+    infos = [executor("127.0.0.1", 41000), executor("127.0.0.4", 40002), executor("127.0.0.3", 40001)]
+    tracker = SimpleNamespace(getExecutorInfos=lambda: infos)
+    context = SimpleNamespace(master="yarn", getConf=lambda: {"spark.driver.host": "127.0.0.1"},
+                              _jsc=SimpleNamespace(sc=lambda: SimpleNamespace(statusTracker=lambda: tracker)))
+    engine = SparkEngine(load_profile("lab"))
+    engine.spark = SimpleNamespace(sparkContext=context)
+    assert engine.conditions() == {"spark_executors": ["127.0.0.3:40001", "127.0.0.4:40002"]}
+    engines = OpenEngines(None, one_at_a_time=False)
+    engines.held = {"spark": (None, engine, {}), "trino": (None, SimpleNamespace(), {})}  # Trino reads none
+    assert engines.conditions() == {"spark_executors": ["127.0.0.3:40001", "127.0.0.4:40002"]}
+    context.master = "local[2]"
+    assert engine.conditions() == {}  # the driver runs the tasks: no executor to lose
