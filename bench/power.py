@@ -22,14 +22,15 @@ a network profile's toxics) at the base network (`--network`, default ec2-s3: th
 behind). In a planted trial, arm b's runs have a latency toxic on top: the round trip of the base network plus X ms,
 X such that b's query time is +10% of a's (`--effect`). The calibration (after a settling pass at the base, each query
 timed at the base and at +10 and +40 ms in interleaved rounds) gives each query's seconds per added millisecond (a
-straight line through its three medians); X = 10% of the query's time at the base now / that slope, in whole
-milliseconds (Toxiproxy's resolution), the time at the base following the engine's drift: the median of arm a's runs
-over the last EFFECT_HOLD_TRIALS trials. Both are printed, and so is the effect as it was: median b / median a over
-all the planted trials' runs pooled (and over the null trials', which should be 1), and the null trials' ratios one
-by one (their range, the SD of their log: what moves between two sets of identical runs, the band compare's factor
-must clear). In a null trial both arms run at the base network, identical. Arm b's toxic is set just before each of
-its runs and the base put back just after, so nothing else (the engine's warm-up, the drift control, arm a) ever
-runs behind it.
+straight line through its three medians); X = 10% of the query's time at the base now / that slope, to a tenth of a
+millisecond, the time at the base following the engine's drift: the median of arm a's runs over the last
+EFFECT_HOLD_TRIALS trials. Each of arm b's runs gets whole milliseconds (Toxiproxy's resolution) around X, drawn per
+run so that their mean is X (4.2 ms: 5 ms one run in five). Both are printed, and so is the effect as it was: median
+b / median a over all the planted trials' runs pooled (and over the null trials', which should be 1), and the null
+trials' ratios one by one (their range, the SD of their log: what moves between two sets of identical runs, the band
+compare's factor must clear). In a null trial both arms run at the base network, identical. Arm b's toxic is set
+just before each of its runs and the base put back just after, so nothing else (the engine's warm-up, the drift
+control, arm a) ever runs behind it.
 
 A trial is one perfkit run (QueryComparison's runner: the data placed once and verified, the engine opened with its
 tables registered, warm-up runs, accounting and health probes around each run, the records saved) whose steps are,
@@ -143,7 +144,7 @@ class TwoArms(QueryComparison):
     def __post_init__(self):
         super().__post_init__()
         self.base: NetworkProfile | None = None  # the network both arms share; set by the bench
-        self.arms: dict[str, dict[str, NetworkProfile]] = {}  # arm -> query id -> the network of its runs
+        self.arms: dict[str, dict[str, float]] = {}  # arm -> query id -> ms its runs add to the base's round trip
         self.proxy: S3Network | None = None
         self.trial_seed = 0
         self.sequential = False  # each arm's runs all together (two runs back to back), the first arm drawn
@@ -176,7 +177,9 @@ class TwoArms(QueryComparison):
         engine, tables = self.open_engines.get(step.engine)  # opened (tables registered, warmed) at the base network
         if engine is None:
             return
-        network = self.arms[step.arm][step.query.id]
+        added = self.arms[step.arm][step.query.id]
+        network = plus_rtt(self.base, dithered_ms(added, f"{self.trial_seed}/{step.query.id}/{step.step.phase}/"
+                                                          f"{step.step.iteration}"))
         self.proxy.apply(network)
         try:
             self.measure(self.results, engine, step.query, step.step, tables["s3"],
@@ -207,10 +210,10 @@ def calibrate_effect(exp: TwoArms, runs: int) -> tuple[dict[str, float], dict[st
     saved = exp.runs
     exp.runs = runs
     try:
-        exp.arms, exp.trial_seed = {"a": {q: exp.base for q in queries}}, -2
+        exp.arms, exp.trial_seed = {"a": {q: 0.0 for q in queries}}, -2
         exp.run(progress=False)  # settling: not used
-        exp.arms = {"a": {q: exp.base for q in queries},
-                    **{f"b{ms}": {q: plus_rtt(exp.base, ms) for q in queries} for ms in CALIBRATION_RTT_MS}}
+        exp.arms = {"a": {q: 0.0 for q in queries},
+                    **{f"b{ms}": {q: float(ms) for q in queries} for ms in CALIBRATION_RTT_MS}}
         exp.trial_seed = -1
         timed = medians(exp.run(progress=False))
     finally:
@@ -224,11 +227,20 @@ def calibrate_effect(exp: TwoArms, runs: int) -> tuple[dict[str, float], dict[st
     return base_s, slope, words
 
 
-def added_ms(effect: float, base_s: float, slope: float) -> int:
-    """The added round trip (whole ms, Toxiproxy's resolution) that makes a query of `base_s` seconds `effect`
-    slower: at least 1, at most twice the calibration's widest point (a flat fit: a query not bound by latency)."""
+def added_ms(effect: float, base_s: float, slope: float) -> float:
+    """The added round trip that makes a query of `base_s` seconds `effect` slower, to a tenth of a millisecond (each
+    run gets whole milliseconds around it, dithered_ms): at least 1, at most twice the calibration's widest point (a
+    flat fit: a query not bound by latency)."""
     ceiling = 2 * max(CALIBRATION_RTT_MS)
-    return min(ceiling, max(1, round(effect * base_s / slope))) if slope > 0 else ceiling
+    return min(ceiling, max(1.0, round(effect * base_s / slope, 1))) if slope > 0 else float(ceiling)
+
+
+def dithered_ms(added: float, seed: str) -> int:
+    """Whole milliseconds (Toxiproxy's resolution) for one run, whose mean over runs is `added`: 4.2 ms is 5 ms on
+    one run in five, 4 ms on the others, drawn per run (seeded). Rounding every run to 4 ms would plant 9.5% where 10%
+    was asked (q4 here: 8.1% at 44 rounds), and power would be measured against a smaller change than said."""
+    whole = math.floor(added)
+    return whole + (random.Random(seed).random() < added - whole)
 
 
 def recent_base(kept: list[ResultSet], query: str, fallback: float) -> float:
@@ -369,8 +381,7 @@ def collect(args, size: str, given: dict, base: NetworkProfile, proxy: S3Network
 
     for index, kind in enumerate(kinds):
         planted = {q: added_ms(args.effect, recent_base(kept, q, base_s[q]), slope[q]) for q in queries}
-        exp.arms = {"a": {q: base for q in queries},
-                    "b": {q: plus_rtt(base, planted[q] if kind == "planted" else 0) for q in queries}}
+        exp.arms = {"a": {q: 0.0 for q in queries}, "b": {q: planted[q] if kind == "planted" else 0.0 for q in queries}}
         exp.trial_seed = args.seed * 10_000 + index
         t0 = time.perf_counter()
         results = exp.run(progress=False)
@@ -382,7 +393,7 @@ def collect(args, size: str, given: dict, base: NetworkProfile, proxy: S3Network
         if on_trial:
             on_trial(entry(trials, trial_s, kept))
         print(f"power: {size} trial {index + 1}/{len(kinds)} ({kind}) in {trial_s[-1]:.0f} s; "
-              f"planted delay now {', '.join(f'{q} +{ms} ms' for q, ms in planted.items())}", file=sys.stderr)
+              f"planted delay now {', '.join(f'{q} +{ms:g} ms' for q, ms in planted.items())}", file=sys.stderr)
     return entry(trials, trial_s, kept)
 
 
@@ -415,7 +426,7 @@ def judge(manifest: dict, trials_dir: Path, sizes: dict[str, dict], rounds: list
         lines.append(f"  {size} ({', '.join(entry['queries'])}; {entry['rows']:,} rows in {entry['files']} files, "
                      f"runs={entry['runs']}, warmup={entry['warmup']}): calibrated {'; '.join(entry['calibration'])}; "
                      f"planted delay per trial (following the base time) "
-                     + ", ".join(f"{q} {min(d)}-{max(d)} ms" for q in entry["queries"]
+                     + ", ".join(f"{q} {min(d):g}-{max(d):g} ms" for q in entry["queries"]
                                  for d in [[t['added_ms'][q] for t in entry['trials'] if t['kind'] == 'planted']]))
         lines.append(f"  {size}: data placed in {entry['placed_s']:.0f} s, calibration {entry['calibrated_s']:.0f} s, "
                      f"{len(entry['trials'])} trials in {sum(entry['trial_s']):.0f} s "
@@ -521,9 +532,11 @@ def main() -> None:
 
 def print_figures(manifest: dict, lines: list[str]) -> None:
     versions = sorted({entry["version"] for entry in manifest["sizes"].values()})
-    trials = max((len(e["trials"]) // 2 for e in manifest["sizes"].values()), default=0)
+    kinds = [[t["kind"] for t in e["trials"]] for e in manifest["sizes"].values()]  # a run stopped early: fewer
+    planted = max((k.count("planted") for k in kinds), default=0)
+    null = max((k.count("null") for k in kinds), default=0)
     print(f"power: a planted slowdown of S3 (+{manifest['effect']:.0%} of each query's time, Toxiproxy latency) "
-          f"against none, {trials} planted and {trials} null trials per size in random order; "
+          f"against none, {planted} planted and {null} null trials per size in random order; "
           f"{', '.join(versions)}, S3 behind {manifest['network']}; "
           "each trial one perfkit run of two arms over the same S3 files, "
           + ("both arms each round in random order" if manifest["design"] == "interleaved" else
