@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import glob
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
@@ -94,6 +96,17 @@ class Provider:
         under-replicated blocks. YARN's NodeManagers are the lab's to add (a cluster's ResourceManager takes minutes
         to call one lost). {} when the NameNode cannot be read."""
         return namenode_conditions(profile.webhdfs_url)
+
+    def after_datanode_loss(self, profile, before: dict, after: dict) -> str:
+        """Before the next timing after a DataNode was lost (perfkit.experiments.conditions): wait until HDFS has
+        re-replicated its blocks (or say why not), as the NameNode counts them (wait_for_replication)."""
+        if not after.get("datanodes"):
+            return "no DataNode left to copy its blocks to: runs on HDFS fail until one is back (not waited for)"
+        url = profile.webhdfs_url
+        if "dead_datanodes" not in before:
+            return "the NameNode was not read before the loss: whether HDFS re-replicated its blocks is not known"
+        return wait_for_replication(lambda: namenode_replication(url), before["dead_datanodes"],
+                                    namenode_dead_after_s(url))
 
     def empty_trino_cache(self) -> str:
         """Empty Trino's file-system cache; what was done, in words."""
@@ -190,11 +203,91 @@ class Provider:
 
 
 STALE_S = 30.0  # a DataNode the NameNode has not heard from for longer is not counted: HDFS's own stale interval
+REPLICATE_WITHIN_S = 300.0  # after the NameNode calls a DataNode dead: re-replication of a lab's or a test's data
+POLL_S = 1.0
+HDFS_DEAD_DEFAULTS = {"dfs.namenode.heartbeat.recheck-interval": 300_000, "dfs.heartbeat.interval": 3}  # ms, s
+
+
+def namenode_replication(namenode_url: str) -> dict:
+    """The NameNode's counts a lost DataNode moves: dead DataNodes, under-replicated, pending and missing blocks
+    (FSNamesystemState, FSNamesystem); {} when it cannot be read."""
+    import requests
+
+    def bean(name: str) -> dict:
+        response = requests.get(f"{namenode_url.rstrip('/')}/jmx", params={"qry": name}, timeout=5)
+        response.raise_for_status()
+        return (response.json().get("beans") or [{}])[0]
+
+    try:
+        state, names = bean("Hadoop:service=NameNode,name=FSNamesystemState"), bean(
+            "Hadoop:service=NameNode,name=FSNamesystem")
+    except (OSError, ValueError, requests.RequestException):
+        return {}
+    return {"dead": int(state.get("NumDeadDataNodes") or 0),
+            "under_replicated": int(names.get("UnderReplicatedBlocks") or 0),
+            "pending": int(names.get("PendingReplicationBlocks") or 0),
+            "missing": int(names.get("MissingBlocks") or 0)}
+
+
+def wait_for_replication(read: Callable[[], dict], dead_before: int, dead_within_s: float,
+                         replicate_within_s: float = REPLICATE_WITHIN_S, clock: Callable[[], float] = time.monotonic,
+                         sleep: Callable[[float], None] = time.sleep) -> str:
+    """After a DataNode was lost: wait until the NameNode calls it dead (it waits dead_within_s: 2 x
+    dfs.namenode.heartbeat.recheck-interval + 10 x dfs.heartbeat.interval, 630 s at Hadoop's defaults), then until
+    it has copied the blocks it held to the others (no under-replicated or pending block); say how it went, in words
+    for the run's record. `read()` gives the NameNode's counts: dead, under_replicated, pending, missing ({} when it
+    cannot be read)."""
+    started = clock()
+    state = read()
+    while state.get("dead", dead_before) <= dead_before and clock() - started < dead_within_s + 5 * POLL_S:
+        sleep(POLL_S)
+        state = read()
+    if not state:
+        return "the NameNode could not be read: whether HDFS re-replicated the lost DataNode's blocks is not known"
+    if state.get("dead", dead_before) <= dead_before:
+        return (f"the NameNode had not called the DataNode dead after {clock() - started:.0f} s (it waits 2 x "
+                "dfs.namenode.heartbeat.recheck-interval + 10 x dfs.heartbeat.interval): not waited for; the runs "
+                "after read the lost DataNode's blocks from their other replicas")
+    dead_after = clock() - started
+    while (state.get("under_replicated", 0) or state.get("pending", 0)) and \
+            clock() - started < dead_after + replicate_within_s:
+        sleep(POLL_S)
+        state = read() or state
+    missing = int(state.get("missing", 0) or 0)
+    lost = f"; {_blocks(missing)} missing (their only replica was on it): reads of them fail" if missing else ""
+    left = int(state.get("under_replicated", 0) or 0) + int(state.get("pending", 0) or 0)
+    if left:
+        return (f"{_blocks(left)} still under-replicated {clock() - started:.0f} s after the loss (called "
+                f"dead after {dead_after:.0f} s): the runs after read them with a replica fewer{lost}")
+    return (f"HDFS re-replicated the lost DataNode's blocks {clock() - started:.0f} s after the loss (called dead "
+            f"after {dead_after:.0f} s), before the next step{lost}")
+
+
+def _blocks(n: int) -> str:
+    return f"{n} block{'' if n == 1 else 's'}"  # (perfkit.findings.plural needs numpy, which the lab installs later)
+
+
+def namenode_dead_after_s(namenode_url: str) -> float:
+    """How long the NameNode waits before it calls a silent DataNode dead: 2 x dfs.namenode.heartbeat.recheck-interval
+    (ms) + 10 x dfs.heartbeat.interval (s), from its own configuration (/conf), Hadoop's defaults where unread."""
+    import requests
+
+    found = dict(HDFS_DEAD_DEFAULTS)
+    try:
+        response = requests.get(f"{namenode_url.rstrip('/')}/conf", params={"format": "json"}, timeout=5)
+        response.raise_for_status()
+        for entry in response.json().get("properties") or []:
+            if entry.get("key") in found:
+                found[entry["key"]] = float(str(entry.get("value")).rstrip("s") or found[entry["key"]])
+    except (OSError, ValueError, requests.RequestException):
+        pass
+    return 2 * found["dfs.namenode.heartbeat.recheck-interval"] / 1000 + 10 * found["dfs.heartbeat.interval"]
 
 
 def namenode_conditions(namenode_url: str) -> dict:
-    """{"datanodes": the transfer addresses of the DataNodes heard from within STALE_S, "under_replicated_blocks": n}
-    from the NameNode's JMX (NameNodeInfo's LiveNodes, FSNamesystem); {} when it cannot be read."""
+    """{"datanodes": the transfer addresses of the DataNodes heard from within STALE_S, "under_replicated_blocks": n,
+    "dead_datanodes": the NameNode's count of DataNodes it called dead} from its JMX (NameNodeInfo's LiveNodes,
+    FSNamesystem, FSNamesystemState); {} when it cannot be read."""
     import json
 
     import requests
@@ -207,8 +300,10 @@ def namenode_conditions(namenode_url: str) -> dict:
     try:
         live = json.loads(bean("Hadoop:service=NameNode,name=NameNodeInfo").get("LiveNodes") or "{}")
         blocks = bean("Hadoop:service=NameNode,name=FSNamesystem").get("UnderReplicatedBlocks")
+        dead = bean("Hadoop:service=NameNode,name=FSNamesystemState").get("NumDeadDataNodes")
     except (OSError, ValueError, requests.RequestException):
         return {}
     heard = sorted(node.get("xferaddr", name) for name, node in live.items()
                    if float(node.get("lastContact", 0)) <= STALE_S)
-    return {"datanodes": heard, **({"under_replicated_blocks": int(blocks)} if blocks is not None else {})}
+    return {"datanodes": heard, **({"under_replicated_blocks": int(blocks)} if blocks is not None else {}),
+            **({"dead_datanodes": int(dead)} if dead is not None else {})}

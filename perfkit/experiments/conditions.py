@@ -46,8 +46,11 @@ class ConditionsWatch:
     the run's open engines see of their own (Spark's executors on a cluster manager): read at every snapshot, since an
     engine opens at its first step, after the start."""
 
-    def __init__(self, probe: Callable[[], dict], engines: Callable[[], dict] | None = None):
+    def __init__(self, probe: Callable[[], dict], engines: Callable[[], dict] | None = None,
+                 after_loss: Callable[[dict, dict], str] | None = None):
         self.probe, self.engines = probe, engines
+        # given the snapshots before and after a DataNode was lost: waits for HDFS, says how it went
+        self.after_loss = after_loss
         self.started: dict = {}
         self.last: dict = {}
         self.found: list[dict] = []  # {"after_step", "at", "what": [...], "snapshot"}
@@ -68,6 +71,8 @@ class ConditionsWatch:
         said = changes(self.last, snapshot) if self.last and snapshot else []
         if said:
             self.found.append({"after_step": self.steps, "at": now(), "what": said, "snapshot": snapshot})
+            if self.after_loss is not None and lost_datanode(said):  # before the next step is timed
+                self.found[-1]["then"] = self.after_loss(self.last, snapshot)
         if snapshot:
             self.last = snapshot
         for record in (results.records[first_new:] if results is not None else []):
@@ -95,13 +100,18 @@ def _asked(probe: Callable[[], dict]) -> dict:
         return {}
 
 
+def lost_datanode(said: list[str]) -> bool:
+    return any(line.startswith("DataNode ") and " lost (" in line for line in said)
+
+
 def changed_sentence(config: dict | None) -> str | None:
     """For a report's "Not decided by this run": the changes the run saw, and that its verdicts pool runs from before
     and after them; None when nothing changed (or nothing was watched)."""
     found = ((config or {}).get("conditions") or {}).get("changes") or []
     if not found:
         return None
-    each = "; ".join(f"{', '.join(c['what'])} (seen after step {c['after_step']})" for c in found)
+    each = "; ".join(f"{', '.join(c['what'])} (seen after step {c['after_step']}" + (f"; then {c['then']}" if
+                     c.get("then") else "") + ")" for c in found)
     return (f"The cluster changed during the run: {each}. Its verdicts pool runs from before and after "
             f"{'that change' if len(found) == 1 else 'those changes'}: run it again on a steady cluster, or read the "
             "runs apart (each record's after_changes).")

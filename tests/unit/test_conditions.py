@@ -101,7 +101,8 @@ def test_the_namenode_s_view_counts_the_datanodes_it_heard_from_lately(monkeypat
             "node3:9866": {"xferaddr": "127.0.0.3:9866", "lastContact": 31},  # silent past HDFS's stale interval
             "node4:9866": {"xferaddr": "127.0.0.4:9866", "lastContact": 30}}
     beans = {"Hadoop:service=NameNode,name=NameNodeInfo": {"LiveNodes": json.dumps(live)},
-             "Hadoop:service=NameNode,name=FSNamesystem": {"UnderReplicatedBlocks": 7}}
+             "Hadoop:service=NameNode,name=FSNamesystem": {"UnderReplicatedBlocks": 7},
+             "Hadoop:service=NameNode,name=FSNamesystemState": {"NumDeadDataNodes": 0}}
     asked = []
 
     class Answer:
@@ -120,8 +121,8 @@ def test_the_namenode_s_view_counts_the_datanodes_it_heard_from_lately(monkeypat
 
     monkeypatch.setattr(requests, "get", get)
     assert providers.namenode_conditions("http://127.0.0.1:9870/") == {
-        "datanodes": ["127.0.0.2:9866", "127.0.0.4:9866"], "under_replicated_blocks": 7}
-    assert asked == ["http://127.0.0.1:9870/jmx"] * 2
+        "datanodes": ["127.0.0.2:9866", "127.0.0.4:9866"], "under_replicated_blocks": 7, "dead_datanodes": 0}
+    assert asked == ["http://127.0.0.1:9870/jmx"] * 3
 
     def refused(url, params, timeout):
         raise requests.ConnectionError("refused")
@@ -171,3 +172,100 @@ def test_spark_on_a_cluster_manager_lists_its_executors_without_the_driver_and_l
     assert engines.conditions() == {"spark_executors": ["127.0.0.3:40001", "127.0.0.4:40002"]}
     context.master = "local[2]"
     assert engine.conditions() == {}  # the driver runs the tasks: no executor to lose
+
+
+class Clock:
+    """A clock that moves only when the code under test sleeps."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _script(states: list[dict]):
+    """The NameNode's counts, one per read; the last repeats."""
+    def read():
+        return states.pop(0) if len(states) > 1 else states[0]
+    return read
+
+
+def test_after_a_lost_datanode_the_next_step_waits_for_hdfs_to_call_it_dead_and_re_replicate():
+    from perfkit.providers import wait_for_replication
+
+    clock = Clock()
+    states = [{"dead": 0, "under_replicated": 0, "pending": 0}] * 20 + [  # called dead at the 20th second
+        {"dead": 1, "under_replicated": 12, "pending": 4}] * 6 + [{"dead": 1, "under_replicated": 0, "pending": 0}]
+    said = wait_for_replication(_script(list(states)), dead_before=0, dead_within_s=20, clock=clock, sleep=clock.sleep)
+    assert said == ("HDFS re-replicated the lost DataNode's blocks 26 s after the loss (called dead after 20 s), "
+                    "before the next step")
+    assert clock.now == 26
+
+
+def test_a_namenode_that_does_not_call_it_dead_in_time_or_blocks_left_or_lost_are_said():
+    from perfkit.providers import wait_for_replication
+
+    clock = Clock()
+    never = wait_for_replication(_script([{"dead": 2}]), dead_before=2, dead_within_s=10, clock=clock,
+                                 sleep=clock.sleep)
+    assert never.startswith("the NameNode had not called the DataNode dead after 15 s (it waits 2 x "
+                            "dfs.namenode.heartbeat.recheck-interval + 10 x dfs.heartbeat.interval): not waited for")
+    clock = Clock()
+    stuck = wait_for_replication(_script([{"dead": 1, "under_replicated": 3, "missing": 2}]), dead_before=0,
+                                 dead_within_s=10, replicate_within_s=60, clock=clock, sleep=clock.sleep)
+    assert stuck == ("3 blocks still under-replicated 60 s after the loss (called dead after 0 s): the runs after read "
+                     "them with a replica fewer; 2 blocks missing (their only replica was on it): reads of them fail")
+    clock = Clock()
+    blind = wait_for_replication(_script([{}]), dead_before=0, dead_within_s=1, clock=clock, sleep=clock.sleep)
+    assert blind.startswith("the NameNode could not be read")
+
+
+def test_the_watch_waits_after_a_datanode_loss_only_and_the_findings_say_how_hdfs_came_out():
+    lost = without(THREE, "datanodes", "127.0.0.3:9866")
+    waited = []
+    watch = ConditionsWatch(_script([THREE, lost, lost, without(lost, "nodemanagers", "127.0.0.4:8041")]),
+                            after_loss=lambda before, after: waited.append(before) or "HDFS re-replicated it")
+    watch.start()
+    watch.check(None, 0)
+    watch.check(None, 0)
+    assert waited == [THREE]  # once, given what the NameNode said before the loss
+    watch.check(None, 0)
+    assert len(waited) == 1  # a NodeManager lost: nothing for HDFS to do
+    config = {"conditions": watch.record()}
+    assert "DataNode 127.0.0.3:9866 lost (2 of 3 left) (seen after step 1; then HDFS re-replicated it)" in \
+        changed_sentence(config)
+
+
+def test_the_namenode_s_own_wait_before_it_calls_a_datanode_dead_is_read_from_its_configuration(monkeypatch):
+    import requests
+
+    from perfkit import providers
+
+    class Answer:
+        def raise_for_status(self):
+            pass
+
+        def json(self):
+            return {"properties": [{"key": "dfs.namenode.heartbeat.recheck-interval", "value": "5000"},
+                                   {"key": "dfs.heartbeat.interval", "value": "1s"}]}
+
+    monkeypatch.setattr(requests, "get", lambda url, params, timeout: Answer())
+    assert providers.namenode_dead_after_s("http://127.0.0.1:9870") == 2 * 5 + 10 * 1  # the lab's cluster shape
+
+    def refused(url, params, timeout):
+        raise requests.ConnectionError("refused")
+
+    monkeypatch.setattr(requests, "get", refused)
+    assert providers.namenode_dead_after_s("http://127.0.0.1:9870") == 2 * 300 + 10 * 3  # Hadoop's defaults
+
+
+def test_a_lost_last_datanode_is_not_waited_for():
+    from perfkit import providers
+
+    said = providers.Provider().after_datanode_loss(None, {"datanodes": ["127.0.0.1:9866"], "dead_datanodes": 0},
+                                                     {"datanodes": []})
+    assert said == "no DataNode left to copy its blocks to: runs on HDFS fail until one is back (not waited for)"
