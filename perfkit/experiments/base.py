@@ -147,7 +147,13 @@ class Experiment(RunRecords, ABC):
         from perfkit.experiments.conditions import ConditionsWatch
 
         profile = getattr(self, "profile", None)
-        return ConditionsWatch(lambda: profile.provider.conditions(profile)) if profile is not None else None
+        if profile is None:
+            return None
+        return ConditionsWatch(lambda: profile.provider.conditions(profile), after_loss=self.after_datanode_loss)
+
+    def after_datanode_loss(self, before: dict, after: dict) -> str:
+        """Before the next step after a DataNode was lost: HDFS re-replicated, waited for (the profile's provider)."""
+        return self.profile.provider.after_datanode_loss(self.profile, before, after)
 
     def in_run_order(self, items, round_: int, key: str = "") -> list:
         """`items` in this run's order for one round of `key` (perfkit.protocol.run_order, the run's seed)."""

@@ -153,7 +153,7 @@ class QueryComparison(QueryParameters, Experiment):
         from perfkit.experiments.conditions import ConditionsWatch
 
         return ConditionsWatch(lambda: self.profile.provider.conditions(self.profile),
-                               engines=lambda: self.open_engines.conditions())
+                               engines=lambda: self.open_engines.conditions(), after_loss=self.after_datanode_loss)
 
     def attempt(self, step: QueryStep) -> None:
         engine, tables = self.open_engines.get(step.engine)
