@@ -216,5 +216,6 @@ class TierCounters(Observer):
         held = self.cache.cached_bytes()
         if held is not None:
             params["tier_holds_bytes"] = held
+            params["tier_capacity_bytes"] = self.cache.capacity_bytes()
         if settled:  # the tier fills in the background: how long past the query it went on
             params.update({"settled": settled, "fill_wait_s": round(waited, 2)})

@@ -65,7 +65,6 @@ class CacheTierComparison(QueryComparison):
         for note in config["tier_notes"].values():
             print(f"warning: {note}", flush=True)
         self.tier_tables: dict[tuple[str, str], dict] = {}  # (engine, tier) -> its tables since it was emptied
-        self.emptied: dict[tuple[str, str], str] = {}
         return config
 
     def attempt(self, step: QueryStep) -> None:
@@ -77,11 +76,14 @@ class CacheTierComparison(QueryComparison):
         if self.unavailable_reason(engine.name, where, step.query):
             return self.measure(self.results, engine, step.query, step.step, tables[where])  # says why, once
         cache = tier(where, self.profile) if is_tier(where) else None
+        params = {"try": step.try_, "emptied": "nothing (after cold)"}
         if step.try_ == "cold":
-            self.emptied[key] = self.empty(where)
+            params["emptied"] = self.empty(where)
+            held = cache.cached_bytes() if cache is not None else None  # what the emptying left (a free not done)
+            if held is not None:
+                params["held_before_bytes"] = held
             # Trino's cache: a fresh catalog took over
             self.tier_tables[key] = cache.current_tables(tables[where]) if cache is not None else tables[where]
-        params = {"try": step.try_, "emptied": self.emptied[key] if step.try_ == "cold" else "nothing (after cold)"}
         watch = (TierCounters(cache, engine),) if cache is not None else ()
         self.measure(self.results, engine, step.query, step.step, self.tier_tables[key], params, watch)
 

@@ -1,14 +1,17 @@
 """A tier that did not cache, named from the run's own counters with the fix: what a reader of a hot ratio near 1
 must know before believing the tier is no faster.
 
-- **It would not keep what it fetched**: a warm and a hot try of the same query and round both fetched from S3. The
-  store took nothing (full of blocks it cannot evict, or a write to it refused: Alluxio's worker then logs "Failed to
-  free ... Blocks removed: 0"); its workers' failed cache requests (Worker.CacheFailedBlocks) say so where counted.
+- **It would not keep what it fetched**: a warm and a hot try of the same query and round both fetched from S3.
+  Why, from the workers' counters and how full the store was after each try: a store too small for the working set
+  (it evicted blocks, Worker.BlocksEvicted, to make room for others), a write to the store refused (cache requests
+  failed, Worker.CacheFailedBlocks, and nothing was evicted: the worker logs "Failed to free ... Blocks removed: 0"),
+  an eviction that removed nothing (the store full, nothing evicted, nothing failed); each with its own fix.
 - **Metadata synced on every read**: a hot try through the tier made the S3 server answer HEADs or LISTs, where a tier
   that holds the data and its metadata asks S3 nothing (Alluxio's `alluxio.user.file.metadata.sync.interval=0`; 0
   HEADs and LISTs on every hot try of Trino, Spark and Hive here, the sync left at its default).
-- **A free that left blocks held**: the cold try's "emptied before" says how much the workers still held (a reader
-  may still lock them), so that cold try could read part of its bytes from the cache.
+- **A free that left blocks held**: what the tier still held when the cold try began (held_before_bytes, recorded
+  after the emptying; a reader may still lock those blocks), so that cold try could read part of its bytes from the
+  cache.
 - A store smaller than the data is said before the run (Tier.size_note)."""
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ from perfkit.storages import storage_class
 from perfkit.tiers import is_tier
 
 FAILED = "worker cache failed blocks"  # Alluxio's Worker.CacheFailedBlocks, in a run's tier activity
-NOT_EMPTIED = r"yet its workers still hold ([\d.]+) MB"  # perfkit.tiers.alluxio.Alluxio.empty's words
+EVICTED = "worker blocks evicted"  # Alluxio's Worker.BlocksEvicted
+FULL = 0.95  # a store holding this share of its capacity or more is full
+NOT_EMPTIED = r"yet its workers still hold ([\d.]+) MB"  # Alluxio.empty's words, in records before held_before_bytes
 
 
 def fault_notes(frame: pd.DataFrame) -> list[str]:
@@ -39,7 +44,7 @@ def _not_emptied(tiers: pd.DataFrame) -> list[str]:
     cold = tiers[tiers["try"] == "cold"] if len(tiers) and "emptied" in tiers else tiers.iloc[0:0]
     notes = []
     for where, tries in cold.groupby("storage", sort=False) if len(cold) else ():
-        held = tries["emptied"].astype(str).str.extract(NOT_EMPTIED, expand=False).dropna().astype(float)
+        held = _held_mb(tries)
         if not len(held):
             continue
         notes.append(f"emptying {where} left {_range(held, '{:.1f}')} MB held before {len(held)} of its "
@@ -51,8 +56,18 @@ def _not_emptied(tiers: pd.DataFrame) -> list[str]:
     return notes
 
 
+def _held_mb(cold: pd.DataFrame) -> pd.Series:
+    """MB a tier still held at each cold try that began with some held: as recorded (held_before_bytes), else, for
+    records made before it was, as Alluxio.empty said it."""
+    recorded = pd.to_numeric(cold["held_before_bytes"], errors="coerce") / 1e6 if "held_before_bytes" in cold else None
+    said = cold["emptied"].astype(str).str.extract(NOT_EMPTIED, expand=False).astype(float)
+    held = said if recorded is None else recorded.fillna(said)
+    return held[held > 0]
+
+
 def _not_kept(engine: str, where: str, runs: pd.DataFrame) -> list[str]:
-    """Rounds whose warm and hot tries both fetched from S3: the tier did not keep what it fetched."""
+    """Rounds whose warm and hot tries both fetched from S3: the tier did not keep what it fetched; why, from its
+    workers' counters (evictions, failed cache requests) and how full its store was, with that cause's fix."""
     fetched = runs.assign(s3=pd.to_numeric(runs["s3_bytes"], errors="coerce"))
     by_try = fetched.pivot_table(index=["case", "iteration"], columns="try", values="s3", aggfunc="sum")
     if not {"warm", "hot"} <= set(by_try.columns):
@@ -60,13 +75,55 @@ def _not_kept(engine: str, where: str, runs: pd.DataFrame) -> list[str]:
     again = by_try[(by_try["warm"] > 0) & (by_try["hot"] > 0)]
     if again.empty:
         return []
-    failed = sum(int((a or {}).get(FAILED, 0)) for a in runs["tier_activity"] if isinstance(a, dict))
-    why = (f"its workers failed {plural(failed, 'cache request')}" if failed else
-           "its store took nothing")
+    why, fix = _why_not_kept(runs)
     return [f"{engine} through {where} did not keep what it fetched: in {plural(len(again), 'round')} the warm and "
             f"the hot try both fetched from S3 ({again['hot'].sum() / 1e6:.1f} MB on the hot tries; {why}), so "
-            "its hot times are S3's. Fix: a store with room for the data (the lab: PERFKIT_LAB_ALLUXIO_STORE), and "
-            "check the worker's log for \"Failed to free\": blocks it cannot evict (pinned, or locked by a reader)"]
+            f"its hot times are S3's. Fix: {fix}"]
+
+
+def _why_not_kept(runs: pd.DataFrame) -> tuple[str, str]:
+    """(the cause, its fix): a store too small for the working set (it evicted to make room), a write to the store
+    refused (cache requests failed, or the store kept nothing though it had room: Alluxio logs a refused cache write
+    without always counting it), an eviction that removed nothing (the store full, nothing evicted, nothing failed),
+    else a store that took nothing with no counter saying why."""
+    activity = [a for a in runs["tier_activity"] if isinstance(a, dict)] if "tier_activity" in runs else []
+    failed = sum(int(a.get(FAILED, 0)) for a in activity)
+    evicted = sum(int(a.get(EVICTED, 0)) for a in activity)
+    fullest = _fullest(runs)
+    held = f"{fullest[0] / 1e6:.1f} of its {fullest[1] / 1e6:.1f} MB held" if fullest else "how full it was not counted"
+    full = fullest is not None and fullest[0] >= FULL * fullest[1]
+    if evicted:
+        return (f"its store is too small for the working set: its workers evicted {plural(evicted, 'block')} to make "
+                f"room, {held}",
+                "a store larger than the data the queries read (the lab: PERFKIT_LAB_ALLUXIO_STORE; a cluster: "
+                "alluxio.worker.tieredstore.level0.dirs.quota and the levels below it), or fewer tables through the "
+                "tier")
+    if failed or (fullest is not None and not full):
+        failures = f"its workers failed {plural(failed, 'cache request')}, " if failed else ""
+        return (f"a write to its store was refused: {failures}nothing evicted, {held} (the worker logs \"Failed to "
+                "free ... Blocks removed: 0\": a block larger than the room it could make)",
+                "a store larger than one block of the files (their block size), with no pinned blocks or readers "
+                "holding the rest (the lab: PERFKIT_LAB_ALLUXIO_STORE)")
+    if full:
+        return (f"its store is full and evicted nothing: {held}, no cache request failed",
+                "free what holds the store (`alluxio fs free`, `alluxio fs unpin` for pinned files) or a larger "
+                "store, and check the worker's log for \"Failed to free\" (blocks locked by a reader)")
+    return (f"its store took nothing, {held}",
+            "a store with room for the data (the lab: PERFKIT_LAB_ALLUXIO_STORE), and check the worker's log for "
+            "\"Failed to free\": blocks it cannot evict (pinned, or locked by a reader)")
+
+
+def _fullest(runs: pd.DataFrame) -> tuple[float, float] | None:
+    """(bytes held, capacity) after the try that left the store fullest, where both were counted."""
+    if not {"tier_holds_bytes", "tier_capacity_bytes"} <= set(runs.columns):
+        return None
+    held = pd.to_numeric(runs["tier_holds_bytes"], errors="coerce")
+    capacity = pd.to_numeric(runs["tier_capacity_bytes"], errors="coerce")
+    share = (held / capacity).dropna()
+    if share.empty:
+        return None
+    at = share.idxmax()
+    return float(held[at]), float(capacity[at])
 
 
 def _metadata_synced(engine: str, where: str, runs: pd.DataFrame) -> list[str]:

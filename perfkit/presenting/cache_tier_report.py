@@ -32,8 +32,8 @@ class CacheTierReport(QueryReport):
         frame = self._results().to_frame()
         frame = frame[frame["ok"].astype(bool)].copy()
         params = pd.DataFrame(list(frame["params"]), index=frame.index)
-        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "tier_holds_bytes", "settled", "fill_wait_s",
-                       "tier_activity"):
+        for column in ("try", "cache_bytes", "s3_bytes", "emptied", "held_before_bytes", "tier_holds_bytes",
+                       "tier_capacity_bytes", "settled", "fill_wait_s", "tier_activity"):
             frame[column] = params[column] if column in params else None
         return frame
 
@@ -169,6 +169,7 @@ class CacheTierReport(QueryReport):
             "MB from S3": (frame["s3_bytes"].astype(float) / 1e6).round(2),
             "MB the tier holds after": (frame["tier_holds_bytes"].astype(float) / 1e6).round(2),
             "emptied before": frame["emptied"],
+            "MB held before": (frame["held_before_bytes"].astype(float) / 1e6).round(2),
             "after the run": frame["settled"].fillna("nothing to wait for")})
         table["check"] = [_hit_check(t, s3) for t, s3 in zip(table["try"], table["MB from S3"])]
         order = table["try"].map({t: i for i, t in enumerate(TRIES)})

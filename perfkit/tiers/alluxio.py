@@ -88,6 +88,8 @@ class Alluxio(Tier):
         return {**{f"master {rpc}": n for rpc, n in client.master_rpcs().items()},
                 "worker blocks read": int(metrics.get("Worker.BlocksAccessed", 0)),
                 "worker cache failed blocks": int(metrics.get("Worker.CacheFailedBlocks", 0)),
+                "worker blocks evicted": int(metrics.get("Worker.BlocksEvicted", 0)),
+                "worker blocks promoted": int(metrics.get("Worker.BlocksPromoted", 0)),  # to a faster level
                 "worker bytes sent": int(metrics.get("Worker.BytesReadRemote", 0)
                                          + metrics.get("Worker.BytesReadDomain", 0))}
 
@@ -95,6 +97,11 @@ class Alluxio(Tier):
         from perfkit.tiers.alluxio_client import AlluxioClient
 
         return AlluxioClient(self.profile).store()[0]
+
+    def capacity_bytes(self) -> int | None:
+        from perfkit.tiers.alluxio_client import AlluxioClient
+
+        return AlluxioClient(self.profile).store()[1]
 
     def settle(self, timeout_s: float = SETTLE_TIMEOUT_S) -> str | None:
         """A read of part of a block makes the worker fetch the whole block from S3 in the background (Alluxio's

@@ -115,6 +115,10 @@ class Tier(WritesRefused, Storage):
         """How much the tier holds now, where it can tell."""
         return None
 
+    def capacity_bytes(self) -> int | None:
+        """How much the tier can hold, where it can tell."""
+        return None
+
     def settle(self, timeout_s: float = SETTLE_TIMEOUT_S) -> str | None:
         """Wait until the fill a read started in the background is done, so that the next try reads what the
         tier holds rather than racing its own fill; say what was waited for (None: nothing to wait for)."""

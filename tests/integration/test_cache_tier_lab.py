@@ -34,7 +34,7 @@ def test_both_tiers_same_results_as_s3_cold_reads_s3_and_hot_reads_the_cache(pro
         by_try = tries.set_index("try")
         said = by_try.loc["cold", "emptied before"]
         assert said.startswith(emptied[where]), said
-        held = float(re.search(r"still hold ([\d.]+) MB", said).group(1)) if "still hold" in said else 0.0
+        held = by_try.loc["cold", "MB held before"] if where == "alluxio" else 0.0  # Trino's cache cannot tell
         not_freed += [held] if held else []
         assert by_try.loc["cold", "MB from S3"] > 0.5 * (taxi_mb - held), case  # the emptied cache fetched from S3
         assert by_try.loc["hot", "MB from S3"] == 0 and by_try.loc["hot", "MB from cache"] > 0, case
@@ -149,3 +149,4 @@ def test_a_tier_that_syncs_metadata_on_every_read_is_named_with_the_fix(profile)
     assert len(named) == 1 and named[0].startswith("spark through alluxio asked S3 for metadata on 1 of its 1 hot "
                                                    "try"), named
     assert "alluxio.user.file.metadata.sync.interval=0" in named[0]
+

@@ -78,6 +78,9 @@ def test_a_tier_fill_is_waited_for_before_the_run_s_io_is_read_after_it():
         def cached_bytes(self):
             return self.fetched
 
+        def capacity_bytes(self):
+            return 1024**3
+
         def settle(self):
             log.append("settle")
             self.fetched += 8_000_000  # the whole block, fetched in the background
@@ -89,4 +92,5 @@ def test_a_tier_fill_is_waited_for_before_the_run_s_io_is_read_after_it():
     assert log[:3] == ["start io", "settle", "stop io"]  # the fill is inside the I/O's window
     params = run.record["params"]
     assert params["s3_bytes"] == 8_000_000 and params["tier_holds_bytes"] == 8_000_000
+    assert params["tier_capacity_bytes"] == 1024**3
     assert params["settled"].startswith("Alluxio's background caching done") and params["fill_wait_s"] >= 0

@@ -127,9 +127,10 @@ def test_a_tier_whose_emptying_left_blocks_held_is_named_with_what_it_does_to_th
                                ("alluxio", "hot", 0.8, 0.89, 0)])
     c.storages = c.results.config["parameters"]["storages"] = ["s3", "alluxio"]
     cold = [r for r in c.results.records if r.storage == "alluxio" and r.params["try"] == "cold"]
-    cold[0].params["emptied"] = ("Alluxio freed /perfkit-lab (the bucket's mount), yet its workers still hold 23.9 MB; "
-                                 "page cache dropped")  # as Alluxio.empty says it; the second round's free worked
-    cold[1].params["emptied"] = "Alluxio freed /perfkit-lab (the bucket's mount); page cache dropped"
+    cold[0].params.update(emptied=("Alluxio freed /perfkit-lab (the bucket's mount), yet its workers still hold "
+                                   "23.9 MB; page cache dropped"), held_before_bytes=23_912_345)  # as a run records it
+    cold[1].params.update(emptied="Alluxio freed /perfkit-lab (the bucket's mount); page cache dropped",
+                          held_before_bytes=0)  # the second round's free worked
     from perfkit.presenting import report_of
 
     [said] = [u for u in report_of(c).findings().undecided if u.startswith("emptying")]
@@ -137,5 +138,10 @@ def test_a_tier_whose_emptying_left_blocks_held_is_named_with_what_it_does_to_th
                            "free those blocks"), said
     assert said.endswith("Fix: free the mount again once nothing reads it, or restart the workers (the lab: "
                          "`perfkit lab down`, then `perfkit lab up`)")
+    counters = report_of(c).counters_table()
+    assert list(counters.loc[counters["try"] == "cold", "MB held before"]) == [23.91, 0.0]
+    del cold[0].params["held_before_bytes"], cold[1].params["held_before_bytes"]  # a run recorded before the count:
+    [said_before] = [u for u in report_of(c).findings().undecided if u.startswith("emptying")]  # from its words
+    assert said_before == said
     cold[0].params["emptied"] = cold[1].params["emptied"]
     assert not [u for u in report_of(c).findings().undecided if u.startswith("emptying")]
