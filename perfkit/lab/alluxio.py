@@ -1,8 +1,9 @@
 """Alluxio 2.9 on 127.0.0.1: one master and one worker whose namespace mounts the lab's S3 bucket at /<bucket>,
 a cache tier in front of S3 (`alluxio:///<bucket>/<key>` is the object s3://<bucket>/<key>).
 
-The worker caches blocks in a folder of the lab home, at most PERFKIT_LAB_ALLUXIO_STORE (default 1GB). The S3 keys
-live only in the servers' private site file; engines get a client configuration without them.
+The worker caches blocks in a folder of the lab home, at most PERFKIT_LAB_ALLUXIO_STORE (default 1GB), or in a tiered
+store, memory over disk (PERFKIT_LAB_ALLUXIO_TIERS=MEM:64MB,SSD:1GB). The S3 keys live only in the servers' private site
+file; engines get a client configuration without them.
 """
 from __future__ import annotations
 
@@ -80,6 +81,35 @@ def store_medium() -> str:
     return "MEM" if SHM.is_dir() and os.access(SHM, os.W_OK) else "SSD"
 
 
+TIERS_SETTING = "PERFKIT_LAB_ALLUXIO_TIERS"
+ALIGN_RESERVED = "16MB"  # per folder of a tiered store: room to swap a block of the taxi data (about 11 MB)
+MEDIA = ("MEM", "SSD")  # Alluxio's tier aliases the lab can give a folder, fastest first
+
+
+def store_levels() -> list[tuple[str, str]]:
+    """(medium, size) of each level of the worker's store, the fastest first. PERFKIT_LAB_ALLUXIO_TIERS gives a tiered
+    store such as MEM:64MB,SSD:1GB (memory over disk, as the cache-tier study ran Alluxio: blocks the memory cannot
+    hold stay on disk, and a read moves them up); else one level, store_medium() of store_size()."""
+    raw = os.environ.get(TIERS_SETTING, "").strip()
+    if not raw:
+        return [(store_medium(), store_size())]
+    fix = ("give each level as MEDIUM:SIZE, the fastest first, each medium once: MEM:64MB,SSD:1GB (MEM in /dev/shm, "
+           "SSD on the lab home's disk)")
+    levels = []
+    for part in raw.split(","):
+        medium, _, size = (x.strip().upper().replace(" ", "") for x in part.partition(":"))
+        if medium not in MEDIA or not _SIZE.match(size) or float(re.match(r"[\d.]+", size).group()) <= 0:
+            raise PerfkitError(f"{TIERS_SETTING}={raw!r}: {part.strip()!r} is not a level: {fix}")
+        levels.append((medium, size))
+    media = [medium for medium, _ in levels]
+    if media != sorted(set(media), key=MEDIA.index):
+        raise PerfkitError(f"{TIERS_SETTING}={raw!r}: {fix}")
+    if "MEM" in media and not (SHM.is_dir() and os.access(SHM, os.W_OK)):
+        raise PerfkitError(f"{TIERS_SETTING}={raw!r}: MEM needs {SHM} to write to, which this machine does not give: "
+                           "use SSD alone (SSD:1GB)")
+    return levels
+
+
 def client_properties(ports: LabPorts) -> dict[str, object]:
     """What a client (an engine, the shell) needs: where the master is. No keys."""
     return {
@@ -111,9 +141,9 @@ class AlluxioServer(Service):
         self.root = home / "alluxio"
         self.conf_dir = self.root / "conf"  # the servers' configuration, with the S3 keys (0600)
         self.client_conf_dir = self.root / "client-conf"  # for engines and the shell: no keys
-        self.medium = store_medium()
         self.memory_store = SHM / f"perfkit-alluxio-{hashlib.sha1(str(home).encode()).hexdigest()[:12]}"
-        self.store = self.memory_store if self.medium == "MEM" else self.root / "worker-store"
+        self.medium = store_levels()[0][0]  # the top level's (the whole store's, with one level)
+        self.store = self.folder(self.medium)
         self.root_ufs = self.root / "underFSStorage"  # the namespace's root (local): S3 is mounted below it
         self.formatted = self.root / "journal-formatted"
         self.master = Daemon("alluxio-master", home, MASTER_MAIN,
@@ -125,6 +155,11 @@ class AlluxioServer(Service):
         self.proxy = Daemon("alluxio-proxy", home, PROXY_MAIN, ports={"alluxio_proxy": ports.alluxio_proxy})
         self.daemons = [self.master, self.worker, self.proxy]
 
+    def folder(self, medium: str) -> Path:
+        """Where the worker keeps the blocks of the level on `medium`: memory in a folder of its own per lab home, or
+        the lab home's disk."""
+        return self.memory_store if medium == "MEM" else self.root / "worker-store"
+
     @property
     def mount_point(self) -> str:
         return f"/{BUCKET}"
@@ -132,8 +167,9 @@ class AlluxioServer(Service):
     def addresses(self) -> dict[str, str]:
         return {"alluxio-master": f"alluxio://{HOST}:{self.ports.alluxio_master} (s3://{BUCKET} at "
                                   f"alluxio://{HOST}:{self.ports.alluxio_master}{self.mount_point})",
-                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store {store_size()} {self.medium} in "
-                                  f"{self.store})",
+                "alluxio-worker": f"{HOST}:{self.ports.alluxio_worker} (store "
+                                  + " over ".join(f"{size} {medium} in {self.folder(medium)}"
+                                                  for medium, size in store_levels()) + ")",
                 "alluxio-proxy": f"{self.s3_endpoint} (S3 API; bucket {BUCKET})"}
 
     @property
@@ -178,11 +214,7 @@ class AlluxioServer(Service):
             # a freed block leaves the worker at its next heartbeat, and the master hears of it at the one after:
             # 1 s each by default, 2 s of every emptying of the tier; a lab of one worker can afford 5 a second
             "alluxio.worker.block.heartbeat.interval": "200ms",
-            "alluxio.worker.tieredstore.levels": 1,
-            "alluxio.worker.tieredstore.level0.alias": self.medium,
-            "alluxio.worker.tieredstore.level0.dirs.mediumtype": self.medium,
-            "alluxio.worker.tieredstore.level0.dirs.path": self.store,
-            "alluxio.worker.tieredstore.level0.dirs.quota": store_size(),
+            **self.store_properties(),
             "alluxio.underfs.s3.endpoint": lab_s3_endpoint(p, self.home),
             "alluxio.underfs.s3.endpoint.region": "us-east-1",
             "alluxio.underfs.s3.disable.dns.buckets": "true",
@@ -191,6 +223,25 @@ class AlluxioServer(Service):
             "alluxio.underfs.object.store.breadcrumbs.enabled": "false",
             "s3a.accessKeyId": creds["access_key"], "s3a.secretKey": creds["secret_key"],
         }
+
+    def store_properties(self) -> dict[str, object]:
+        """The worker's store, level by level (store_levels): each level's medium, folder and size."""
+        levels = store_levels()
+        found: dict[str, object] = {
+            "alluxio.worker.tieredstore.levels": len(levels),
+            # Alluxio's default reviewer refuses a new block in a folder with under 64 MB free: the lab's small levels
+            # (a memory level below the data, a store planted too small) would never take one
+            "alluxio.worker.reviewer.class": "alluxio.worker.block.reviewer.AcceptingReviewer"}
+        if len(levels) > 1:
+            # with two levels or more, each folder keeps this much aside for swapping blocks between levels (1GB
+            # by default, counted as used): a level of 1GB or less would take no block at all
+            found["alluxio.worker.management.tier.align.reserved.bytes"] = ALIGN_RESERVED
+        for i, (medium, size) in enumerate(levels):
+            found.update({f"alluxio.worker.tieredstore.level{i}.alias": medium,
+                          f"alluxio.worker.tieredstore.level{i}.dirs.mediumtype": medium,
+                          f"alluxio.worker.tieredstore.level{i}.dirs.path": self.folder(medium),
+                          f"alluxio.worker.tieredstore.level{i}.dirs.quota": size})
+        return found
 
     def write_client_config(self) -> None:
         """The configuration clients read (Trino through -Dalluxio.conf.dir, the shell): where the master is."""
@@ -258,7 +309,9 @@ class AlluxioServer(Service):
             self.master.start(self.argv(self.master), env=self.env(), cwd=self.root)
         self.master.wait_until(lambda: self.master_info() is not None, 240,
                                "read the log; a busy 2-core machine needs more time: `perfkit lab up alluxio`")
-        self.store.mkdir(parents=True, exist_ok=True)  # here, not with the configuration: memory only when it runs
+        levels = store_levels()
+        for medium, _ in levels:  # here, not with the configuration: memory only when it runs
+            self.folder(medium).mkdir(parents=True, exist_ok=True)
         # the worker and the proxy need only the master: both start now, beside the mount
         new_worker = self.worker.pid() is None
         for daemon in (self.worker, self.proxy):
@@ -267,7 +320,7 @@ class AlluxioServer(Service):
         self.mount_bucket()
         # the master lists a worker that died until its heartbeat times out (minutes): a worker started now is
         # waited for until it answers and the master lists the store it was given
-        store = size_bytes(store_size())
+        store = sum(size_bytes(size) for _, size in levels)
 
         def worker_ready() -> bool:
             workers, registered = self._registered(self.master_info())

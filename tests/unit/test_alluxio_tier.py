@@ -1,5 +1,6 @@
 """The Alluxio tier without a lab: locations, settings, the microbenchmark's checks and its table."""
 import hashlib
+import re
 from dataclasses import replace
 
 import pytest
@@ -232,3 +233,50 @@ def test_the_aws_clis_start_up_is_timed_on_the_same_command_as_its_copies(lab, t
     endpoint = ["--endpoint-url", lab.s3_endpoint] if lab.s3_endpoint else []
     assert ran == [[sys.executable, "-m", "awscli", "--version", *endpoint, "--only-show-errors"]]
     assert bench.command("aws s3 cp", tmp_path)[:5] == [sys.executable, "-m", "awscli", "s3", "cp"]
+
+
+def test_a_tiered_store_puts_memory_over_disk_level_by_level(tmp_path, monkeypatch):
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(lab_alluxio, "SHM", shm)
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_TIERS", "mem:64MB, SSD:1gb")
+    assert lab_alluxio.store_levels() == [("MEM", "64MB"), ("SSD", "1GB")]
+    server = lab_alluxio.AlluxioServer(tmp_path / "lab", LabPorts())
+    site = server.site()
+    assert site["alluxio.worker.tieredstore.levels"] == 2
+    assert [site[f"alluxio.worker.tieredstore.level{i}.alias"] for i in (0, 1)] == ["MEM", "SSD"]
+    assert site["alluxio.worker.tieredstore.level0.dirs.path"].parent == shm  # memory: a folder of /dev/shm
+    assert site["alluxio.worker.tieredstore.level1.dirs.path"] == tmp_path / "lab" / "alluxio" / "worker-store"
+    assert [site[f"alluxio.worker.tieredstore.level{i}.dirs.quota"] for i in (0, 1)] == ["64MB", "1GB"]
+    assert site["alluxio.worker.management.tier.align.reserved.bytes"] == "16MB"  # not 1GB: 64MB of memory is used
+    assert site["alluxio.worker.reviewer.class"].endswith("AcceptingReviewer")
+    assert "store 64MB MEM in " in server.addresses()["alluxio-worker"] and " over 1GB SSD in " in \
+        server.addresses()["alluxio-worker"]
+    monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_TIERS")
+    monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_MEDIUM", raising=False)
+    monkeypatch.delenv("PERFKIT_LAB_ALLUXIO_STORE", raising=False)
+    assert lab_alluxio.store_levels() == [("MEM", "1GB")]  # unset: one level, as before
+
+
+@pytest.mark.parametrize("bad, said", [
+    ("SSD:1GB,MEM:64MB", "the fastest first"),
+    ("MEM:64MB,MEM:1GB", "each medium once"),
+    ("HDD:1GB", "'HDD:1GB' is not a level"),
+    ("MEM:lots", "'MEM:lots' is not a level"),
+    ("MEM:0MB", "'MEM:0MB' is not a level"),
+])
+def test_a_tiered_store_that_alluxio_could_not_run_is_refused_with_the_form_to_give(tmp_path, monkeypatch, bad,
+                                                                                     said):
+    monkeypatch.setattr(lab_alluxio, "SHM", tmp_path)
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_TIERS", bad)
+    with pytest.raises(PerfkitError, match=re.escape(f"PERFKIT_LAB_ALLUXIO_TIERS={bad!r}: ")) as err:
+        lab_alluxio.store_levels()
+    assert said in str(err.value) and "MEM:64MB,SSD:1GB" in str(err.value)
+
+
+def test_memory_in_a_tiered_store_needs_dev_shm(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab_alluxio, "SHM", tmp_path / "no-shm")
+    monkeypatch.setenv("PERFKIT_LAB_ALLUXIO_TIERS", "MEM:64MB,SSD:1GB")
+    with pytest.raises(PerfkitError, match="MEM needs .*no-shm to write to, which this machine does not give: use SSD "
+                                           r"alone \(SSD:1GB\)"):
+        lab_alluxio.store_levels()
