@@ -571,8 +571,10 @@ def test_a_datanode_and_a_nodemanager_lost_mid_run_are_on_the_runs_they_touched(
     assert marks == [(None, None), (f"DataNode {datanode} lost (2 of 3 left)", None), (None, 1),
                      (f"NodeManager {nodemanager} lost (1 of 2 left)", 1), (None, 2), (None, 2), (None, 2), (None, 2)]
     # before step 3 was timed, HDFS called the DataNode dead (20 s in the shape) and copied its blocks to the others
+    # (the module's earlier tests leave files of one replica: a block of one on that DataNode is missing, and said)
     assert re.fullmatch(r"HDFS re-replicated the lost DataNode's blocks \d+ s after the loss \(called dead after \d+ "
-                        r"s\), before the next step", watched["changes"][0]["then"]), watched["changes"][0]
+                        r"s\), before the next step(?:; \d+ blocks? missing \(their only replica was on it\): reads "
+                        r"of them fail)?", watched["changes"][0]["then"]), watched["changes"][0]
     assert "then" not in watched["changes"][1]  # a NodeManager lost: nothing for HDFS to do
     undecided = report_of(run).findings().undecided
     assert any(line.startswith(f"The cluster changed during the run: DataNode {datanode} lost (2 of 3 left) (seen "
